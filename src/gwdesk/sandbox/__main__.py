@@ -1,0 +1,5 @@
+import sys
+
+from gwdesk.sandbox.cli import main
+
+sys.exit(main())

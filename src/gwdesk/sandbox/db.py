@@ -1,0 +1,232 @@
+"""The sandbox's SQLite state: accounts, tokens, messages, batches, replies, webhooks.
+
+One connection, used from the server's event loop thread only. Times are integer
+microseconds since the epoch (UTC). Within an account, `lodged_us` is strictly
+increasing and `rank` numbers messages 1..n in that order, so log listings can
+page and count by index lookups instead of scanning a million rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS accounts (
+    id INTEGER PRIMARY KEY,
+    username TEXT NOT NULL UNIQUE,
+    salt BLOB NOT NULL,
+    pw_hash BLOB NOT NULL,
+    balance_cents INTEGER NOT NULL DEFAULT 100000,
+    currency TEXT NOT NULL DEFAULT 'AUD',
+    default_from TEXT NOT NULL,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    last_lodged_us INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS tokens (
+    token_hash BLOB PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    issued_us INTEGER NOT NULL,
+    expires_us INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    rank INTEGER NOT NULL,
+    message_id TEXT NOT NULL UNIQUE,
+    type TEXT NOT NULL,
+    status TEXT NOT NULL,
+    lodged_us INTEGER NOT NULL,
+    sent_us INTEGER NOT NULL,
+    receipt_us INTEGER,
+    deliver_at_us INTEGER,
+    final_status TEXT,
+    sender TEXT NOT NULL,
+    costcentre TEXT NOT NULL DEFAULT '',
+    from_number TEXT NOT NULL,
+    to_number TEXT NOT NULL,
+    subject TEXT,
+    message TEXT NOT NULL,
+    parts INTEGER NOT NULL,
+    service_id INTEGER NOT NULL,
+    reply_type TEXT NOT NULL DEFAULT '',
+    reply_path TEXT NOT NULL DEFAULT '',
+    tracking_id TEXT NOT NULL,
+    batch_tracking_id TEXT,
+    batch_code TEXT,
+    external_system_id TEXT,
+    tags TEXT,
+    url TEXT,
+    attachments TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS messages_rank ON messages(account_id, rank);
+CREATE INDEX IF NOT EXISTS messages_lodged ON messages(account_id, lodged_us);
+CREATE INDEX IF NOT EXISTS messages_to ON messages(account_id, to_number, lodged_us);
+CREATE INDEX IF NOT EXISTS messages_batch ON messages(batch_code, rank) WHERE batch_code IS NOT NULL;
+CREATE INDEX IF NOT EXISTS messages_external
+    ON messages(account_id, external_system_id) WHERE external_system_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS messages_pending
+    ON messages(deliver_at_us) WHERE deliver_at_us IS NOT NULL AND receipt_us IS NULL;
+CREATE TABLE IF NOT EXISTS batches (
+    batch_code TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    tracking_id TEXT NOT NULL,
+    template TEXT NOT NULL,
+    recipients TEXT NOT NULL,
+    total INTEGER NOT NULL,
+    created INTEGER NOT NULL DEFAULT 0,
+    created_us INTEGER NOT NULL,
+    done INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS replies (
+    id INTEGER PRIMARY KEY,
+    reply_id TEXT NOT NULL UNIQUE,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    message_id TEXT,
+    from_number TEXT NOT NULL,
+    to_number TEXT NOT NULL,
+    text TEXT NOT NULL,
+    keyword TEXT NOT NULL DEFAULT '',
+    sent_us INTEGER NOT NULL,
+    received_us INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS replies_received ON replies(account_id, received_us);
+CREATE TABLE IF NOT EXISTS webhook_attempts (
+    id INTEGER PRIMARY KEY,
+    reply_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    method TEXT NOT NULL,
+    url TEXT NOT NULL,
+    body TEXT,
+    attempt INTEGER NOT NULL,
+    at_us INTEGER NOT NULL,
+    http_status INTEGER,
+    response TEXT,
+    error TEXT,
+    ok INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS webhook_attempts_reply ON webhook_attempts(reply_id, attempt);
+CREATE TABLE IF NOT EXISTS keywords (
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    keyword TEXT NOT NULL,
+    url TEXT NOT NULL,
+    PRIMARY KEY (account_id, keyword)
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    id: int
+    username: str
+    default_from: str
+
+
+def hash_password(password: str, salt: bytes) -> bytes:
+    """A salted digest: the sandbox keeps no plain passwords, even demo ones.
+
+    A fast hash on purpose: every Basic-auth request verifies one, and the
+    sandbox's passwords protect test data on loopback, not real accounts.
+    """
+    return hashlib.sha256(salt + password.encode("utf-8")).digest()
+
+
+def token_digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+def open_database(path: str | Path) -> sqlite3.Connection:
+    """Open (creating if needed) the sandbox database with the schema in place."""
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA cache_size=-65536")
+    conn.executescript(SCHEMA)
+    conn.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+        (str(SCHEMA_VERSION),),
+    )
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def ensure_account(
+    conn: sqlite3.Connection, username: str, password: str, default_from: str = "61400000000"
+) -> Account:
+    """Create the account, or set its password when it exists already."""
+    salt = secrets.token_bytes(16)
+    digest = hash_password(password, salt)
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO accounts(username, salt, pw_hash, default_from) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(username) DO UPDATE SET salt=excluded.salt, pw_hash=excluded.pw_hash",
+            (username, salt, digest, default_from),
+        )
+    row = conn.execute(
+        "SELECT id, username, default_from FROM accounts WHERE username = ?", (username,)
+    ).fetchone()
+    return Account(row["id"], row["username"], row["default_from"])
+
+
+def verify_password(conn: sqlite3.Connection, username: str, password: str) -> Account | None:
+    row = conn.execute(
+        "SELECT id, username, default_from, salt, pw_hash FROM accounts WHERE username = ?",
+        (username,),
+    ).fetchone()
+    if row is None:
+        return None
+    if not secrets.compare_digest(hash_password(password, row["salt"]), row["pw_hash"]):
+        return None
+    return Account(row["id"], row["username"], row["default_from"])
+
+
+def account_by_id(conn: sqlite3.Connection, account_id: int) -> Account | None:
+    row = conn.execute(
+        "SELECT id, username, default_from FROM accounts WHERE id = ?", (account_id,)
+    ).fetchone()
+    return None if row is None else Account(row["id"], row["username"], row["default_from"])
+
+
+def renumber_ranks(conn: sqlite3.Connection, account_id: int) -> None:
+    """Re-establish rank = position by lodged time (after inserting older records)."""
+    with transaction(conn):
+        conn.execute(
+            "UPDATE messages SET rank = -rank WHERE account_id = ?",
+            (account_id,),
+        )
+        conn.execute(
+            "WITH ordered AS (SELECT id, ROW_NUMBER() OVER (ORDER BY lodged_us, id) AS r "
+            "FROM messages WHERE account_id = ?) "
+            "UPDATE messages SET rank = (SELECT r FROM ordered WHERE ordered.id = messages.id) "
+            "WHERE account_id = ?",
+            (account_id, account_id),
+        )
+        conn.execute(
+            "UPDATE accounts SET message_count = (SELECT COUNT(*) FROM messages WHERE account_id = ?),"
+            " last_lodged_us = COALESCE((SELECT MAX(lodged_us) FROM messages WHERE account_id = ?),"
+            " last_lodged_us) WHERE id = ?",
+            (account_id, account_id, account_id),
+        )

@@ -1,0 +1,348 @@
+"""The REST `/v2/` face of the sandbox: validation, envelopes and statuses per the contract."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Awaitable, Callable
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import web
+
+from gwdesk.sandbox import validation as v
+from gwdesk.sandbox.auth import AuthError, TokenError
+from gwdesk.sandbox.db import Account
+from gwdesk.sandbox.engine import SERVICE_REST, Draft, Engine, LogQuery, datetime_to_us, iso
+from gwdesk.sandbox.http_util import (
+    BodyTooLarge,
+    failure,
+    json_response,
+    read_limited,
+    success,
+)
+from gwdesk.sandbox.state import STATE, SandboxState
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+STATUS_PARAMS = ("message_id", "batch_code", "external_system_id")
+LOG_PARAMS = ("page", "since", "message_id", "batch_code", "recipient")
+FORM_TYPE = "application/x-www-form-urlencoded"
+
+
+class RestError(Exception):
+    """Turns into the failure envelope with this status."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        field: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.message, self.field, self.headers = status, message, field, headers
+
+
+def _state(request: web.Request) -> SandboxState:
+    return request.app[STATE]
+
+
+def _account(request: web.Request) -> Account:
+    try:
+        return _state(request).auth.authenticate(request.headers.get("Authorization"))
+    except AuthError as exc:
+        raise RestError(401, exc.message, headers={"WWW-Authenticate": exc.challenge}) from None
+
+
+async def _body(request: web.Request) -> bytes:
+    try:
+        return await read_limited(request, _state(request).config.rest_body_limit)
+    except BodyTooLarge as exc:
+        raise RestError(413, f"The request body is larger than {exc.limit} bytes.") from None
+
+
+async def _json_object(request: web.Request) -> dict[str, Any]:
+    if request.content_type != "application/json":
+        raise RestError(415, "Content-Type must be application/json.")
+    raw = await _body(request)
+    try:
+        payload = json.loads(raw.decode(request.charset or "utf-8"))
+    except (UnicodeDecodeError, LookupError):
+        raise RestError(400, "The request body is not valid UTF-8 text.") from None
+    except (json.JSONDecodeError, RecursionError):
+        raise RestError(400, "The request body is not valid JSON.") from None
+    if not isinstance(payload, dict):
+        raise RestError(400, "The request body must be a JSON object.")
+    return payload
+
+
+def _field(exc: v.FieldError) -> RestError:
+    return RestError(400, exc.message, exc.field)
+
+
+def _one_parameter(
+    request: web.Request, allowed: tuple[str, ...], required: bool
+) -> tuple[str, str] | None:
+    query = request.query
+    if len(query) > 1:
+        raise RestError(400, "Only one query parameter may be passed per request.")
+    if not query:
+        if required:
+            raise RestError(400, f"One of {', '.join(allowed)} is required.")
+        return None
+    name, value = next(iter(query.items()))
+    if name not in allowed:
+        raise RestError(400, f"Unknown query parameter; use one of {', '.join(allowed)}.", name)
+    if not value.strip():
+        raise RestError(400, f"{name} must not be empty.", name)
+    return (name, value.strip())
+
+
+# ---- handlers ------------------------------------------------------------------------------
+
+
+async def access_token(request: web.Request) -> web.StreamResponse:
+    state = _state(request)
+    headers = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+    def token_error(error: str, description: str) -> web.Response:
+        return json_response({"error": error, "error_description": description}, 400, headers)
+
+    if request.content_type != FORM_TYPE:
+        return token_error("invalid_request", f"Content-Type must be {FORM_TYPE}.")
+    try:
+        raw = await read_limited(request, 16 * 1024)
+        form = dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=False))
+    except BodyTooLarge:
+        return token_error("invalid_request", "The request body is too large.")
+    except UnicodeDecodeError:
+        return token_error("invalid_request", "The request body is not valid UTF-8.")
+    try:
+        token = state.auth.issue_token(form)
+    except TokenError as exc:
+        return token_error(exc.error, exc.description)
+    return json_response(token, 200, headers)
+
+
+def _draft_fields(body: dict[str, Any], state: SandboxState, source_field: str) -> Draft:
+    now = datetime.now(UTC)
+    text = v.message_text(body.get("Message"))
+    when = v.send_at(body.get("SendAt"), now)
+    source = v.sender(body.get(source_field), source_field)
+    reply_type, reply_path = v.reply_options(body.get("ReplyType"), body.get("ReplyPath"))
+    return Draft(
+        type="SMS",
+        text=text,
+        service_id=SERVICE_REST,
+        source=source,
+        send_at_us=datetime_to_us(when) if when else None,
+        external_system_id=v.optional_text(
+            body.get("ExternalSystemId"), "ExternalSystemId", v.MAX_EXTERNAL_ID
+        ),
+        tags=v.optional_text(body.get("Tags"), "Tags", v.MAX_TAGS),
+        reply_type=reply_type,
+        reply_path=reply_path,
+    )
+
+
+async def simple_send(request: web.Request) -> web.StreamResponse:
+    account = _account(request)
+    body = await _json_object(request)
+    state = _state(request)
+    try:
+        recipient = v.phone_number(body.get("Recipient"), "Recipient")
+        draft = _draft_fields(
+            {k: body.get(k) for k in ("Message", "SendAt", "From")}, state, "From"
+        )
+    except v.FieldError as exc:
+        raise _field(exc) from None
+    row = state.engine.lodge(account, draft, recipient)
+    return success({"Message": Engine.status_message(row, full=False)})
+
+
+async def send(request: web.Request) -> web.StreamResponse:
+    account = _account(request)
+    body = await _json_object(request)
+    state = _state(request)
+    try:
+        recipients = v.recipients(body.get("Recipients"))
+        draft = _draft_fields(body, state, "Source")
+    except v.FieldError as exc:
+        raise _field(exc) from None
+    if len(recipients) == 1:
+        row = state.engine.lodge(account, draft, recipients[0])
+        return success({"Message": Engine.status_message(row)})
+    code = state.engine.start_batch(account, draft, recipients)
+    state.batch_wakeup.set()
+    return success({"BatchCode": code})
+
+
+async def status(request: web.Request) -> web.StreamResponse:
+    account = _account(request)
+    param = _one_parameter(request, STATUS_PARAMS, required=True)
+    assert param is not None
+    name, value = param
+    engine = _state(request).engine
+    rows: list[sqlite3.Row] | None
+    if name == "message_id":
+        rows = engine.status_by_message_id(account, value)
+        if rows is None:
+            raise RestError(404, f"No message has MessageId {value[:40]!r}.", name)
+    elif name == "batch_code":
+        rows = engine.status_by_batch(account, value)
+        if rows is None:
+            raise RestError(404, f"No batch has BatchCode {value[:40]!r}.", name)
+    else:
+        rows = engine.status_by_external_id(account, value)
+    return json_response([Engine.status_message(row) for row in rows])
+
+
+def _log_query(param: tuple[str, str] | None) -> LogQuery:
+    if param is None:
+        return LogQuery(page=1)
+    name, value = param
+    if name == "page":
+        if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= 10_000_000:
+            raise RestError(400, "page must be a whole number from 1.", name)
+        return LogQuery(page=int(value))
+    if name == "since":
+        try:
+            return LogQuery(since_us=datetime_to_us(v.parse_iso_time(value, "since")))
+        except v.FieldError as exc:
+            raise _field(exc) from None
+    if name == "recipient":
+        try:
+            return LogQuery(recipient=v.phone_number(value, "recipient"))
+        except v.FieldError as exc:
+            raise _field(exc) from None
+    if name == "message_id":
+        return LogQuery(message_id=value)
+    return LogQuery(batch_code=value)
+
+
+async def logs(request: web.Request) -> web.StreamResponse:
+    account = _account(request)
+    query = _log_query(_one_parameter(request, LOG_PARAMS, required=False))
+    engine = _state(request).engine
+    total, rows = engine.logs(account, query)
+    return json_response({"totalRecords": total, "messages": [engine.log_record(r) for r in rows]})
+
+
+async def balance(request: web.Request) -> web.StreamResponse:
+    account = _account(request)
+    if request.body_exists and request.content_type not in (FORM_TYPE, "application/octet-stream"):
+        raise RestError(415, f"Content-Type must be {FORM_TYPE}.")
+    await _body(request)
+    amount, currency = _state(request).engine.balance(account)
+    return success({"Balance": amount, "Currency": currency, "MessageCredits": None})
+
+
+def _backfill_time(
+    value: str | None, name: str, state: SandboxState, default: datetime
+) -> datetime:
+    if value is None or not value.strip():
+        return default
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            return datetime.combine(day, time(), tzinfo=state.zone).astimezone(UTC)
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise RestError(400, f"{name} must be an ISO 8601 date or time.", name) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=state.zone)
+    return moment.astimezone(UTC)
+
+
+def _positive(value: str | None, name: str, default: int, maximum: int) -> int:
+    if value is None or value == "":
+        return default
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= maximum:
+        raise RestError(400, f"{name} must be a whole number from 1 to {maximum}.", name)
+    return int(value)
+
+
+async def replies_by_date(request: web.Request) -> web.StreamResponse:
+    account = _account(request)
+    state = _state(request)
+    known = {"startDate", "endDate", "Page", "PageSize"}
+    for name in request.query:
+        if name not in known:
+            raise RestError(400, f"Unknown query parameter; use {', '.join(sorted(known))}.", name)
+    for name in known:
+        if len(request.query.getall(name, [])) > 1:
+            raise RestError(400, f"{name} may be given once.", name)
+    now = datetime.now(UTC)
+    start = _backfill_time(
+        request.query.get("startDate"), "startDate", state, now - timedelta(days=1)
+    )
+    end = _backfill_time(request.query.get("endDate"), "endDate", state, now + timedelta(seconds=1))
+    if end < start:
+        raise RestError(400, "endDate is before startDate.", "endDate")
+    page = _positive(request.query.get("Page"), "Page", 1, 1_000_000)
+    size = _positive(request.query.get("PageSize"), "PageSize", 100, 1000)
+    total, rows = state.engine.replies_between(
+        account, datetime_to_us(start), datetime_to_us(end), page, size
+    )
+    items = [
+        {
+            "MessageId": row["message_id"],
+            "From": row["from_number"],
+            "To": row["to_number"],
+            "MessageText": row["text"],
+            # Whole seconds, like the webhook's #RCVDDTS#, so clients can match the two.
+            "DateReceived": iso(row["received_us"], state.zone, "seconds"),
+        }
+        for row in rows
+    ]
+    return json_response(
+        {
+            "Items": items,
+            "PageNumber": page,
+            "PageSize": size,
+            "TotalRecords": total,
+            "TotalPages": math.ceil(total / size) if total else 0,
+        }
+    )
+
+
+# ---- wiring --------------------------------------------------------------------------------
+
+
+@web.middleware
+async def rest_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Failure envelopes for every `/v2/` error, never a traceback."""
+    if not request.path.startswith("/v2/"):
+        return await handler(request)
+    try:
+        return await handler(request)
+    except RestError as exc:
+        return failure(exc.status, exc.message, exc.field, exc.headers)
+    except web.HTTPMethodNotAllowed as exc:
+        return failure(
+            405,
+            f"{request.method} is not allowed here.",
+            headers={"Allow": ",".join(exc.allowed_methods)},
+        )
+    except web.HTTPNotFound:
+        return failure(404, f"No such endpoint: {request.path[:80]}.")
+    except web.HTTPException as exc:
+        if exc.status >= 400:
+            return failure(exc.status, exc.reason)
+        raise
+    except Exception:
+        request.app.logger.exception("unexpected error in %s", request.path)
+        return failure(500, "The gateway could not process the request.")
+
+
+def register(app: web.Application) -> None:
+    app.router.add_post("/v2/oauth/access_token", access_token)
+    app.router.add_post("/v2/message/simple_send", simple_send)
+    app.router.add_post("/v2/message/send", send)
+    app.router.add_get("/v2/message/status", status)
+    app.router.add_get("/v2/message/logs", logs)
+    app.router.add_post("/v2/account/balance", balance)
+    app.router.add_get("/v2/Replies/GetByDate", replies_by_date)

@@ -1,0 +1,165 @@
+"""Request validation shared by the REST and Lodge faces of the sandbox.
+
+Each check raises `FieldError` naming the field, so both faces can report the
+same reason in their own shape (a failure envelope, an `Error:` text, a
+`LodgeResult`). Limits follow the contract; the few it leaves open are chosen
+here and documented in docs/sandbox.md.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Final
+from urllib.parse import urlsplit
+
+from gwdesk.domain.segments import MAX_PARTS, count_segments
+
+NUMBER_RE: Final = re.compile(r"\+?(\d{8,15})")
+ALPHA_SENDER_RE: Final = re.compile(r"[A-Za-z0-9 ._-]{1,11}")
+EMAIL_RE: Final = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+REPLY_TYPES: Final = ("EMAIL", "WWW", "HTTP", "HTTPGET", "HTTPPOST", "TCP/IP", "HEADER")
+WEBHOOK_REPLY_TYPES: Final = ("HTTP", "HTTPGET", "HTTPPOST")
+MAX_EXTERNAL_ID: Final = 100
+MAX_TAGS: Final = 255
+MAX_RECIPIENTS: Final = 100
+SEND_AT_GRACE: Final = timedelta(minutes=5)
+
+
+class FieldError(ValueError):
+    """A request value the gateway refuses; `field` is the request field's name."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def require_string(value: object, field: str, *, required: bool = True) -> str | None:
+    if value is None or (isinstance(value, str) and value == "" and not required):
+        if required:
+            raise FieldError(field, f"{field} is required.")
+        return None
+    if not isinstance(value, str):
+        raise FieldError(field, f"{field} must be a string.")
+    return value
+
+
+def phone_number(value: object, field: str) -> str:
+    """International digits with an optional leading `+`; returns the digits alone."""
+    text = require_string(value, field)
+    assert text is not None
+    match = NUMBER_RE.fullmatch(text.strip())
+    if match is None:
+        raise FieldError(
+            field,
+            f"{field} must be an international number of 8 to 15 digits, "
+            f"optionally starting with +: {text[:32]!r}.",
+        )
+    return match.group(1)
+
+
+def message_text(value: object, field: str = "Message") -> str:
+    text = require_string(value, field)
+    assert text is not None
+    if not text.strip():
+        raise FieldError(field, f"{field} must not be empty.")
+    if "\x00" in text:
+        raise FieldError(field, f"{field} must not contain NUL characters.")
+    info = count_segments(text)
+    if info.too_long:
+        raise FieldError(
+            field,
+            f"{field} needs {info.parts} parts ({info.encoding}); at most {MAX_PARTS} are allowed.",
+        )
+    return text
+
+
+def sender(value: object, field: str) -> str | None:
+    """An optional sender: an international number or an alphanumeric name of up to 11."""
+    text = require_string(value, field, required=False)
+    if text is None:
+        return None
+    number = NUMBER_RE.fullmatch(text)
+    if number:
+        return number.group(1)
+    if ALPHA_SENDER_RE.fullmatch(text) and any(c.isalpha() for c in text):
+        return text
+    raise FieldError(
+        field, f"{field} must be a number of 8 to 15 digits or a name of up to 11 letters/digits."
+    )
+
+
+def parse_iso_time(value: object, field: str) -> datetime:
+    text = require_string(value, field)
+    assert text is not None
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        hint = " (a '+' in a query string must be sent as %2B)" if " " in text else ""
+        raise FieldError(
+            field, f"{field} must be an ISO 8601 time with a UTC offset{hint}: {text[:40]!r}."
+        ) from None
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise FieldError(field, f"{field} must include a UTC offset: {text[:40]!r}.")
+    return moment.astimezone(UTC)
+
+
+def send_at(value: object, now: datetime, field: str = "SendAt") -> datetime | None:
+    if value is None or value == "":
+        return None
+    moment = parse_iso_time(value, field)
+    if moment < now - SEND_AT_GRACE:
+        raise FieldError(field, f"{field} is more than 5 minutes in the past.")
+    return moment
+
+
+def optional_text(value: object, field: str, limit: int) -> str | None:
+    text = require_string(value, field, required=False)
+    if text is not None and len(text) > limit:
+        raise FieldError(field, f"{field} is longer than {limit} characters.")
+    return text
+
+
+def is_http_url(text: str) -> bool:
+    parts = urlsplit(text)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def reply_options(reply_type: object, reply_path: object) -> tuple[str, str]:
+    """Validate `ReplyType`/`ReplyPath`; returns them normalised (upper-case type)."""
+    kind = require_string(reply_type, "ReplyType", required=False)
+    path = require_string(reply_path, "ReplyPath", required=False)
+    if kind is None:
+        if path is not None:
+            raise FieldError("ReplyType", "ReplyType is required when ReplyPath is given.")
+        return ("", "")
+    kind = kind.strip().upper()
+    if kind not in REPLY_TYPES:
+        raise FieldError("ReplyType", f"ReplyType must be one of {', '.join(REPLY_TYPES)}.")
+    if path is None or not path.strip():
+        raise FieldError("ReplyPath", f"ReplyPath is required with ReplyType {kind}.")
+    path = path.strip()
+    if len(path) > 2000:
+        raise FieldError("ReplyPath", "ReplyPath is longer than 2000 characters.")
+    if kind in WEBHOOK_REPLY_TYPES and not is_http_url(path):
+        raise FieldError("ReplyPath", f"ReplyPath must be an http(s) URL with ReplyType {kind}.")
+    if kind == "EMAIL" and not EMAIL_RE.fullmatch(path):
+        raise FieldError("ReplyPath", "ReplyPath must be an email address with ReplyType EMAIL.")
+    if kind == "HEADER":
+        sender(path, "ReplyPath")
+    return (kind, path)
+
+
+def recipients(value: object, field: str = "Recipients") -> list[str]:
+    if value is None:
+        raise FieldError(field, f"{field} is required.")
+    if not isinstance(value, list):
+        raise FieldError(field, f"{field} must be an array of numbers.")
+    if not value:
+        raise FieldError(field, f"{field} must hold at least one number.")
+    if len(value) > MAX_RECIPIENTS:
+        raise FieldError(
+            field, f"{field} holds {len(value)} numbers; at most {MAX_RECIPIENTS} are allowed."
+        )
+    return [phone_number(item, f"{field}[{index}]") for index, item in enumerate(value)]
