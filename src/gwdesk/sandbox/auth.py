@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import binascii
 import math
 import secrets
 import sqlite3
@@ -86,7 +85,9 @@ class Authenticator:
         raise AuthError("Unsupported authorization scheme; use Bearer or Basic.")
 
     def _bearer(self, token: str) -> Account:
-        if not token or token != token.strip():
+        # Issued tokens are printable ASCII; anything else (a header's raw non-ASCII bytes
+        # arrive as surrogate escapes) cannot be one and must not reach the digest.
+        if not token or not token.isascii() or not token.isprintable() or " " in token:
             raise AuthError("Malformed Bearer authorization header.", invalid_token=True)
         row = self.conn.execute(
             "SELECT account_id, expires_us FROM tokens WHERE token_hash = ?", (token_digest(token),)
@@ -103,7 +104,7 @@ class Authenticator:
     def _basic(self, credentials: str) -> Account:
         try:
             decoded = base64.b64decode(credentials.strip(), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # binascii.Error, non-ASCII input, UnicodeDecodeError
             raise AuthError("Malformed Basic credentials.") from None
         username, sep, password = decoded.partition(":")
         if not sep:

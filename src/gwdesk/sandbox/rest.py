@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import sqlite3
@@ -29,6 +30,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 STATUS_PARAMS = ("message_id", "batch_code", "external_system_id")
 LOG_PARAMS = ("page", "since", "message_id", "batch_code", "recipient")
 FORM_TYPE = "application/x-www-form-urlencoded"
+BODY_UNREADABLE = "The request body could not be read: its Content-Encoding or chunking is broken."
 
 
 class RestError(Exception):
@@ -40,9 +42,13 @@ class RestError(Exception):
         message: str,
         field: str | None = None,
         headers: dict[str, str] | None = None,
+        *,
+        close: bool = False,
     ) -> None:
         super().__init__(message)
         self.status, self.message, self.field, self.headers = status, message, field, headers
+        self.close = close
+        """Close the connection after answering: the rest of the body cannot be read."""
 
 
 def _state(request: web.Request) -> SandboxState:
@@ -61,18 +67,42 @@ async def _body(request: web.Request) -> bytes:
         return await read_limited(request, _state(request).config.rest_body_limit)
     except BodyTooLarge as exc:
         raise RestError(413, f"The request body is larger than {exc.limit} bytes.") from None
+    except web.RequestPayloadError:
+        # A corrupt Content-Encoding (gzip, deflate) or broken chunking.
+        raise RestError(400, BODY_UNREADABLE, close=True) from None
+
+
+def _charset(request: web.Request) -> str:
+    """The body's codec; UTF-8 tolerates a byte order mark, as .NET clients send one."""
+    name = request.charset or "utf-8"
+    try:
+        return "utf-8-sig" if codecs.lookup(name).name == "utf-8" else name
+    except LookupError:
+        raise RestError(415, f"Unknown charset {name[:40]!r}; send UTF-8.") from None
 
 
 async def _json_object(request: web.Request) -> dict[str, Any]:
     if request.content_type != "application/json":
         raise RestError(415, "Content-Type must be application/json.")
+    charset = _charset(request)
     raw = await _body(request)
     try:
-        payload = json.loads(raw.decode(request.charset or "utf-8"))
-    except (UnicodeDecodeError, LookupError):
-        raise RestError(400, "The request body is not valid UTF-8 text.") from None
-    except (json.JSONDecodeError, RecursionError):
-        raise RestError(400, "The request body is not valid JSON.") from None
+        text = raw.decode(charset)
+    except LookupError:  # a codec that is not a text encoding: rot13, base64, zlib...
+        raise RestError(415, f"Unknown charset {charset[:40]!r}; send UTF-8.") from None
+    except UnicodeError:
+        raise RestError(
+            400, f"The request body is not valid {request.charset or 'UTF-8'} text."
+        ) from None
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RestError(400, f"The request body is not valid JSON: {exc}.") from None
+    except (ValueError, RecursionError):
+        # Integers beyond Python's digit limit, or nesting deeper than the recursion limit.
+        raise RestError(
+            400, "The request body is not valid JSON (a value is too large or too deep)."
+        ) from None
     if not isinstance(payload, dict):
         raise RestError(400, "The request body must be a JSON object.")
     return payload
@@ -114,11 +144,18 @@ async def access_token(request: web.Request) -> web.StreamResponse:
         return token_error("invalid_request", f"Content-Type must be {FORM_TYPE}.")
     try:
         raw = await read_limited(request, 16 * 1024)
-        form = dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=False))
+        pairs = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
     except BodyTooLarge:
         return token_error("invalid_request", "The request body is too large.")
     except UnicodeDecodeError:
         return token_error("invalid_request", "The request body is not valid UTF-8.")
+    except web.RequestPayloadError:
+        raise RestError(400, BODY_UNREADABLE, close=True) from None
+    form = dict(pairs)
+    if len(form) != len(pairs):
+        # RFC 6749 section 3.2: parameters must not be included more than once.
+        repeated = sorted({name for name, _ in pairs if sum(n == name for n, _ in pairs) > 1})
+        return token_error("invalid_request", f"Repeated parameter: {', '.join(repeated)[:80]}.")
     try:
         token = state.auth.issue_token(form)
     except TokenError as exc:
@@ -204,9 +241,7 @@ def _log_query(param: tuple[str, str] | None) -> LogQuery:
         return LogQuery(page=1)
     name, value = param
     if name == "page":
-        if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= 10_000_000:
-            raise RestError(400, "page must be a whole number from 1.", name)
-        return LogQuery(page=int(value))
+        return LogQuery(page=_whole_number(value, name, 10_000_000))
     if name == "since":
         try:
             return LogQuery(since_us=datetime_to_us(v.parse_iso_time(value, "since")))
@@ -240,29 +275,45 @@ async def balance(request: web.Request) -> web.StreamResponse:
 
 
 def _backfill_time(
-    value: str | None, name: str, state: SandboxState, default: datetime
-) -> datetime:
+    value: str | None, name: str, state: SandboxState, *, end: bool = False
+) -> datetime | None:
+    """A bound of the reply window; a bare date means that whole day in the account's zone.
+
+    So `startDate=D&endDate=D` is the replies of day D: a date-only end is the start of
+    the following day, and the window is half-open (`startDate <= received < endDate`).
+    """
     if value is None or not value.strip():
-        return default
+        return None
     text = value.strip()
     try:
         if len(text) == 10:
-            day = date.fromisoformat(text)
+            day = date.fromisoformat(text) + timedelta(days=1 if end else 0)
             return datetime.combine(day, time(), tzinfo=state.zone).astimezone(UTC)
         moment = datetime.fromisoformat(text)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=state.zone)
+        return moment.astimezone(UTC)
     except ValueError:
-        raise RestError(400, f"{name} must be an ISO 8601 date or time.", name) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=state.zone)
-    return moment.astimezone(UTC)
+        hint = " (a '+' in a query string must be sent as %2B)" if " " in text else ""
+        raise RestError(400, f"{name} must be an ISO 8601 date or time{hint}.", name) from None
+    except OverflowError:
+        raise RestError(400, f"{name} is out of range.", name) from None
+
+
+def _whole_number(value: str, name: str, maximum: int) -> int:
+    # The length check comes first: int() refuses strings of more than 4,300 digits.
+    if not value.isascii() or not value.isdigit() or len(value) > 12:
+        raise RestError(400, f"{name} must be a whole number from 1 to {maximum}.", name)
+    number = int(value)
+    if not 1 <= number <= maximum:
+        raise RestError(400, f"{name} must be a whole number from 1 to {maximum}.", name)
+    return number
 
 
 def _positive(value: str | None, name: str, default: int, maximum: int) -> int:
     if value is None or value == "":
         return default
-    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= maximum:
-        raise RestError(400, f"{name} must be a whole number from 1 to {maximum}.", name)
-    return int(value)
+    return _whole_number(value, name, maximum)
 
 
 async def replies_by_date(request: web.Request) -> web.StreamResponse:
@@ -275,13 +326,17 @@ async def replies_by_date(request: web.Request) -> web.StreamResponse:
     for name in known:
         if len(request.query.getall(name, [])) > 1:
             raise RestError(400, f"{name} may be given once.", name)
-    now = datetime.now(UTC)
-    start = _backfill_time(
-        request.query.get("startDate"), "startDate", state, now - timedelta(days=1)
-    )
-    end = _backfill_time(request.query.get("endDate"), "endDate", state, now + timedelta(seconds=1))
-    if end < start:
+    start = _backfill_time(request.query.get("startDate"), "startDate", state)
+    end = _backfill_time(request.query.get("endDate"), "endDate", state, end=True)
+    if start is not None and end is not None and end < start:
         raise RestError(400, "endDate is before startDate.", "endDate")
+    # An omitted bound never contradicts the given one: no end runs until now (or is empty
+    # when the start is still ahead), no start means the day before the end.
+    now = datetime.now(UTC)
+    if end is None:
+        end = max(now + timedelta(seconds=1), start or now)
+    if start is None:
+        start = min(now, end) - timedelta(days=1)
     page = _positive(request.query.get("Page"), "Page", 1, 1_000_000)
     size = _positive(request.query.get("PageSize"), "PageSize", 100, 1000)
     total, rows = state.engine.replies_between(
@@ -320,7 +375,10 @@ async def rest_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     try:
         return await handler(request)
     except RestError as exc:
-        return failure(exc.status, exc.message, exc.field, exc.headers)
+        response = failure(exc.status, exc.message, exc.field, exc.headers)
+        if exc.close:
+            response.force_close()
+        return response
     except web.HTTPMethodNotAllowed as exc:
         return failure(
             405,

@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 
 from gwdesk.domain.segments import MAX_PARTS, count_segments
 
-NUMBER_RE: Final = re.compile(r"\+?(\d{8,15})")
+#: ASCII digits only: `\d` would also accept Arabic-Indic, Devanagari, fullwidth... digits.
+NUMBER_RE: Final = re.compile(r"\+?([0-9]{8,15})")
 ALPHA_SENDER_RE: Final = re.compile(r"[A-Za-z0-9 ._-]{1,11}")
 EMAIL_RE: Final = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 REPLY_TYPES: Final = ("EMAIL", "WWW", "HTTP", "HTTPGET", "HTTPPOST", "TCP/IP", "HEADER")
@@ -24,6 +25,8 @@ MAX_EXTERNAL_ID: Final = 100
 MAX_TAGS: Final = 255
 MAX_RECIPIENTS: Final = 100
 SEND_AT_GRACE: Final = timedelta(minutes=5)
+#: Later times cannot be shown in every account zone (year 9999 is datetime's last).
+LATEST_SEND_AT: Final = datetime(9999, 1, 1, tzinfo=UTC)
 
 
 class FieldError(ValueError):
@@ -42,6 +45,11 @@ def require_string(value: object, field: str, *, required: bool = True) -> str |
         return None
     if not isinstance(value, str):
         raise FieldError(field, f"{field} must be a string.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # JSON's "\ud800" escapes decode to lone surrogates, which SQLite cannot store.
+        raise FieldError(field, f"{field} holds an unpaired UTF-16 surrogate.") from None
     return value
 
 
@@ -102,7 +110,10 @@ def parse_iso_time(value: object, field: str) -> datetime:
         ) from None
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise FieldError(field, f"{field} must include a UTC offset: {text[:40]!r}.")
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise FieldError(field, f"{field} is out of range: {text[:40]!r}.") from None
 
 
 def send_at(value: object, now: datetime, field: str = "SendAt") -> datetime | None:
@@ -111,6 +122,8 @@ def send_at(value: object, now: datetime, field: str = "SendAt") -> datetime | N
     moment = parse_iso_time(value, field)
     if moment < now - SEND_AT_GRACE:
         raise FieldError(field, f"{field} is more than 5 minutes in the past.")
+    if moment >= LATEST_SEND_AT:
+        raise FieldError(field, f"{field} is too far in the future.")
     return moment
 
 
@@ -122,6 +135,9 @@ def optional_text(value: object, field: str, limit: int) -> str | None:
 
 
 def is_http_url(text: str) -> bool:
+    # Control characters (NUL, CR, LF...) make a URL that no HTTP client will request.
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
+        return False
     parts = urlsplit(text)
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 

@@ -1,0 +1,355 @@
+"""The REST commands of `gwdesk`: send, status, logs, balance.
+
+Each `register_*` adds one subcommand and its handler; `COMMANDS` lists them for
+`gwdesk.cli`. Results print as short lines for people, or as one JSON object with
+`--json` (message fields keep the gateway's own names).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+from gwdesk.cli import (
+    EXIT_AMBIGUOUS,
+    EXIT_AUTH,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    Output,
+    Registrar,
+    SubParsers,
+    UsageError,
+)
+from gwdesk.domain.models import Balance, LogRecord, Message
+from gwdesk.domain.numbers import check_recipients
+from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError
+from gwdesk.gateway.sending import ChunkResult, Outgoing, SendOutcome
+from gwdesk.gateway.service import GatewayService
+
+NUMBER_COLUMNS: Final = (
+    "number",
+    "phone",
+    "phonenumber",
+    "phone_number",
+    "mobile",
+    "recipient",
+    "to",
+)
+MAX_SHOWN: Final = 20
+
+
+def _sub(
+    sub: SubParsers, name: str, common: argparse.ArgumentParser, help: str
+) -> argparse.ArgumentParser:
+    return sub.add_parser(name, parents=[common], help=help, description=help)
+
+
+def _when(text: str) -> datetime:
+    """An ISO 8601 time; one without an offset is this machine's local time."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO 8601 time such as 2025-01-31T09:30:00+11:00: {text!r}"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.astimezone()
+
+
+def _page(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a page number counts from 1, not {text!r}")
+    return int(text)
+
+
+def _message_json(message: Message) -> dict[str, Any]:
+    return message.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# ---- send -------------------------------------------------------------------------------------
+
+
+def read_csv_numbers(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of each recipient: the `number`/`phone` column, else the first one."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as stream:
+            rows = [
+                (reader_line, row)
+                for reader_line, row in _rows(stream)
+                if any(c.strip() for c in row)
+            ]
+    except OSError as exc:
+        raise UsageError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise UsageError(f"{path} is not a readable CSV file ({exc}).") from None
+    if not rows:
+        raise UsageError(f"{path} holds no recipients.")
+    header = [c.strip().lower().replace(" ", "") for c in rows[0][1]]
+    column = 0
+    start = 0
+    named = [i for i, name in enumerate(header) if name in NUMBER_COLUMNS]
+    if named:
+        column, start = named[0], 1
+    elif any(ch.isalpha() for ch in rows[0][1][0]):
+        start = 1  # a header row with other names: numbers are in the first column
+    return [(line, row[column] if column < len(row) else "") for line, row in rows[start:]]
+
+
+def _rows(stream: Any) -> list[tuple[int, list[str]]]:
+    reader = csv.reader(stream)
+    return [(reader.line_num, row) for row in reader]
+
+
+def _recipients(args: argparse.Namespace, region: str, out: Output) -> list[str]:
+    if args.csv:
+        entries = read_csv_numbers(Path(args.csv))
+        where = [f"line {line}" for line, _ in entries]
+        texts = [text for _, text in entries]
+    else:
+        texts = list(args.to)
+        where = [f"--to #{i + 1}" for i in range(len(texts))]
+    checked = check_recipients(texts, region)
+    if checked.rejected:
+        for rejected in checked.rejected[:MAX_SHOWN]:
+            out.note(f"{where[rejected.index]}: {rejected.text[:40]!r}: {rejected.reason}")
+        if len(checked.rejected) > MAX_SHOWN:
+            out.note(f"... and {len(checked.rejected) - MAX_SHOWN} more unusable numbers")
+        if not args.skip_invalid:
+            raise UsageError(
+                f"{len(checked.rejected)} recipient(s) are not usable; nothing was sent "
+                "(--skip-invalid sends to the rest)."
+            )
+    if checked.duplicates:
+        out.note(f"{checked.duplicates} repeated number(s) will be sent to once")
+    return list(checked.numbers)
+
+
+def _chunk_json(chunk: ChunkResult) -> dict[str, Any]:
+    return {
+        "request": chunk.index,
+        "external_system_id": chunk.external_system_id,
+        "recipients": len(chunk.recipients),
+        "lodged": chunk.lodged,
+        "message": _message_json(chunk.message) if chunk.message else None,
+        "batch_code": chunk.batch_code,
+        "found": [_message_json(m) for m in chunk.found],
+        "resolved_by_status": chunk.resolved,
+        "attempts": chunk.attempts,
+        "error": None
+        if chunk.error is None
+        else {"type": chunk.error.kind, "message": chunk.error.message},
+    }
+
+
+def _chunk_line(chunk: ChunkResult) -> str:
+    ref = f"ExternalSystemId {chunk.external_system_id}"
+    if chunk.error is not None:
+        return f"NOT LODGED: {len(chunk.recipients)} recipient(s), {ref}: {chunk.error.message}"
+    if chunk.message is not None:
+        m = chunk.message
+        return f"lodged {m.phone_number}: MessageId {m.message_id}, status {m.status}, {ref}"
+    if chunk.batch_code is not None:
+        return f"lodged {len(chunk.recipients)} recipients as batch {chunk.batch_code}, {ref}"
+    return (
+        f"lodged {len(chunk.recipients)} recipient(s) (confirmed by status: "
+        f"{len(chunk.found)} message(s) so far), {ref}"
+    )
+
+
+def report_send(outcome: SendOutcome, out: Output) -> int:
+    lodged = outcome.lodged_recipients
+    failed = sum(len(c.recipients) for c in outcome.failed)
+    data = {
+        "ok": outcome.ok,
+        "lodged": lodged,
+        "failed": failed,
+        "duplicates": outcome.duplicates,
+        "rejected": [
+            {"entry": r.index + 1, "text": r.text, "reason": r.reason} for r in outcome.rejected
+        ],
+        "requests": [_chunk_json(c) for c in outcome.chunks],
+    }
+    lines = [_chunk_line(c) for c in outcome.chunks]
+    if len(outcome.chunks) > 1 or failed:
+        lines.append(
+            f"{lodged} recipient(s) lodged, {failed} not, in {len(outcome.chunks)} request(s)"
+        )
+    out.result(data, lines)
+    if outcome.ok:
+        return EXIT_OK
+    errors = [chunk.error for chunk in outcome.failed if chunk.error is not None]
+    for chunk, error in zip(outcome.failed, errors, strict=True):
+        out.note(f"request {chunk.index} failed: {error.message}")
+    if any(isinstance(e, AmbiguousSendError) for e in errors):
+        return EXIT_AMBIGUOUS
+    if lodged:
+        return EXIT_PARTIAL
+    if all(isinstance(e, AuthenticationError) for e in errors):
+        return EXIT_AUTH
+    return EXIT_FAILED
+
+
+async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
+    if bool(args.reply_type) != bool(args.reply_path):
+        raise UsageError("--reply-type and --reply-path go together.")
+    numbers = _recipients(args, service.profile.region, out)
+    if not numbers:
+        raise UsageError("There is no usable recipient; nothing was sent.")
+    outgoing = Outgoing(
+        text=args.message,
+        recipients=numbers,
+        source=args.source,
+        send_at=args.send_at,
+        reply_type=args.reply_type.upper() if args.reply_type else None,
+        reply_path=args.reply_path,
+        external_id=args.external_id,
+        tags=args.tags,
+    )
+    return report_send(await service.send(outgoing), out)
+
+
+def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
+    p = _sub(sub, "send", common, "send an SMS to one or more recipients (100 per request)")
+    p.add_argument("message", metavar="MESSAGE", help="the text to send")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--to", action="append", metavar="NUMBER", help="a recipient (repeatable)")
+    who.add_argument(
+        "--csv", metavar="FILE", help="recipients: a number/phone column, else the first"
+    )
+    p.add_argument("--skip-invalid", action="store_true", help="send to the usable numbers only")
+    p.add_argument("--from", dest="source", metavar="X", help="sender number or name")
+    p.add_argument(
+        "--send-at", type=_when, metavar="ISO", help="schedule (local time without offset)"
+    )
+    p.add_argument(
+        "--reply-type", metavar="T", help="EMAIL, WWW, HTTP, HTTPGET, HTTPPOST, TCP/IP, HEADER"
+    )
+    p.add_argument("--reply-path", metavar="P", help="where replies go (or the sender with HEADER)")
+    p.add_argument("--external-id", metavar="ID", help="your reference (default: generated)")
+    p.add_argument("--tags", metavar="T", help="comma-separated tags")
+    p.set_defaults(handler=cmd_send)
+
+
+# ---- status -----------------------------------------------------------------------------------
+
+
+async def cmd_status(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
+    messages = await service.status(
+        message_id=args.message_id, batch_code=args.batch_code, external_system_id=args.external_id
+    )
+    lines = [
+        f"{m.message_id}  {m.phone_number}  {m.status}"
+        + (f"  {m.external_system_id}" if m.external_system_id else "")
+        for m in messages
+    ] or ["no messages (yet)"]
+    out.result({"ok": True, "messages": [_message_json(m) for m in messages]}, lines)
+    return EXIT_OK
+
+
+def register_status(sub: SubParsers, common: argparse.ArgumentParser) -> None:
+    p = _sub(sub, "status", common, "status of a message, a batch or an ExternalSystemId")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--message-id", metavar="ID")
+    which.add_argument("--batch-code", metavar="CODE")
+    which.add_argument("--external-id", metavar="ID")
+    p.set_defaults(handler=cmd_status)
+
+
+# ---- logs -------------------------------------------------------------------------------------
+
+
+def _record_json(record: LogRecord) -> dict[str, Any]:
+    return record.model_dump(mode="json", by_alias=True)
+
+
+def _record_line(record: LogRecord) -> str:
+    text = (record.message or "").replace("\n", " ")
+    text = text if len(text) <= 40 else text[:39] + "…"
+    return (
+        f"{record.date_lodged.isoformat(timespec='seconds')}  {record.message_id}  "
+        f"{record.to or '-'}  {record.status}  {record.parts or '-'}p  {text}"
+    )
+
+
+async def cmd_logs(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
+    if args.all:
+        if args.since is None and any(
+            v is not None for v in (args.page, args.recipient, args.message_id, args.batch_code)
+        ):
+            raise UsageError("--all goes with --since (or alone, for the whole account).")
+        sync = service.sync_logs(args.since)
+        records = [record async for record in sync]
+        total = len(records)
+        extra: dict[str, Any] = {"cursor": sync.cursor.isoformat(), "stalled": sync.stalled}
+    else:
+        listing = await service.logs(
+            page=args.page,
+            since=args.since,
+            message_id=args.message_id,
+            batch_code=args.batch_code,
+            recipient=args.recipient,
+        )
+        records, total, extra = listing.messages, listing.total_records, {}
+    lines = [_record_line(r) for r in records]
+    lines.append(f"{len(records)} shown of {total}")
+    out.result(
+        {
+            "ok": True,
+            "totalRecords": total,
+            "messages": [_record_json(r) for r in records],
+            **extra,
+        },
+        lines,
+    )
+    return EXIT_OK
+
+
+def register_logs(sub: SubParsers, common: argparse.ArgumentParser) -> None:
+    p = _sub(sub, "logs", common, "list sent messages (one filter at most; none is page 1)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--page", type=_page, metavar="N", help="1,000 records a page, newest first")
+    which.add_argument(
+        "--since", type=_when, metavar="ISO", help="lodged at or after, oldest first"
+    )
+    which.add_argument("--recipient", metavar="NUMBER")
+    which.add_argument("--message-id", metavar="ID")
+    which.add_argument("--batch-code", metavar="CODE")
+    p.add_argument("--all", action="store_true", help="with --since: every page up to now")
+    p.set_defaults(handler=cmd_logs)
+
+
+# ---- balance ----------------------------------------------------------------------------------
+
+
+def _balance_line(balance: Balance) -> str:
+    credits = (
+        f", {balance.message_credits} message credits"
+        if balance.message_credits is not None
+        else ""
+    )
+    return f"balance {balance.balance} {balance.currency or ''}".rstrip() + credits
+
+
+async def cmd_balance(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
+    balance = await service.balance()
+    out.result(
+        {"ok": True, **balance.model_dump(mode="json", by_alias=True)}, [_balance_line(balance)]
+    )
+    return EXIT_OK
+
+
+def register_balance(sub: SubParsers, common: argparse.ArgumentParser) -> None:
+    p = _sub(sub, "balance", common, "the account balance")
+    p.set_defaults(handler=cmd_balance)
+
+
+COMMANDS: Final[Sequence[Registrar]] = (
+    register_send,
+    register_status,
+    register_logs,
+    register_balance,
+)

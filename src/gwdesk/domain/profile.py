@@ -1,0 +1,120 @@
+"""A gateway profile: where an account's gateway is and how to talk to it.
+
+Profiles are settings an operator edits, so every field is checked when a profile
+is made, with a message that names the field. The password is not here: it lives
+in the system keyring (see `gwdesk.settings`), never in a settings file.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Final, Literal
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from gwdesk.domain.numbers import DEFAULT_REGION, is_region
+
+AuthMode = Literal["oauth", "basic"]
+LodgePort = Literal["soap11", "soap12", "http_get", "http_post"]
+DEFAULT_NAMESPACE: Final = "http://tempuri.org/"
+DEFAULT_TIMEZONE: Final = "Australia/Sydney"
+LOOPBACK_NAMES: Final = frozenset({"localhost", "localhost.localdomain"})
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_url(url: str, what: str) -> str:
+    """An https URL, or http on this machine only (a local sandbox).
+
+    Credentials travel in every request (Basic) or in the token request (OAuth), so
+    plain http is refused anywhere a network sits between client and gateway.
+    """
+    text = url.strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"{what} must be an http(s) address such as https://host/, not {text[:80]!r}"
+        )
+    if parts.username or parts.password:
+        raise ValueError(f"{what} must not hold a user name or password")
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        raise ValueError(f"{what} must use https (plain http is allowed for this machine only)")
+    if parts.query or parts.fragment:
+        raise ValueError(f"{what} must not have a query or fragment")
+    return text.rstrip("/")
+
+
+class Profile(BaseModel):
+    """One gateway account as the operator set it up."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
+
+    name: str = Field(min_length=1, max_length=80)
+    rest_url: str
+    lodge_url: str | None = None
+    soap_namespace: str = DEFAULT_NAMESPACE
+    username: str = Field(min_length=1, max_length=200)
+    auth: AuthMode = "oauth"
+    timezone: str = DEFAULT_TIMEZONE
+    """The gateway account's zone: webhook times and offset-less times are read in it."""
+    region: str = DEFAULT_REGION
+    """Where national numbers typed without a country code belong."""
+    lodge_port: LodgePort = "soap12"
+    ca_bundle: Path | None = None
+    """A PEM file of extra trusted CAs; the system trust store is used otherwise."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if any(not c.isprintable() for c in value):
+            raise ValueError("the name must be printable text")
+        return value
+
+    @field_validator("rest_url")
+    @classmethod
+    def _rest_url(cls, value: str) -> str:
+        return check_url(value, "the REST base URL")
+
+    @field_validator("lodge_url")
+    @classmethod
+    def _lodge_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        return check_url(value, "the Lodge URL")
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown time zone {value[:60]!r}; use a name such as Australia/Sydney"
+            ) from None
+        return value
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, value: str) -> str:
+        if not is_region(value):
+            raise ValueError(f"unknown region {value[:8]!r}; use a two-letter code such as AU")
+        return value.upper()
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    @property
+    def keyring_key(self) -> str:
+        """Where this profile's password is kept in the system keyring."""
+        return f"{self.name}:{self.username}"

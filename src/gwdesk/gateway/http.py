@@ -1,0 +1,211 @@
+"""The HTTP stack: one pooled client per profile, TLS that always verifies, bounded answers.
+
+Everything that can go wrong on the wire is turned into a `GatewayError` here, with
+`maybe_processed` saying whether the request may have reached the gateway: a
+connection that was never made did not, a read that timed out may have.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import httpx
+import truststore
+
+from gwdesk import __version__
+from gwdesk.gateway.errors import GatewayError, ProtocolError, TransientError
+
+log = logging.getLogger("gwdesk.gateway.http")
+USER_AGENT: Final = f"gwdesk/{__version__}"
+#: A log page of 1,000 records is under 1 MB; anything far bigger is not an answer.
+MAX_RESPONSE_BYTES: Final = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """Time-outs (seconds), pool limits and the answer size cap of one profile's client."""
+
+    connect: float = 5.0
+    read: float = 30.0
+    write: float = 30.0
+    pool: float = 30.0
+    max_connections: int = 32
+    max_keepalive: int = 32
+    keepalive_expiry: float = 30.0
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    proxy: str | None = None
+    """An explicit proxy; proxies are not read from the environment."""
+
+    @property
+    def timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=self.pool)
+
+
+def ssl_context(ca_bundle: Path | None = None) -> ssl.SSLContext:
+    """Verifying TLS: the system trust store, or the profile's own CA bundle."""
+    if ca_bundle is not None:
+        try:
+            return ssl.create_default_context(cafile=str(ca_bundle))
+        except (OSError, ssl.SSLError) as exc:
+            raise GatewayError(
+                f"The CA bundle {str(ca_bundle)[:200]!r} cannot be read: {exc}."
+            ) from None
+    return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def build_client(
+    base_url: str,
+    settings: HttpSettings | None = None,
+    *,
+    ca_bundle: Path | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> httpx.AsyncClient:
+    """The one pooled, keep-alive client a profile's REST and Lodge calls share."""
+    settings = settings or HttpSettings()
+    return httpx.AsyncClient(
+        base_url=base_url,
+        verify=ssl_context(ca_bundle),
+        timeout=settings.timeout,
+        limits=httpx.Limits(
+            max_connections=settings.max_connections,
+            max_keepalive_connections=settings.max_keepalive,
+            keepalive_expiry=settings.keepalive_expiry,
+        ),
+        headers={"User-Agent": USER_AGENT},
+        follow_redirects=False,
+        trust_env=False,
+        proxy=settings.proxy,
+        transport=transport,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RawResponse:
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+    @property
+    def content_type(self) -> str:
+        value: str = self.headers.get("content-type", "")
+        return value.split(";")[0].strip().lower()
+
+
+def _where(request: httpx.Request) -> str:
+    url = request.url
+    return f"{url.host}:{url.port}" if url.port else url.host
+
+
+def transport_error(
+    exc: httpx.TransportError, timeout: httpx.Timeout | None = None
+) -> GatewayError:
+    """A plain-language error for a failed exchange, marked with whether it may have landed."""
+    try:
+        where = _where(exc.request)
+    except RuntimeError:
+        where = "the gateway"
+    if isinstance(exc, httpx.ConnectTimeout):
+        return TransientError(f"Could not connect to {where}: it did not answer in time.")
+    if isinstance(exc, httpx.PoolTimeout):
+        return TransientError("Too many requests are waiting for a connection; try again.")
+    if isinstance(exc, httpx.ConnectError):
+        reason = str(exc) or "connection failed"
+        if "CERTIFICATE_VERIFY_FAILED" in reason or "certificate verify failed" in reason:
+            # Not passing trouble: retrying cannot help, the profile's trust settings can.
+            return GatewayError(
+                f"The certificate of {where} is not trusted ({reason[:160]}). "
+                "If the gateway uses a private CA, set its CA bundle in the profile."
+            )
+        return TransientError(f"Could not connect to {where} ({reason[:160]}).")
+    if isinstance(exc, httpx.ReadTimeout):
+        limit = f" within {timeout.read:g} s" if timeout is not None and timeout.read else ""
+        return TransientError(
+            f"{where} did not answer{limit}; the request may or may not have been done.",
+            maybe_processed=True,
+        )
+    if isinstance(exc, httpx.WriteTimeout | httpx.WriteError):
+        return TransientError(
+            f"The request to {where} could not be sent completely.", maybe_processed=True
+        )
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        return TransientError(
+            f"The connection to {where} broke before its answer arrived; "
+            "the request may or may not have been done.",
+            maybe_processed=True,
+        )
+    if isinstance(exc, httpx.LocalProtocolError):
+        return ProtocolError(f"The client could not form a valid request ({exc}).")
+    return TransientError(
+        f"Talking to {where} failed ({type(exc).__name__}).", maybe_processed=True
+    )
+
+
+async def exchange(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    params: Mapping[str, str] | None = None,
+    json: Any = None,
+    data: Mapping[str, str] | None = None,
+    content: bytes | None = None,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+) -> RawResponse:
+    """One request and its whole answer, refusing answers larger than `max_bytes`."""
+    request = client.build_request(
+        method, url, headers=headers, params=params, json=json, data=data, content=content
+    )
+    started = time.monotonic()
+    try:
+        response = await client.send(request, stream=True)
+        try:
+            declared = response.headers.get("content-length")
+            if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+                raise _too_big(response.status_code, max_bytes)
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise _too_big(response.status_code, max_bytes)
+        finally:
+            await response.aclose()
+    except httpx.TransportError as exc:
+        log.info("%s %s failed: %s", method, request.url.path, type(exc).__name__)
+        raise transport_error(exc, client.timeout) from None
+    except httpx.DecodingError:
+        raise ProtocolError(
+            "The gateway's answer could not be decoded (broken compression).",
+            status=response.status_code,
+            maybe_processed=True,
+        ) from None
+    log.debug(
+        "%s %s -> %s in %.0f ms",
+        method,
+        request.url.path,
+        response.status_code,
+        (time.monotonic() - started) * 1000,
+    )
+    return RawResponse(response.status_code, response.headers, bytes(body))
+
+
+def _too_big(status: int, limit: int) -> ProtocolError:
+    return ProtocolError(
+        f"The gateway's answer is larger than {_size(limit)}; it was not read.",
+        status=status,
+        maybe_processed=True,
+    )
+
+
+def _size(count: int) -> str:
+    if count >= 1024 * 1024:
+        return f"{count / (1024 * 1024):g} MB"
+    if count >= 1024:
+        return f"{count / 1024:g} KB"
+    return f"{count} bytes"

@@ -1,0 +1,181 @@
+"""`GatewayService`: one profile's gateway, as the console, batch sending and the CLI use it.
+
+One facade per profile owns one pooled `httpx.AsyncClient`, the token cache and
+the retry policy; the REST client and (when the profile has a Lodge URL and a
+legacy client is plugged in) the Lodge client share that client. It is async and
+Qt-free: the console drives it from its qasync loop, the CLI from `asyncio.run`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator, Callable, Iterable
+from datetime import datetime
+from types import TracebackType
+from typing import Protocol
+
+import httpx
+
+from gwdesk.domain.models import Balance, LogListing, Message, Reply, Secret
+from gwdesk.domain.numbers import NumberError, normalise
+from gwdesk.domain.profile import Profile
+from gwdesk.gateway.auth import Credentials
+from gwdesk.gateway.errors import GatewayError, ValidationError
+from gwdesk.gateway.http import HttpSettings, build_client
+from gwdesk.gateway.logsync import LogSync, iter_replies
+from gwdesk.gateway.rest import RestClient
+from gwdesk.gateway.retry import Retrier, RetryPolicy, Sleep
+from gwdesk.gateway.sending import ChunkResult, Outgoing, Sender, SendOutcome
+
+
+class LegacyClient(Protocol):
+    """What the facade needs of a Lodge (SOAP/HTTP) client: to be closed with it."""
+
+    async def aclose(self) -> None: ...
+
+
+LegacyFactory = Callable[[Profile, Credentials, httpx.AsyncClient], LegacyClient]
+
+
+class GatewayService:
+    """The gateway of one profile. Use `async with`, or call `aclose()` when done."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        password: Secret,
+        *,
+        http: HttpSettings | None = None,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        legacy_factory: LegacyFactory | None = None,
+        rng: random.Random | None = None,
+        sleep: Sleep | None = None,
+    ) -> None:
+        self.profile = profile
+        self.http_settings = http or HttpSettings()
+        self.credentials = Credentials(profile.username, password, profile.auth)
+        self.http = build_client(
+            profile.rest_url, self.http_settings, ca_bundle=profile.ca_bundle, transport=transport
+        )
+        retrier = Retrier(retry, rng=rng) if sleep is None else Retrier(retry, rng=rng, sleep=sleep)
+        self.retrier = retrier
+        self.rest = RestClient(
+            self.http,
+            self.credentials,
+            retrier=retrier,
+            zone=profile.zone,
+            max_bytes=self.http_settings.max_response_bytes,
+        )
+        self.sender = Sender(self.rest, retrier, profile.region)
+        self._legacy: LegacyClient | None = None
+        if legacy_factory is not None and profile.lodge_url:
+            self._legacy = legacy_factory(profile, self.credentials, self.http)
+
+    def __repr__(self) -> str:
+        return f"GatewayService(profile={self.profile.name!r}, rest_url={self.profile.rest_url!r})"
+
+    async def __aenter__(self) -> GatewayService:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._legacy is not None:
+            await self._legacy.aclose()
+        await self.http.aclose()
+
+    @property
+    def legacy(self) -> LegacyClient:
+        """The Lodge client; a clear error when this profile cannot reach Lodge."""
+        if self._legacy is None:
+            raise GatewayError(
+                f"Profile {self.profile.name!r} has no Lodge (legacy) client: set its Lodge URL."
+            )
+        return self._legacy
+
+    @property
+    def token_requests(self) -> int:
+        return self.rest.tokens.fetches
+
+    # ---- sending -------------------------------------------------------------------------
+
+    async def send(
+        self,
+        outgoing: Outgoing,
+        *,
+        skip_invalid: bool = False,
+        concurrency: int = 4,
+        on_chunk: Callable[[ChunkResult], None] | None = None,
+    ) -> SendOutcome:
+        """Lodge `outgoing` exactly once per recipient (see `gwdesk.gateway.sending`)."""
+        return await self.sender.send(
+            outgoing, skip_invalid=skip_invalid, concurrency=concurrency, on_chunk=on_chunk
+        )
+
+    async def simple_send(
+        self,
+        text: str,
+        recipient: str,
+        *,
+        source: str | None = None,
+        send_at: datetime | None = None,
+    ) -> Message:
+        return await self.sender.simple_send(text, recipient, source=source, send_at=send_at)
+
+    # ---- queries -------------------------------------------------------------------------
+
+    async def status(
+        self,
+        *,
+        message_id: str | None = None,
+        batch_code: str | None = None,
+        external_system_id: str | None = None,
+    ) -> list[Message]:
+        return await self.rest.status(
+            message_id=message_id, batch_code=batch_code, external_system_id=external_system_id
+        )
+
+    async def logs(
+        self,
+        *,
+        page: int | None = None,
+        since: datetime | None = None,
+        message_id: str | None = None,
+        batch_code: str | None = None,
+        recipient: str | None = None,
+    ) -> LogListing:
+        if recipient is not None:
+            try:
+                recipient = normalise(recipient, self.profile.region)
+            except NumberError as exc:
+                raise ValidationError(str(exc), field="recipient", status=None) from None
+        return await self.rest.logs(
+            page=page,
+            since=since,
+            message_id=message_id,
+            batch_code=batch_code,
+            recipient=recipient,
+        )
+
+    def sync_logs(self, since: datetime | None = None, known: Iterable[str] = ()) -> LogSync:
+        """Every record lodged at or after `since` (the whole account without it).
+
+        `known` are MessageIds already held whose `dateLodged` is `since`: they are skipped.
+        """
+        return LogSync(self.rest, since, known)
+
+    async def balance(self) -> Balance:
+        return await self.rest.balance()
+
+    def replies(
+        self, start: datetime, end: datetime | None = None, *, page_size: int = 100
+    ) -> AsyncIterator[Reply]:
+        """Replies received in [start, end), all pages: what a missed webhook left behind."""
+        return iter_replies(self.rest, start, end, page_size)

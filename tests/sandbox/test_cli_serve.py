@@ -1,0 +1,62 @@
+"""`gwdesk-sandbox serve`: the line it prints, its fault plan, and options it refuses."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from gwdesk.sandbox.cli import main
+
+
+def test_serve_prints_its_addresses_and_runs_the_given_fault_plan() -> None:
+    command = [
+        sys.executable, "-m", "gwdesk.sandbox", "serve", "--db", ":memory:", "--port", "0",
+        "--faults", "logs:503=1", "--seed", "5",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        match = re.fullmatch(r"rest=(http://127\.0\.0\.1:\d+) lodge=(\1/dotnet/Lodge\.asmx)", line)
+        assert match, line
+        base = match.group(1)
+        faults = httpx.get(f"{base}/sandbox/faults").json()
+        assert (faults["spec"], faults["seed"]) == ("logs:503=1", 5)
+        assert httpx.get(f"{base}/v2/message/logs", auth=("demo", "demo")).status_code == 503
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=30)
+    assert process.returncode == 0, errors
+    assert "Traceback" not in errors
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["--faults", "logs:503=2"], "--faults: the rate of 503 must be from 0 to 1"),
+        (["--faults", "everything:503=1"], "--faults: unknown endpoint 'everything'"),
+        (["--timezone", "Sydney"], "--timezone: unknown time zone 'Sydney'"),
+        (["--port", "70000"], "--port must be from 0 to 65535"),
+        (["--token-ttl", "0"], "--token-ttl must be more than 0 seconds"),
+        (["--token-ttl", "inf"], "--token-ttl must be more than 0 seconds"),
+        (["--webhook-retry-base", "-1"], "--webhook-retry-base must be from 0 to 3600"),
+    ],
+)
+def test_serve_refuses_a_bad_option_before_starting(
+    capsys: pytest.CaptureFixture[str], args: list[str], reason: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--db", ":memory:", *args])
+    assert exited.value.code == 2
+    assert reason in capsys.readouterr().err
+
+
+def test_serve_says_so_when_it_cannot_listen(capsys: pytest.CaptureFixture[str]) -> None:
+    # 203.0.113.1 is a documentation address: no interface of this machine has it.
+    code = main(["serve", "--db", ":memory:", "--host", "203.0.113.1", "--port", "8080"])
+    assert code == 1
+    assert capsys.readouterr().err.startswith("gwdesk-sandbox: cannot serve:")
