@@ -60,3 +60,22 @@ def test_serve_says_so_when_it_cannot_listen(capsys: pytest.CaptureFixture[str])
     code = main(["serve", "--db", ":memory:", "--host", "203.0.113.1", "--port", "8080"])
     assert code == 1
     assert capsys.readouterr().err.startswith("gwdesk-sandbox: cannot serve:")
+
+
+def test_serve_with_exit_with_parent_stops_when_its_stdin_closes() -> None:
+    command = [
+        sys.executable, "-m", "gwdesk.sandbox", "serve", "--db", ":memory:", "--exit-with-parent",
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None and process.stdin is not None
+        assert process.stdout.readline().startswith("rest=")
+        assert process.poll() is None
+        process.stdin.close()
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

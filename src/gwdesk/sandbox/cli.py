@@ -9,6 +9,7 @@ import json
 import signal
 import sqlite3
 import sys
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -64,6 +65,10 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )  # fmt: skip
     p.add_argument("--auto-reply", action="store_true", help="customers answer two-way sends")
     p.add_argument(
+        "--exit-with-parent", action="store_true",
+        help="stop when standard input closes (the console that started it has gone)",
+    )  # fmt: skip
+    p.add_argument(
         "--webhook-retry-base", type=float, default=1.0, metavar="SECONDS",
         help="first webhook retry interval; later ones double",
     )  # fmt: skip
@@ -85,7 +90,15 @@ def _check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespa
         parser.error("--webhook-retry-base must be from 0 to 3600 seconds")
 
 
-async def _serve(config: SandboxConfig) -> None:
+def _watch_stdin(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    """Block on stdin until EOF (the parent died or closed it), then stop the server."""
+    with contextlib.suppress(OSError, ValueError):
+        while sys.stdin.buffer.read(4096):
+            pass
+    loop.call_soon_threadsafe(stop.set)
+
+
+async def _serve(config: SandboxConfig, exit_with_parent: bool = False) -> None:
     from gwdesk.sandbox.server import start_sandbox
 
     running = await start_sandbox(config)
@@ -95,6 +108,8 @@ async def _serve(config: SandboxConfig) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
+    if exit_with_parent:
+        threading.Thread(target=_watch_stdin, args=(loop, stop), daemon=True).start()
     try:
         await stop.wait()
     finally:
@@ -257,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         try:
             with contextlib.suppress(KeyboardInterrupt):
-                asyncio.run(_serve(config))
+                asyncio.run(_serve(config, args.exit_with_parent))
         except (OSError, sqlite3.Error) as exc:
             print(f"gwdesk-sandbox: cannot serve: {exc}", file=sys.stderr)
             return 1

@@ -396,6 +396,8 @@ async def control_errors(request: web.Request, handler: Handler) -> web.StreamRe
         if exc.status >= 400:
             return _error(exc.status, exc.reason)
         raise
+    except ConnectionError:
+        raise  # the client went away mid-request: nothing to answer, nothing to log
     except Exception:
         log.exception("unexpected error in %s", request.path)
         return _error(500, "The sandbox could not process the request.")

@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
@@ -36,6 +36,15 @@ MESSAGE_COLUMNS: Final = (
 )
 
 
+KEYWORD_TRAILING_PUNCTUATION: Final = ".,!?;:"
+
+
+def keyword_of(text: str) -> str:
+    """The reply's first word, upper-case, without trailing sentence punctuation."""
+    words = text.split(maxsplit=1)
+    return words[0].rstrip(KEYWORD_TRAILING_PUNCTUATION).upper() if words else ""
+
+
 def now_us() -> int:
     return time.time_ns() // 1000
 
@@ -53,8 +62,12 @@ def iso(value: int | None, zone: ZoneInfo, timespec: str = "microseconds") -> st
     return us_to_datetime(value, zone).isoformat(timespec=timespec)
 
 
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def datetime_to_us(moment: datetime) -> int:
-    return int(moment.timestamp() * 1_000_000)
+    """Exact integer microseconds (a float timestamp loses the last digit after 2030)."""
+    return (moment - _EPOCH) // timedelta(microseconds=1)
 
 
 @dataclass(slots=True)
@@ -326,7 +339,7 @@ class Engine:
             total = 0 if first is None else total_row["message_count"] - first["rank"] + 1
             rows = conn.execute(
                 "SELECT * FROM messages WHERE account_id = ? AND lodged_us >= ? "
-                "ORDER BY lodged_us LIMIT ?",
+                "ORDER BY lodged_us, rank LIMIT ?",
                 (account.id, query.since_us, PAGE_SIZE),
             ).fetchall()
             return (total, rows)
@@ -396,8 +409,7 @@ class Engine:
             to_number = to_number or message["from_number"]
         if account_id is None or not from_number or not to_number:
             raise ValueError("a reply needs its original message, or an account, from and to")
-        words = text.split()
-        keyword = words[0].upper() if words else ""
+        keyword = keyword_of(text)
         reply_id = str(uuid.uuid4())
         with transaction(self.conn):
             cursor = self.conn.execute(

@@ -391,6 +391,8 @@ async def rest_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         if exc.status >= 400:
             return failure(exc.status, exc.reason)
         raise
+    except ConnectionError:
+        raise  # the client went away mid-request: nothing to answer, nothing to log
     except Exception:
         request.app.logger.exception("unexpected error in %s", request.path)
         return failure(500, "The gateway could not process the request.")

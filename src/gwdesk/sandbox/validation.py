@@ -138,7 +138,10 @@ def is_http_url(text: str) -> bool:
     # Control characters (NUL, CR, LF...) make a URL that no HTTP client will request.
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
         return False
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return False
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
@@ -163,7 +166,8 @@ def reply_options(reply_type: object, reply_path: object) -> tuple[str, str]:
     if kind == "EMAIL" and not EMAIL_RE.fullmatch(path):
         raise FieldError("ReplyPath", "ReplyPath must be an email address with ReplyType EMAIL.")
     if kind == "HEADER":
-        sender(path, "ReplyPath")
+        # A number is shown as the sender in international digits, like From and Source.
+        path = sender(path, "ReplyPath") or path
     return (kind, path)
 
 

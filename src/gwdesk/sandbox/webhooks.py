@@ -22,7 +22,7 @@ from aiohttp import web
 from yarl import URL
 
 from gwdesk.domain.webhook_time import format_webhook_time
-from gwdesk.sandbox.engine import Engine, iso, now_us, us_to_datetime
+from gwdesk.sandbox.engine import Engine, iso, keyword_of, now_us, us_to_datetime
 from gwdesk.sandbox.state import STATE, SandboxState
 from gwdesk.sandbox.validation import WEBHOOK_REPLY_TYPES
 
@@ -37,7 +37,6 @@ RESPONSE_EXCERPT: Final = 500
 ERROR_EXCERPT: Final = 300
 CONCURRENT_CALLS: Final = 16
 """Calls in flight at once; the rest wait their turn instead of opening a socket each."""
-KEYWORD_TRAILING_PUNCTUATION: Final = ".,!?;:"
 FORM_TYPE: Final = "application/x-www-form-urlencoded"
 JSON_TYPE: Final = "application/json"
 USER_AGENT: Final = "gwdesk-sandbox-webhooks/1"
@@ -118,12 +117,6 @@ def reply_webhook_call(
         address, _, form = url.partition("?")
         return WebhookCall("reply", "POST", address, form, FORM_TYPE)
     return WebhookCall("reply", "GET", url)
-
-
-def keyword_of(text: str) -> str:
-    """The reply's first word, upper-case, without trailing sentence punctuation."""
-    words = text.split(maxsplit=1)
-    return words[0].rstrip(KEYWORD_TRAILING_PUNCTUATION).upper() if words else ""
 
 
 def keyword_forward_call(reply: sqlite3.Row, engine: Engine) -> WebhookCall | None:
