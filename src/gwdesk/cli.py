@@ -102,7 +102,7 @@ def common_options() -> argparse.ArgumentParser:
 
 #: Modules whose `COMMANDS` (a sequence of registrars) make up the subcommands, in order.
 #: A new family of commands (the Lodge `mms`, `fax`, `wap`) is one more module here.
-COMMAND_MODULES: Final = ("gwdesk.cli_commands",)
+COMMAND_MODULES: Final = ("gwdesk.cli_commands", "gwdesk.cli_legacy", "gwdesk.cli_listen")
 
 
 def _registrars() -> list[Registrar]:
@@ -116,7 +116,8 @@ def build_parser(registrars: Sequence[Registrar] | None = None) -> argparse.Argu
     parser = argparse.ArgumentParser(
         prog="gwdesk",
         description="Operator console for the messaging gateway. "
-        "Without a command it opens the console.",
+        "Without a command it opens the console "
+        "(gwdesk [--profile NAME | --sandbox]).",
         epilog=__doc__.split("\n\n")[-1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -228,7 +229,15 @@ def run_command(args: argparse.Namespace) -> int:
         return 130
 
 
-def open_console() -> int:
+#: Options of the console itself (`gwdesk.ui.app`): given first, they open the console.
+CONSOLE_OPTIONS: Final = ("--profile", "--sandbox", "--quit-after")
+
+
+def wants_console(arguments: Sequence[str]) -> bool:
+    return not arguments or arguments[0].split("=", 1)[0] in CONSOLE_OPTIONS
+
+
+def open_console(arguments: Sequence[str] = ()) -> int:
     """Start the Qt console (imported only now: the CLI must work without Qt)."""
     try:
         app = importlib.import_module("gwdesk.ui.app")
@@ -238,16 +247,21 @@ def open_console() -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    code = app.main()
+    code = app.main(list(arguments))
     return code if isinstance(code, int) else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if not arguments:
-        return open_console()
+    if wants_console(arguments):
+        return open_console(arguments)
     parser = build_parser()
     args = parser.parse_args(arguments)
+    standalone = getattr(args, "run", None)
+    if standalone is not None:
+        # A command that needs no gateway session up front (`listen`) runs itself.
+        code: int = standalone(args)
+        return code
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -70,7 +70,8 @@ def test_serve_with_exit_with_parent_stops_when_its_stdin_closes() -> None:
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        assert process.stdout is not None and process.stdin is not None
+        assert process.stdout is not None
+        assert process.stdin is not None
         assert process.stdout.readline().startswith("rest=")
         assert process.poll() is None
         process.stdin.close()

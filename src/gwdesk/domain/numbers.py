@@ -95,7 +95,8 @@ def normalise(text: str, region: str = DEFAULT_REGION) -> str:
     if not _ALLOWED.fullmatch(raw):
         bad = next(c for c in raw if not _ALLOWED.fullmatch(c))
         raise NumberError(text, f"it contains {bad!r}; use digits, spaces and a leading +")
-    if raw.count("+") > 1 or ("+" in raw and not raw.startswith("+")):
+    # "(+61) 412 345 678" is common in real lists: a + may follow an opening parenthesis.
+    if raw.count("+") > 1 or ("+" in raw and not raw.lstrip("( ").startswith("+")):
         raise NumberError(text, "a + may only start the number")
     digits = "".join(_DIGITS.findall(raw))
     if not digits:

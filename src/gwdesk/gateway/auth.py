@@ -57,6 +57,8 @@ class TokenCache:
         self._lock = asyncio.Lock()
         self.fetches = 0
         """Token requests made so far (a health figure, and what tests count)."""
+        self.expires_at: float | None = None
+        """Wall-clock time (epoch seconds) the current token expires, for the status bar."""
 
     @staticmethod
     def margin(expires_in: float) -> float:
@@ -82,6 +84,7 @@ class TokenCache:
             fresh = await self._fetch()
             lifetime = float(fresh.expires_in)
             self._held = _Held(fresh.access_token, started + lifetime - self.margin(lifetime))
+            self.expires_at = time.time() + lifetime - (self._clock() - started)
             return fresh.access_token
 
     def invalidate(self, token: Secret) -> None:
@@ -89,6 +92,8 @@ class TokenCache:
         held = self._held
         if held is not None and held.token is token:
             self._held = None
+            self.expires_at = None
 
     def clear(self) -> None:
         self._held = None
+        self.expires_at = None

@@ -1,8 +1,8 @@
 """`GatewayService`: one profile's gateway, as the console, batch sending and the CLI use it.
 
 One facade per profile owns one pooled `httpx.AsyncClient`, the token cache and
-the retry policy; the REST client and (when the profile has a Lodge URL and a
-legacy client is plugged in) the Lodge client share that client. It is async and
+the retry policy; the REST client and (when the profile has a Lodge URL) the Lodge
+client (`legacy`, see `gwdesk.gateway.legacy`) share that client. It is async and
 Qt-free: the console drives it from its qasync loop, the CLI from `asyncio.run`.
 """
 
@@ -12,7 +12,6 @@ import random
 from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime
 from types import TracebackType
-from typing import Protocol
 
 import httpx
 
@@ -22,19 +21,15 @@ from gwdesk.domain.profile import Profile
 from gwdesk.gateway.auth import Credentials
 from gwdesk.gateway.errors import GatewayError, ValidationError
 from gwdesk.gateway.http import HttpSettings, build_client
+from gwdesk.gateway.legacy import LodgeClient
 from gwdesk.gateway.logsync import LogSync, iter_replies
 from gwdesk.gateway.rest import RestClient
 from gwdesk.gateway.retry import Retrier, RetryPolicy, Sleep
 from gwdesk.gateway.sending import ChunkResult, Outgoing, Sender, SendOutcome
 
-
-class LegacyClient(Protocol):
-    """What the facade needs of a Lodge (SOAP/HTTP) client: to be closed with it."""
-
-    async def aclose(self) -> None: ...
-
-
-LegacyFactory = Callable[[Profile, Credentials, httpx.AsyncClient], LegacyClient]
+LegacyClient = LodgeClient
+"""The Lodge (legacy SOAP/HTTP) client the facade exposes as `legacy`."""
+LegacyFactory = Callable[[Profile, Credentials, httpx.AsyncClient], LodgeClient]
 
 
 class GatewayService:
@@ -68,9 +63,13 @@ class GatewayService:
             max_bytes=self.http_settings.max_response_bytes,
         )
         self.sender = Sender(self.rest, retrier, profile.region)
-        self._legacy: LegacyClient | None = None
-        if legacy_factory is not None and profile.lodge_url:
-            self._legacy = legacy_factory(profile, self.credentials, self.http)
+        self._legacy: LodgeClient | None = None
+        if profile.lodge_url:
+            # Lazy: nothing is fetched (not even the WSDL) until the first Lodge call.
+            if legacy_factory is not None:
+                self._legacy = legacy_factory(profile, self.credentials, self.http)
+            else:
+                self._legacy = LodgeClient(profile, self.credentials, self.http, retrier=retrier)
 
     def __repr__(self) -> str:
         return f"GatewayService(profile={self.profile.name!r}, rest_url={self.profile.rest_url!r})"
@@ -92,7 +91,7 @@ class GatewayService:
         await self.http.aclose()
 
     @property
-    def legacy(self) -> LegacyClient:
+    def legacy(self) -> LodgeClient:
         """The Lodge client; a clear error when this profile cannot reach Lodge."""
         if self._legacy is None:
             raise GatewayError(

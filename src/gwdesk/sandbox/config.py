@@ -42,7 +42,8 @@ class SandboxConfig:
     """First retry interval for reply webhooks; later ones double (contract: 1, 2, 4, 8, 16 s)."""
     webhook_timeout: float = 10.0
     rest_body_limit: int = 1024 * 1024
-    lodge_body_limit: int = 16 * 1024 * 1024
+    lodge_body_limit: int = 48 * 1024 * 1024
+    """A 10 MB fax, base64- then form-encoded for the HTTP POST port, can need about 3x."""
     extra_accounts: list[tuple[str, str]] = field(default_factory=list)
 
     @property

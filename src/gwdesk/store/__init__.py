@@ -1,1 +1,1 @@
-
+"""Local SQLite stores of the console: drafts, sent history (and later outbox, replies, logs)."""

@@ -1,5 +1,12 @@
 """Typed shapes of what crosses the wire, and the `Secret` that keeps credentials out of sight."""
 
+from gwdesk.domain.models.legacy import (
+    SUCCESS_TEXT,
+    LodgeResult,
+    LodgeResults,
+    LodgeText,
+    MessageStatus,
+)
 from gwdesk.domain.models.secret import REDACTED, Secret
 from gwdesk.domain.models.wire import (
     ACTIVE,
@@ -31,13 +38,18 @@ __all__ = [
     "KNOWN_STATUSES",
     "REDACTED",
     "SUCCESS",
+    "SUCCESS_TEXT",
     "Balance",
     "BalanceEnvelope",
     "FailureDetail",
     "FailureEnvelope",
+    "LodgeResult",
+    "LodgeResults",
+    "LodgeText",
     "LogListing",
     "LogRecord",
     "Message",
+    "MessageStatus",
     "RepliesPage",
     "Reply",
     "Secret",

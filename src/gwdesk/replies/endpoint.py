@@ -1,0 +1,252 @@
+"""The listener's HTTP face: the secret path, the three call shapes, and hostile input.
+
+One catch-all route answers every request, so a wrong path, a wrong secret and a
+path that does not exist look identical (404) and the secret path cannot be
+probed for. On the secret path, GET reads the query (reply webhook `HTTP`,
+`HTTPGET`), POST reads a form body (`HTTPPOST`) or a JSON body (keyword forward),
+anything else is a 405. Bodies are read with a size cap and a deadline; headers
+have their own deadline (the server's keep-alive time-out, which aiohttp also
+applies to a connection that has not yet sent a complete request). No access log:
+every request line carries the secret.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+from zoneinfo import ZoneInfo
+
+from aiohttp import web
+
+from gwdesk.replies.inbox import InboxClosed, ReplyInbox
+from gwdesk.replies.parse import (
+    ParamReader,
+    Rejected,
+    WebhookClock,
+    decode_form,
+    reply_from_keyword,
+)
+from gwdesk.replies.template import ReplyTemplate
+from gwdesk.store.replies import IncomingReply
+
+log = logging.getLogger("gwdesk.replies.endpoint")
+FORM_TYPE: Final = "application/x-www-form-urlencoded"
+JSON_TYPE: Final = "application/json"
+ALLOWED: Final = "GET, POST"
+UTF8_CHARSETS: Final = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerLimits:
+    """What the listener tolerates before it refuses a call or drops a connection."""
+
+    max_body: int = 16 * 1024
+    """Bytes of a POST body; a reply is at most a few KB even as JSON."""
+    header_timeout: float = 10.0
+    """Seconds a connection may take to send a whole request head (and may stay idle)."""
+    body_timeout: float = 10.0
+    """Seconds a request may take to send its body once its head has arrived."""
+    max_connections: int = 1000
+    """Open connections at most; see `ConnectionGuard` for how room is made."""
+    linger: float = 2.0
+    """Seconds spent discarding an unread body after a refusal, before the connection closes."""
+
+
+_REFUSED: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+)
+
+
+class _Refused(asyncio.Protocol):
+    """A connection turned away at once: every slot holds a request being handled."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if isinstance(transport, asyncio.WriteTransport):
+            transport.write(_REFUSED)
+        transport.close()
+
+
+class ConnectionGuard:
+    """At most `limit` open connections; room is made where an attacker would sit.
+
+    When full, the connection closed is the oldest that never delivered a request
+    (a slowloris client, an idle hoarder), else the oldest idle one; a request being
+    handled is never cut. If every connection is busy the newcomer is turned away.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.busy: set[web.RequestHandler] = set()
+        self._served: set[web.RequestHandler] = set()
+        self._closing: set[web.RequestHandler] = set()
+
+    def started(self, protocol: web.RequestHandler) -> None:
+        self.busy.add(protocol)
+        self._served.add(protocol)
+
+    def finished(self, protocol: web.RequestHandler) -> None:
+        self.busy.discard(protocol)
+
+    def factory(self, web_server: web.Server) -> Callable[[], asyncio.BaseProtocol]:
+        def make() -> asyncio.BaseProtocol:
+            connections = web_server.connections  # in the order they were made
+            live = set(connections)
+            self._served &= live
+            self._closing &= live
+            open_ones = [c for c in connections if c not in self._closing]
+            if len(open_ones) >= self.limit:
+                idle = [c for c in open_ones if c not in self.busy]
+                never_served = [c for c in idle if c not in self._served]
+                victims = never_served or idle
+                if not victims:
+                    return _Refused()
+                self._closing.add(victims[0])
+                victims[0].force_close()
+            return web_server()
+
+        return make
+
+
+class _ServerLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's own log lines, one line each and no traceback.
+
+    aiohttp logs every malformed request (garbage bytes, a bad chunk size) as an
+    error with a traceback; under attack that would be a flood of them. The
+    caller has had its 400 already: a line at INFO says what happened.
+    """
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: object) -> None:
+        error = kwargs.get("exc_info")
+        detail = ""
+        if isinstance(error, BaseException):
+            detail = f" ({type(error).__name__}: {str(error).strip()[:120]!r})"
+        text = str(msg) % args if args else str(msg)
+        self.logger.log(min(level, logging.INFO), "%s%s", text, detail)
+
+
+def _text(status: int, reason: str) -> web.Response:
+    return web.Response(status=status, text=reason + "\n", content_type="text/plain")
+
+
+def _not_found() -> web.Response:
+    return _text(404, "Not Found")
+
+
+class ReplyEndpoint:
+    """Handles requests on the listener's loop; stores through the inbox's writer thread."""
+
+    def __init__(
+        self,
+        inbox: ReplyInbox,
+        template: ReplyTemplate,
+        zone: ZoneInfo,
+        limits: ListenerLimits,
+    ) -> None:
+        self.inbox = inbox
+        self.template = template
+        self.zone = zone
+        self.limits = limits
+        self._params = ParamReader(template, WebhookClock(zone))
+        self._path = template.path.encode("ascii")
+        self.guard = ConnectionGuard(limits.max_connections)
+
+    def server(self) -> tuple[web.Server, Callable[[], asyncio.BaseProtocol]]:
+        """aiohttp's low-level server (no router: one handler sees every path) and the
+        protocol factory to serve it with; call on the listener's loop."""
+        web_server = web.Server(
+            self.handle,
+            logger=_ServerLog(log, {}),
+            access_log=None,
+            keepalive_timeout=self.limits.header_timeout,
+            lingering_time=self.limits.linger,
+        )
+        return web_server, self.guard.factory(web_server)
+
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        protocol = request.protocol
+        self.guard.started(protocol)
+        try:
+            return await self._handle(request)
+        finally:
+            self.guard.finished(protocol)
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        path = request.raw_path.partition("?")[0].encode("utf-8", "surrogateescape")
+        if not hmac.compare_digest(path, self._path):
+            return _not_found()
+        try:
+            reply = await self._reply(request)
+            await self.inbox.add_async([reply])
+        except Rejected as exc:
+            log.info("refused a reply call: %d %s", exc.status, exc.reason)
+            response = _text(exc.status, exc.reason)
+            if exc.status == 405:
+                response.headers["Allow"] = ALLOWED
+            if exc.close:
+                response.force_close()
+            return response
+        except (sqlite3.Error, InboxClosed) as exc:
+            response = _text(503, f"The reply was not stored ({exc}); try again.")
+            response.headers["Retry-After"] = "1"
+            return response
+        except ConnectionError:
+            log.debug("a caller hung up before its request was complete")
+            return _text(400, "The request was cut short.")
+        except Exception:
+            # Never a traceback page: the caller learns only that this end failed.
+            log.exception("a reply call failed unexpectedly")
+            return _text(500, "The listener failed to handle this call.")
+        return web.Response(body=b"OK", content_type="text/plain")
+
+    async def _reply(self, request: web.BaseRequest) -> IncomingReply:
+        if request.method == "GET":
+            return self._params.read(request.rel_url.raw_query_string)
+        if request.method != "POST":
+            raise Rejected(405, f"{request.method[:20]} is not accepted here; use {ALLOWED}")
+        if "Content-Type" not in request.headers:
+            raise Rejected(
+                415, f"a POST needs a Content-Type: {FORM_TYPE} or {JSON_TYPE}", close=True
+            )
+        kind = request.content_type
+        if kind not in (FORM_TYPE, JSON_TYPE):
+            raise Rejected(
+                415,
+                f"{kind[:60]} is not accepted: a reply webhook posts {FORM_TYPE}, "
+                f"a keyword forward {JSON_TYPE}",
+                close=True,
+            )
+        charset = request.charset
+        if charset is not None and charset.lower().replace("_", "-") not in UTF8_CHARSETS:
+            raise Rejected(415, f"charset {charset[:20]} is not accepted; send UTF-8", close=True)
+        body = await self._body(request)
+        if kind == JSON_TYPE:
+            return reply_from_keyword(body, self.zone)
+        return self._params.read(decode_form(body))
+
+    async def _body(self, request: web.BaseRequest) -> bytes:
+        limit = self.limits.max_body
+        length = request.content_length
+        if length is not None and length > limit:
+            raise Rejected(
+                413, f"the body is {length} bytes; at most {limit} are accepted", close=True
+            )
+        data = bytearray()
+        try:
+            async with asyncio.timeout(self.limits.body_timeout):
+                while len(data) <= limit:
+                    chunk = await request.content.read(limit + 1 - len(data))
+                    if not chunk:
+                        break
+                    data += chunk
+        except TimeoutError:
+            raise Rejected(
+                408, f"the body did not arrive within {self.limits.body_timeout:g} s", close=True
+            ) from None
+        if len(data) > limit:
+            raise Rejected(413, f"the body is over {limit} bytes", close=True)
+        return bytes(data)

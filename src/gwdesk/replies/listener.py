@@ -1,0 +1,292 @@
+"""The reply listener: an aiohttp server on its own thread and event loop.
+
+Its own loop keeps it answering while a GUI is busy (and keeps Qt out of it
+entirely); storing happens on the inbox's writer thread. The socket is bound on
+the caller's thread before the loop starts, so a taken port is reported at once,
+with a free one to offer instead. It binds to 127.0.0.1 unless told otherwise;
+any other address comes with a warning to show the operator, because then anyone
+who can reach the machine and learns the secret path can add replies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import socket
+import threading
+from dataclasses import dataclass
+from typing import Final
+from zoneinfo import ZoneInfo
+
+from aiohttp import web
+
+from gwdesk.domain.profile import is_loopback
+from gwdesk.replies.endpoint import ListenerLimits, ReplyEndpoint
+from gwdesk.replies.feed import FeedCallback, Subscription
+from gwdesk.replies.inbox import ReplyInbox
+from gwdesk.replies.template import DEFAULT_FIELDS, ReplyTemplate
+
+log = logging.getLogger("gwdesk.replies.listener")
+LOOPBACK: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8642
+"""The port tried first when none is given or remembered for the profile."""
+SUGGESTION_RANGE: Final = 20
+WILDCARDS: Final = frozenset({"", "0.0.0.0", "::"})  # noqa: S104 - named to be recognised
+BACKLOG: Final = 1024
+SHUTDOWN_GRACE: Final = 2.0
+
+
+class ListenerError(Exception):
+    """The listener cannot start; the message says why and what to do."""
+
+
+class PortInUseError(ListenerError):
+    def __init__(self, host: str, port: int, suggestion: int | None) -> None:
+        offer = f"; port {suggestion} is free" if suggestion else ""
+        super().__init__(f"Port {port} on {host} is already in use{offer}.")
+        self.port = port
+        self.suggestion = suggestion
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerInfo:
+    host: str
+    port: int
+    template: ReplyTemplate
+    warning: str | None
+    """Set when bound to an address other machines can reach."""
+
+    @property
+    def address(self) -> str:
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{shown}:{self.port}"
+
+
+def remote_warning(host: str) -> str | None:
+    if is_loopback(host):
+        return None
+    where = "every network interface" if host in WILDCARDS else host
+    return (
+        f"The reply listener is reachable from other machines ({where}): anyone who learns "
+        "its ReplyPath can add replies, and the calls are not encrypted. Bind to 127.0.0.1 "
+        "and put a TLS reverse proxy or tunnel in front unless this network is trusted."
+    )
+
+
+def _address(host: str, port: int) -> tuple[int, tuple[object, ...]]:
+    try:
+        infos = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise ListenerError(f"Cannot listen on {host!r}: {exc.strerror}.") from None
+    family, _, _, _, address = infos[0]
+    return family, address
+
+
+def _try_bind(host: str, port: int) -> socket.socket:
+    family, address = _address(host, port)
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def suggest_free_port(host: str, taken: int) -> int | None:
+    """A port near `taken` that is free right now (else any free one the system offers)."""
+    candidates = [p for p in range(taken + 1, taken + 1 + SUGGESTION_RANGE) if p < 65536]
+    for candidate in [*candidates, 0]:
+        try:
+            with _try_bind(host, candidate) as probe:
+                return int(probe.getsockname()[1])
+        except (OSError, ListenerError):
+            continue
+    return None
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on (host, port), or a `ListenerError` that says what to do."""
+    try:
+        sock = _try_bind(host, port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUseError(host, port, suggest_free_port(host, port)) from None
+        if exc.errno == errno.EACCES:
+            raise ListenerError(
+                f"Port {port} needs administrator rights; use a port above 1023."
+            ) from None
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise ListenerError(f"{host} is not an address of this machine.") from None
+        raise ListenerError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.") from None
+    sock.listen(BACKLOG)
+    sock.setblocking(False)
+    return sock
+
+
+class ReplyListener:
+    """Start, stop and describe the listener; replies go into `inbox`.
+
+    `port=None` uses the port remembered for the profile (else `DEFAULT_PORT`), so
+    the `ReplyPath` configured at the gateway keeps working across restarts; the
+    port actually bound is remembered, unless an ephemeral one (0) was asked for.
+    `zone` is the gateway account's time zone, in which webhook times are read.
+    """
+
+    def __init__(
+        self,
+        inbox: ReplyInbox,
+        zone: ZoneInfo,
+        *,
+        host: str = LOOPBACK,
+        port: int | None = None,
+        public_host: str | None = None,
+        fields: tuple[tuple[str, str], ...] = DEFAULT_FIELDS,
+        limits: ListenerLimits | None = None,
+    ) -> None:
+        self.inbox = inbox
+        self.zone = zone
+        self.host = host
+        self.port = port
+        self.public_host = public_host
+        self.fields = fields
+        self.limits = limits or ListenerLimits()
+        self._info: ListenerInfo | None = None
+        self._endpoint: ReplyEndpoint | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._info is not None
+
+    @property
+    def info(self) -> ListenerInfo | None:
+        return self._info
+
+    @property
+    def requests_in_progress(self) -> int:
+        """Requests being handled right now (waiting for their body or their commit)."""
+        return len(self._endpoint.guard.busy) if self._endpoint is not None else 0
+
+    @property
+    def template(self) -> ReplyTemplate:
+        if self._info is None:
+            raise ListenerError("The reply listener is not running.")
+        return self._info.template
+
+    def subscribe(self, callback: FeedCallback) -> Subscription:
+        """Batches of stored replies, delivered on the writer thread (see `gwdesk.replies.feed`)."""
+        return self.inbox.subscribe(callback)
+
+    def start(self, timeout: float = 10.0) -> ListenerInfo:
+        """Bind and serve (starting the inbox if need be); a running listener is left as is.
+
+        Raises `PortInUseError` (with a free port to offer) or `ListenerError`.
+        """
+        if self._info is not None:
+            return self._info
+        store = self.inbox.store
+        wanted = self.port if self.port is not None else store.remembered_port() or DEFAULT_PORT
+        sock = bind(self.host, wanted)
+        try:
+            port = int(sock.getsockname()[1])
+            advertised = self.public_host or (
+                socket.gethostname() if self.host in WILDCARDS else self.host
+            )
+            template = ReplyTemplate.generate(advertised, port, store.secret(), self.fields)
+        except BaseException:
+            sock.close()
+            raise
+        endpoint = ReplyEndpoint(self.inbox, template, self.zone, self.limits)
+        self.inbox.start()
+        ready = threading.Event()
+        failure: list[BaseException] = []
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(
+            target=self._run,
+            args=(loop, sock, endpoint, ready, failure),
+            name="gwdesk-reply-listener",
+            daemon=True,
+        )
+        thread.start()
+        if not ready.wait(timeout) or failure:
+            sock.close()
+            if thread.is_alive() and not loop.is_closed():
+                loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+            reason = failure[0] if failure else "it did not start in time"
+            raise ListenerError(f"The reply listener could not start: {reason}.")
+        self._loop, self._thread, self._endpoint = loop, thread, endpoint
+        if wanted != 0:
+            store.remember_port(port)
+        self._info = ListenerInfo(self.host, port, template, remote_warning(self.host))
+        log.info("reply listener on %s", self._info.address)
+        return self._info
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop accepting, let requests in progress finish (briefly), close the socket."""
+        loop, thread = self._loop, self._thread
+        self._info = self._loop = self._thread = self._endpoint = None
+        if loop is None or thread is None:
+            return
+        if thread.is_alive():
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+
+    def __enter__(self) -> ReplyListener:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- the listener thread ---------------------------------------------------------------
+
+    def _run(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        sock: socket.socket,
+        endpoint: ReplyEndpoint,
+        ready: threading.Event,
+        failure: list[BaseException],
+    ) -> None:
+        asyncio.set_event_loop(loop)
+
+        async def open_server() -> tuple[web.Server, asyncio.Server]:
+            web_server, factory = endpoint.server()
+            return web_server, await loop.create_server(factory, sock=sock, backlog=BACKLOG)
+
+        try:
+            web_server, server = loop.run_until_complete(open_server())
+        except Exception as exc:
+            failure.append(exc)
+            ready.set()
+            loop.close()
+            return
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(self._shutdown(server, web_server))
+            leftovers = asyncio.all_tasks(loop)
+            for task in leftovers:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
+            loop.close()
+
+    @staticmethod
+    async def _shutdown(server: asyncio.Server, web_server: web.Server) -> None:
+        """Stop accepting, close idle connections, give requests in progress a moment."""
+        server.close()
+        web_server.pre_shutdown()
+        await web_server.shutdown(SHUTDOWN_GRACE)
+        try:
+            async with asyncio.timeout(SHUTDOWN_GRACE):
+                await server.wait_closed()
+        except TimeoutError:
+            log.debug("reply listener connections still open at shutdown")

@@ -1,0 +1,183 @@
+"""The console's local SQLite file: one per profile, versioned by `user_version`.
+
+Each concern (drafts, sent history, and later the outbox, replies and log cache)
+owns its tables and registers its migration steps here, so one file upgrades in
+one place and a newer file is refused rather than misread.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+#: Migration steps in order; step N brings `user_version` from N to N+1.
+MIGRATIONS: Final[tuple[str, ...]] = (
+    """
+    CREATE TABLE drafts (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+    );
+    CREATE TABLE history (
+        id INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        recipients TEXT NOT NULL,
+        text TEXT NOT NULL,
+        ok INTEGER NOT NULL,
+        message_id TEXT,
+        batch_code TEXT,
+        status TEXT,
+        external_system_id TEXT,
+        detail TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX history_at ON history(at);
+    """,
+    # Replies (gwdesk.store.replies): one row per reply, known by its natural key.
+    """
+    CREATE TABLE replies (
+        id INTEGER PRIMARY KEY,
+        from_number TEXT NOT NULL,
+        to_number TEXT NOT NULL,
+        text TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        sent_at TEXT,
+        message_id TEXT,
+        reply_id TEXT,
+        keyword TEXT,
+        source TEXT NOT NULL,
+        stored_at TEXT NOT NULL,
+        seen INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE UNIQUE INDEX replies_natural_key ON replies(from_number, to_number, received_at, text);
+    CREATE INDEX replies_received ON replies(received_at);
+    CREATE INDEX replies_from ON replies(from_number, received_at);
+    CREATE INDEX replies_unseen ON replies(id) WHERE seen = 0;
+    CREATE TABLE reply_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    """,
+    # Log cache (gwdesk.store.logcache): the account's log records, one row per messageId.
+    # Times are UTC microseconds; log_text (FTS5) is filled per batch up to log_sync.indexed_to.
+    """
+    CREATE TABLE log_records (
+        id INTEGER PRIMARY KEY,
+        message_id TEXT NOT NULL UNIQUE,
+        status TEXT NOT NULL,
+        date_sent INTEGER,
+        date_lodged INTEGER NOT NULL,
+        receipt INTEGER,
+        receipt_raw TEXT,
+        sender TEXT,
+        costcentre TEXT,
+        from_number TEXT,
+        to_number TEXT,
+        subject TEXT,
+        message TEXT,
+        parts INTEGER,
+        type TEXT,
+        senderid INTEGER,
+        senderserviceid INTEGER,
+        replytype TEXT,
+        replypath TEXT,
+        tracking_id TEXT,
+        batch_tracking_id TEXT,
+        extra TEXT,
+        synced INTEGER NOT NULL
+    );
+    CREATE INDEX log_records_lodged ON log_records(date_lodged);
+    CREATE INDEX log_records_status ON log_records(status, date_lodged);
+    CREATE INDEX log_records_type ON log_records(type, date_lodged);
+    CREATE INDEX log_records_to ON log_records(to_number, date_lodged);
+    CREATE VIRTUAL TABLE log_text USING fts5(
+        message, subject, content='log_records', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2', detail=none
+    );
+    CREATE TABLE log_sync (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        cursor INTEGER,
+        at_cursor TEXT NOT NULL DEFAULT '[]',
+        backfill TEXT,
+        indexed_to INTEGER NOT NULL DEFAULT 0,
+        synced_at INTEGER
+    );
+    INSERT INTO log_sync(id) VALUES (1);
+    CREATE TRIGGER log_records_text_update AFTER UPDATE OF message, subject ON log_records
+    WHEN (old.message IS NOT new.message OR old.subject IS NOT new.subject)
+        AND old.id <= (SELECT indexed_to FROM log_sync WHERE id = 1)
+    BEGIN
+        INSERT INTO log_text(log_text, rowid, message, subject)
+            VALUES ('delete', old.id, old.message, old.subject);
+        INSERT INTO log_text(rowid, message, subject) VALUES (new.id, new.message, new.subject);
+    END;
+    CREATE TRIGGER log_records_text_delete AFTER DELETE ON log_records
+    WHEN old.id <= (SELECT indexed_to FROM log_sync WHERE id = 1)
+    BEGIN
+        INSERT INTO log_text(log_text, rowid, message, subject)
+            VALUES ('delete', old.id, old.message, old.subject);
+    END;
+    CREATE TABLE log_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    """,
+    # Replies, under a flood: indexes that take a group's rows in a few pages, not one each
+    # (the natural key led by the received time; unread kept as a watermark in reply_meta).
+    """
+    DROP INDEX replies_natural_key;
+    DROP INDEX replies_received;
+    DROP INDEX replies_unseen;
+    ALTER TABLE replies DROP COLUMN seen;
+    CREATE UNIQUE INDEX replies_key ON replies(received_at, from_number, to_number, text);
+    """,
+)
+
+
+class StoreError(Exception):
+    """The local store cannot be used; the message says what to do."""
+
+
+def slug(name: str) -> str:
+    """A file-system-safe name for a profile's database file."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "profile"
+    return cleaned[:60]
+
+
+def connect(path: Path | str) -> sqlite3.Connection:
+    """Open (and upgrade) a store; `:memory:` for throw-away use."""
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout=5000")
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    migrate(conn)
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise StoreError(
+            f"This data file was written by a newer gwdesk (version {version}); update gwdesk."
+        )
+    for step in range(version, len(MIGRATIONS)):
+        # executescript commits any open transaction first, so the step carries its own.
+        script = f"BEGIN IMMEDIATE;\n{MIGRATIONS[step]}\nPRAGMA user_version = {step + 1};\nCOMMIT;"
+        try:
+            conn.executescript(script)
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

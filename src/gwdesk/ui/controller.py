@@ -1,0 +1,190 @@
+"""Start-up and shutdown of the console: which gateway to connect, and the embedded sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from gwdesk.domain.models import Secret
+from gwdesk.domain.profile import Profile
+from gwdesk.gateway.service import GatewayService
+from gwdesk.paths import AppPaths
+from gwdesk.sandbox.config import DEFAULT_NAMESPACE as SANDBOX_NAMESPACE
+from gwdesk.sandbox.config import DEFAULT_PASSWORD as SANDBOX_PASSWORD
+from gwdesk.sandbox.config import DEFAULT_TIMEZONE as SANDBOX_TIMEZONE
+from gwdesk.sandbox.config import DEFAULT_USERNAME as SANDBOX_USERNAME
+from gwdesk.settings import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
+from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.main_window import MainWindow, TabFactory
+from gwdesk.ui.sandbox_process import SandboxAddresses, SandboxProcess, SandboxStartError
+from gwdesk.ui.session import Session
+from gwdesk.ui.tasks import TaskRunner
+
+log = logging.getLogger("gwdesk.ui")
+SANDBOX_PROFILE_NAME = "Sandbox"
+
+
+def default_service_factory(profile: Profile, password: Secret) -> GatewayService:
+    return GatewayService(profile, password)
+
+
+def default_tabs() -> list[TabFactory]:
+    from gwdesk.ui.tabs.batch import BatchTab
+    from gwdesk.ui.tabs.fax_mms import FaxMmsTab
+    from gwdesk.ui.tabs.logs import LogsTab
+    from gwdesk.ui.tabs.send import SendTab
+    from gwdesk.ui.tabs.status import StatusTab
+
+    return [SendTab, BatchTab, StatusTab, LogsTab, FaxMmsTab]
+
+
+def sandbox_profile(addresses: SandboxAddresses) -> Profile:
+    return Profile(
+        name=SANDBOX_PROFILE_NAME,
+        rest_url=addresses.rest_url,
+        lodge_url=addresses.lodge_url,
+        soap_namespace=SANDBOX_NAMESPACE,
+        username=SANDBOX_USERNAME,
+        auth="oauth",
+        timezone=SANDBOX_TIMEZONE,
+        region="AU",
+        lodge_port="soap12",
+    )
+
+
+class AppController:
+    """Connects the session to a gateway at start, on request, and tears down at exit."""
+
+    def __init__(
+        self,
+        window: MainWindow,
+        session: Session,
+        tasks: TaskRunner,
+        profiles: ProfileStore,
+        vault: PasswordVault,
+        paths: AppPaths,
+        reporter: ErrorReporter,
+    ) -> None:
+        self.window = window
+        self.session = session
+        self.tasks = tasks
+        self.profiles = profiles
+        self.vault = vault
+        self.paths = paths
+        self.reporter = reporter
+        self.sandbox: SandboxProcess | None = None
+        self.session_passwords: dict[str, Secret] = {}
+        """Passwords kept for this session only, where no keyring could store them."""
+        self._closed = asyncio.Event()
+        window.closing.connect(self._closed.set)
+        window.profiles_requested.connect(self.open_profiles)
+
+    async def run(
+        self, *, profile: str | None = None, sandbox: bool = False, quit_after: float | None = None
+    ) -> int:
+        await self.connect_initial(profile, sandbox)
+        if quit_after is not None:
+            asyncio.get_running_loop().call_later(quit_after, self.window.close)
+        await self._closed.wait()
+        await self.shutdown()
+        return 0
+
+    async def connect_initial(self, name: str | None, sandbox: bool) -> None:
+        try:
+            saved = self.profiles.profiles()
+            chosen = name or self.profiles.default_name
+        except SettingsError as exc:
+            self.window.status.showMessage(f"Profiles could not be read: {exc}", 15000)
+            saved, chosen = [], None
+        if sandbox or not saved:
+            await self.use_sandbox()
+            return
+        profile = next((p for p in saved if p.name == chosen), saved[0])
+        password = self.password_for(profile)
+        if password is None:
+            self.window.status.showMessage(
+                f"Enter the password of profile {profile.name!r} to connect.", 15000
+            )
+            self.open_profiles()
+            return
+        await self.session.activate(profile, password)
+        log.info("connected profile %r at %s", profile.name, profile.rest_url)
+
+    def password_for(self, profile: Profile) -> Secret | None:
+        kept = self.session_passwords.get(profile.keyring_key)
+        if kept is not None:
+            return kept
+        try:
+            return self.vault.get(profile)
+        except KeyringUnavailable:
+            return None
+
+    async def use_sandbox(self) -> None:
+        """Start (once) the embedded sandbox and connect to its demo account."""
+        self.window.status.showMessage("Starting the sandbox gateway…")
+        if self.sandbox is None or not self.sandbox.running:
+            self.sandbox = SandboxProcess(
+                self.paths.sandbox_db, "--simulate-delivery", "--auto-reply"
+            )
+            try:
+                await self.sandbox.start()
+            except SandboxStartError as exc:
+                self.sandbox = None
+                self.window.status.showMessage(f"The sandbox gateway did not start: {exc}")
+                log.error("sandbox start failed: %s", exc)
+                return
+        assert self.sandbox.addresses is not None
+        await self.session.activate(
+            sandbox_profile(self.sandbox.addresses), Secret(SANDBOX_PASSWORD), sandbox=True
+        )
+        self.window.status.showMessage("Connected to the sandbox gateway.", 5000)
+        log.info("connected to the sandbox gateway at %s", self.sandbox.addresses.rest_url)
+
+    def open_profiles(self) -> None:
+        from gwdesk.ui.dialogs.profiles import ProfilesDialog
+
+        current = (
+            None
+            if self.session.is_sandbox or self.session.profile is None
+            else (self.session.profile.name)
+        )
+        dialog = ProfilesDialog(
+            self.profiles,
+            self.vault,
+            current,
+            self.window,
+            tasks=self.tasks,
+            session_passwords=self.session_passwords,
+        )
+        dialog.finished.connect(lambda _code: self._profiles_closed(dialog))
+        dialog.open()
+
+    def _profiles_closed(self, dialog: object) -> None:
+        from gwdesk.ui.dialogs.profiles import ProfilesDialog
+
+        assert isinstance(dialog, ProfilesDialog)
+        if dialog.use_sandbox:
+            self.tasks.run(self.use_sandbox(), key="connect", context="connecting to the sandbox")
+            return
+        if dialog.chosen is None or dialog.password is None:
+            return
+        if dialog.kept_for_session:
+            self.session_passwords[dialog.chosen.keyring_key] = dialog.password
+            self.window.status.showMessage(
+                f"No system keyring: the password of {dialog.chosen.name!r} is kept "
+                "for this session only.",
+                15000,
+            )
+        self.session.password_kept_for_session = dialog.kept_for_session
+        self.tasks.run(
+            self.session.activate(dialog.chosen, dialog.password),
+            key="connect",
+            context=f"connecting profile {dialog.chosen.name}",
+        )
+
+    async def shutdown(self) -> None:
+        await self.tasks.drain()
+        await self.session.close()
+        if self.sandbox is not None:
+            sandbox, self.sandbox = self.sandbox, None
+            await asyncio.get_running_loop().run_in_executor(None, sandbox.stop)

@@ -1,0 +1,309 @@
+"""The form of one profile: every field, and the model's refusals shown at the field.
+
+Checking is the `Profile` model's job; the form only turns what the model says
+(a pydantic error naming a field) into a red border and a line under that field,
+so the rules live in one place and the dialog cannot drift from the CLI.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pydantic
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QCompleter,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.domain.models import Secret
+from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.domain.profile import DEFAULT_NAMESPACE, DEFAULT_TIMEZONE, Profile
+from gwdesk.ui.dialogs.profile_choices import AUTH_CHOICES, LODGE_PORTS, regions, time_zones
+from gwdesk.ui.widgets.validity import set_invalid, set_role
+
+PASSWORD = "password"  # noqa: S105 - the key of the password field
+FIELD_LABELS = {
+    "name": "&Name",
+    "rest_url": "&REST base URL",
+    "lodge_url": "&Lodge URL",
+    "soap_namespace": "SOAP na&mespace",
+    "username": "&User name",
+    PASSWORD: "Pass&word",
+    "auth": "&Authentication",
+    "timezone": "Gateway time &zone",
+    "region": "Default re&gion",
+    "lodge_port": "Preferred Lodge p&ort",
+    "ca_bundle": "CA &bundle",
+}
+
+
+def plain_message(error: Any) -> str:
+    """A pydantic error item as a sentence an operator can act on."""
+    kind = error.get("type", "")
+    context = error.get("ctx") or {}
+    if kind == "string_too_short":
+        return "This is required."
+    if kind == "string_too_long":
+        return f"At most {context.get('max_length', 'a few')} characters."
+    if kind == "missing":
+        return "This is required."
+    text = str(error.get("msg", "not valid")).removeprefix("Value error, ").strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith(".") else f"{text}."
+
+
+def field_errors(exc: pydantic.ValidationError) -> dict[str, str]:
+    """First message per field of the profile; model-wide errors under the key ''."""
+    found: dict[str, str] = {}
+    for error in exc.errors():
+        location = error.get("loc") or ("",)
+        found.setdefault(str(location[0]), plain_message(error))
+    return found
+
+
+class ProfileForm(QWidget):
+    """Inputs for every `Profile` field plus the password, each with its own error line."""
+
+    edited = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name_edit = QLineEdit()
+        self.name_edit.setPlaceholderText("e.g. Production")
+        self.rest_edit = QLineEdit()
+        self.rest_edit.setPlaceholderText("https://gateway.example.com/api")
+        self.rest_edit.setToolTip(
+            "The address the /v2/ endpoints hang off; https (plain http only for this machine)"
+        )
+        self.lodge_edit = QLineEdit()
+        self.lodge_edit.setPlaceholderText("Optional: https://gateway.example.com/Lodge.asmx")
+        self.lodge_edit.setToolTip("The legacy Lodge service, for Lodge SMS, WAP push, MMS and fax")
+        self.namespace_edit = QLineEdit()
+        self.namespace_edit.setToolTip("The Lodge SOAP namespace your gateway's WSDL declares")
+        self.username_edit = QLineEdit()
+        self.password_edit = QLineEdit()
+        self.password_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.password_edit.setToolTip(
+            "Kept in the system keyring, never in a settings file or the log"
+        )
+        self.auth_combo = QComboBox()
+        for key, label, tip in AUTH_CHOICES:
+            self.auth_combo.addItem(label, key)
+            self.auth_combo.setItemData(
+                self.auth_combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole
+            )
+        self.zone_combo = QComboBox()
+        self.zone_combo.setEditable(True)
+        self.zone_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.zone_combo.addItems(list(time_zones()))
+        self.zone_combo.setToolTip(
+            "The gateway account's zone: webhook times and times without an offset are read in it"
+        )
+        completer = QCompleter(self.zone_combo.model(), self.zone_combo)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.zone_combo.setCompleter(completer)
+        self.region_combo = QComboBox()
+        for code, label in regions():
+            self.region_combo.addItem(label, code)
+        self.region_combo.setToolTip("Where numbers typed without a country code belong")
+        self.port_combo = QComboBox()
+        for key, label in LODGE_PORTS:
+            self.port_combo.addItem(label, key)
+        self.port_combo.setToolTip("How Lodge calls travel; SOAP 1.2 unless your gateway says")
+        self.ca_edit = QLineEdit()
+        self.ca_edit.setPlaceholderText("Optional: a PEM file of extra trusted certificates")
+        self.ca_button = QPushButton("Browse…")
+        self.ca_button.setAccessibleName("Choose a CA bundle file")
+        self.ca_button.clicked.connect(self.choose_ca_bundle)
+        self.password_hint = QLabel()
+        self.password_hint.setProperty("role", "hint")
+        self.password_hint.setWordWrap(True)
+
+        self.inputs: dict[str, QWidget] = {
+            "name": self.name_edit,
+            "rest_url": self.rest_edit,
+            "lodge_url": self.lodge_edit,
+            "soap_namespace": self.namespace_edit,
+            "username": self.username_edit,
+            PASSWORD: self.password_edit,
+            "auth": self.auth_combo,
+            "timezone": self.zone_combo,
+            "region": self.region_combo,
+            "lodge_port": self.port_combo,
+            "ca_bundle": self.ca_edit,
+        }
+        self.errors: dict[str, QLabel] = {}
+        layout = QFormLayout(self)
+        layout.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        layout.setVerticalSpacing(6)
+        for key, widget in self.inputs.items():
+            widget.setAccessibleName(FIELD_LABELS[key].replace("&", ""))
+            caption = QLabel(FIELD_LABELS[key])
+            caption.setBuddy(widget)
+            layout.addRow(caption, self._field_box(key, widget))
+        self._wire_edits()
+        self.clear()
+
+    def _field_box(self, key: str, widget: QWidget) -> QWidget:
+        """The input (plus its Browse button or hint) with its hidden error line below."""
+        box = QWidget()
+        column = QVBoxLayout(box)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        if key == "ca_bundle":
+            row = QHBoxLayout()
+            row.addWidget(widget, 1)
+            row.addWidget(self.ca_button)
+            column.addLayout(row)
+        else:
+            column.addWidget(widget)
+        if key == PASSWORD:
+            column.addWidget(self.password_hint)
+        error = QLabel()
+        error.setProperty("role", "error")
+        error.setWordWrap(True)
+        error.setAccessibleName(f"{FIELD_LABELS[key].replace('&', '')} error")
+        error.hide()
+        column.addWidget(error)
+        self.errors[key] = error
+        return box
+
+    def _wire_edits(self) -> None:
+        for key, widget in self.inputs.items():
+            if isinstance(widget, QLineEdit):
+                widget.textEdited.connect(lambda _text, k=key: self._touched(k))
+            elif isinstance(widget, QComboBox):
+                widget.currentTextChanged.connect(lambda _text, k=key: self._touched(k))
+
+    def _touched(self, key: str) -> None:
+        self.clear_error(key)
+        self.edited.emit()
+
+    # ---- values ----------------------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Empty fields with the usual defaults, as for a new profile."""
+        for edit in (
+            self.name_edit,
+            self.rest_edit,
+            self.lodge_edit,
+            self.username_edit,
+            self.password_edit,
+            self.ca_edit,
+        ):
+            edit.clear()
+        self.namespace_edit.setText(DEFAULT_NAMESPACE)
+        self._select(self.auth_combo, "oauth")
+        self.zone_combo.setCurrentText(DEFAULT_TIMEZONE)
+        self._select(self.region_combo, DEFAULT_REGION)
+        self._select(self.port_combo, "soap12")
+        self.clear_errors()
+
+    def load(self, profile: Profile) -> None:
+        self.clear()
+        self.name_edit.setText(profile.name)
+        self.rest_edit.setText(profile.rest_url)
+        self.lodge_edit.setText(profile.lodge_url or "")
+        self.namespace_edit.setText(profile.soap_namespace)
+        self.username_edit.setText(profile.username)
+        self._select(self.auth_combo, profile.auth)
+        self.zone_combo.setCurrentText(profile.timezone)
+        self._select(self.region_combo, profile.region)
+        self._select(self.port_combo, profile.lodge_port)
+        self.ca_edit.setText(str(profile.ca_bundle) if profile.ca_bundle else "")
+        self.clear_errors()
+
+    @staticmethod
+    def _select(combo: QComboBox, key: str) -> None:
+        index = combo.findData(key)
+        combo.setCurrentIndex(max(index, 0))
+
+    def raw_values(self) -> dict[str, object]:
+        ca_text = self.ca_edit.text().strip()
+        return {
+            "name": self.name_edit.text(),
+            "rest_url": self.rest_edit.text(),
+            "lodge_url": self.lodge_edit.text() or None,
+            "soap_namespace": self.namespace_edit.text().strip() or DEFAULT_NAMESPACE,
+            "username": self.username_edit.text(),
+            "auth": self.auth_combo.currentData(),
+            "timezone": self.zone_combo.currentText().strip(),
+            "region": self.region_combo.currentData(),
+            "lodge_port": self.port_combo.currentData(),
+            "ca_bundle": ca_text or None,
+        }
+
+    def profile(self) -> Profile | None:
+        """The typed profile, or None after showing each refusal at its field."""
+        self.clear_errors()
+        values = self.raw_values()
+        try:
+            profile = Profile.model_validate(values)
+        except pydantic.ValidationError as exc:
+            for key, message in field_errors(exc).items():
+                self.show_error(key if key in self.inputs else "name", message)
+            self.focus_first_error()
+            return None
+        if profile.ca_bundle is not None and not Path(profile.ca_bundle).is_file():
+            self.show_error("ca_bundle", "There is no such file.")
+            self.focus_first_error()
+            return None
+        return profile
+
+    def typed_password(self) -> Secret | None:
+        text = self.password_edit.text()
+        return Secret(text) if text else None
+
+    # ---- errors ----------------------------------------------------------------------------
+
+    def show_error(self, key: str, message: str) -> None:
+        label = self.errors[key]
+        label.setText(message)
+        label.show()
+        set_invalid(self.inputs[key], True)
+
+    def clear_error(self, key: str) -> None:
+        self.errors[key].hide()
+        set_invalid(self.inputs[key], False)
+
+    def clear_errors(self) -> None:
+        for key in self.inputs:
+            self.clear_error(key)
+
+    def error_text(self, key: str) -> str:
+        label = self.errors[key]
+        return "" if label.isHidden() else label.text()
+
+    def focus_first_error(self) -> None:
+        for key, widget in self.inputs.items():
+            if not self.errors[key].isHidden():
+                widget.setFocus()
+                return
+
+    def set_password_hint(self, text: str, role: str = "hint") -> None:
+        self.password_hint.setText(text)
+        self.password_hint.setVisible(bool(text))
+        set_role(self.password_hint, role)
+
+    def choose_ca_bundle(self) -> None:
+        start = self.ca_edit.text().strip() or str(Path.home())
+        path, _filter = QFileDialog.getOpenFileName(
+            self,
+            "Choose a CA bundle",
+            start,
+            "Certificates (*.pem *.crt *.cer);;All files (*)",
+        )
+        if path:
+            self.ca_edit.setText(path)
+            self._touched("ca_bundle")

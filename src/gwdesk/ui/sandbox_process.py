@@ -1,0 +1,139 @@
+"""The embedded sandbox gateway as a child process of the console.
+
+A child process, not a thread: the sandbox's work (batch loading, webhooks, a
+million-row log listing) must never compete with the GUI thread for the GIL.
+Its first stdout line names its addresses; closing the console stops it, and it
+exits on its own when the console dies (its stdin closes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class SandboxStartError(RuntimeError):
+    """The sandbox did not come up; the message says why, in plain words."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxAddresses:
+    rest_url: str
+    lodge_url: str
+
+
+def sandbox_command(db: Path, *extra: str) -> list[str]:
+    """The command line that runs `gwdesk-sandbox serve` with this interpreter (or frozen app)."""
+    if getattr(sys, "frozen", False):
+        base = [sys.executable, "sandbox"]
+    else:
+        base = [sys.executable, "-m", "gwdesk.sandbox"]
+    return [
+        *base,
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--db",
+        str(db),
+        "--exit-with-parent",
+        *extra,
+    ]
+
+
+def parse_banner(line: str) -> SandboxAddresses:
+    """Read `rest=URL lodge=URL`, the one line the sandbox prints once it listens."""
+    fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+    if "rest" not in fields or "lodge" not in fields:
+        raise SandboxStartError(f"the sandbox printed an unexpected first line: {line[:200]!r}")
+    return SandboxAddresses(fields["rest"], fields["lodge"])
+
+
+class SandboxProcess:
+    """Start, watch and stop the child sandbox."""
+
+    def __init__(self, db: Path, *extra_args: str) -> None:
+        self.db = db
+        self.extra_args = extra_args
+        self._process: subprocess.Popen[str] | None = None
+        self.addresses: SandboxAddresses | None = None
+        self.start_timeout = 30.0
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while it is ours (for logs and tests)."""
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def _spawn(self) -> subprocess.Popen[str]:
+        self.db.parent.mkdir(parents=True, exist_ok=True)
+        # stderr goes to a file, not a pipe nobody drains (a full pipe would stall the child).
+        with self.log_path.open("a", encoding="utf-8") as log:
+            return subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                sandbox_command(self.db, *self.extra_args),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                encoding="utf-8",
+            )
+
+    async def start(self) -> SandboxAddresses:
+        """Launch the child and wait (off the event loop) for its banner line."""
+        loop = asyncio.get_running_loop()
+        process = await loop.run_in_executor(None, self._spawn)
+        self._process = process
+        assert process.stdout is not None
+        try:
+            line = await asyncio.wait_for(
+                loop.run_in_executor(None, process.stdout.readline), self.start_timeout
+            )
+        except TimeoutError:
+            self.stop()
+            raise SandboxStartError(
+                f"the sandbox did not start within {self.start_timeout:.0f} s"
+            ) from None
+        if not line:
+            stderr = await loop.run_in_executor(None, self._drain_stderr)
+            self.stop()
+            raise SandboxStartError(f"the sandbox exited at start: {stderr[-500:].strip()}")
+        self.addresses = parse_banner(line)
+        return self.addresses
+
+    @property
+    def log_path(self) -> Path:
+        return self.db.with_suffix(".log")
+
+    def _drain_stderr(self) -> str:
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=5)
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Ask the child to stop (SIGTERM), and kill it if it does not."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=timeout)
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()

@@ -1,0 +1,71 @@
+"""The active profile and what belongs to it: the gateway service and the local store.
+
+Tabs never build services themselves; they are handed the `Session` and listen
+for `changed`, so switching profile (or starting on the sandbox) is one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from gwdesk.domain.models import Secret
+from gwdesk.domain.profile import Profile
+from gwdesk.gateway.errors import GatewayError
+from gwdesk.gateway.service import GatewayService
+from gwdesk.paths import AppPaths
+from gwdesk.store.database import slug
+from gwdesk.store.local import LocalStore
+
+ServiceFactory = Callable[[Profile, Secret], GatewayService]
+SANDBOX_STORE = "__sandbox__"
+
+
+class Session(QObject):
+    """Holds the current profile's service and store; emits `changed` when they switch."""
+
+    changed = Signal()
+    activity = Signal(str, bool)
+    """(what happened, ok) after each gateway call a tab reports: drives the status bar."""
+
+    def __init__(self, paths: AppPaths, service_factory: ServiceFactory) -> None:
+        super().__init__()
+        self.paths = paths
+        self._factory = service_factory
+        self.profile: Profile | None = None
+        self.service: GatewayService | None = None
+        self.store: LocalStore | None = None
+        self.is_sandbox = False
+        self.password_kept_for_session = False
+
+    @property
+    def active(self) -> bool:
+        return self.service is not None
+
+    def require(self) -> tuple[GatewayService, LocalStore]:
+        """The service and store, or an operator-facing error when no profile is active yet."""
+        if self.service is None or self.store is None:
+            raise GatewayError("No gateway is connected yet: choose a profile first.")
+        return (self.service, self.store)
+
+    async def activate(self, profile: Profile, password: Secret, *, sandbox: bool = False) -> None:
+        await self.close()
+        name = SANDBOX_STORE if sandbox else slug(profile.name)
+        self.store = LocalStore(self.paths.profile_db(name))
+        self.service = self._factory(profile, password)
+        self.profile = profile
+        self.is_sandbox = sandbox
+        self.changed.emit()
+
+    def report(self, what: str, ok: bool) -> None:
+        self.activity.emit(what, ok)
+
+    async def close(self) -> None:
+        service, store = self.service, self.store
+        self.service = self.store = self.profile = None
+        self.is_sandbox = False
+        if service is not None:
+            await service.aclose()
+        if store is not None:
+            store.close()

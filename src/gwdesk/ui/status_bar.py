@@ -1,0 +1,118 @@
+"""The status bar: which gateway, whether it answers, the balance, and the token's life."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
+
+from gwdesk.gateway.errors import GatewayError
+from gwdesk.ui.session import Session
+from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.theme import Theme
+
+
+def describe_expiry(expires_at: float | None, now: float) -> str:
+    if expires_at is None:
+        return "no token yet"
+    left = int(expires_at - now)
+    if left <= 0:
+        return "token expired (renewed on next call)"
+    if left < 120:
+        return f"token {left} s left"
+    return f"token {left // 60} min left"
+
+
+class GatewayStatusBar(QStatusBar):
+    def __init__(
+        self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._tasks = tasks
+        self.sandbox_badge = QLabel("SANDBOX")
+        self.sandbox_badge.setObjectName("SandboxBadge")
+        self.sandbox_badge.setToolTip("A local simulated gateway: nothing reaches real phones.")
+        self.profile_label = QLabel("No profile")
+        self.connection_label = QLabel("Not connected")
+        self.balance_label = QLabel("Balance: –")
+        self.balance_button = QToolButton()
+        self.balance_button.setIcon(theme.icon("refresh"))
+        self.balance_button.setToolTip("Refresh the account balance")
+        self.balance_button.setAccessibleName("Refresh balance")
+        self.balance_button.setAutoRaise(True)
+        self.balance_button.clicked.connect(self.refresh_balance)
+        self.token_label = QLabel("")
+        # All permanent: a temporary message (showMessage) hides the normal widgets, and
+        # which gateway this is, the SANDBOX badge above all, must never disappear.
+        for widget in (
+            self.sandbox_badge,
+            self.profile_label,
+            self.connection_label,
+            self.balance_label,
+            self.balance_button,
+            self.token_label,
+        ):
+            self.addPermanentWidget(widget)
+        self._timer = QTimer(self)
+        self._timer.setInterval(5000)
+        self._timer.timeout.connect(self.update_token)
+        self._timer.start()
+        session.changed.connect(self.on_session_changed)
+        session.activity.connect(self.on_activity)
+        self.on_session_changed()
+
+    def on_session_changed(self) -> None:
+        session = self._session
+        self.sandbox_badge.setVisible(session.is_sandbox)
+        if session.profile is None:
+            self.profile_label.setText("No profile")
+            self.connection_label.setText("Not connected")
+        else:
+            profile = session.profile
+            self.profile_label.setText(f"{profile.name} ({profile.username} @ {profile.rest_url})")
+            self.connection_label.setText("Connecting…")
+            self.refresh_balance()
+        self.balance_button.setEnabled(session.active)
+        self.update_token()
+
+    def on_activity(self, what: str, ok: bool) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        self.connection_label.setText(f"{'Connected' if ok else 'Trouble'}: {what} ({stamp})")
+        self.connection_label.setProperty("role", "ok" if ok else "error")
+        self.connection_label.style().polish(self.connection_label)
+        self.update_token()
+
+    def update_token(self) -> None:
+        service = self._session.service
+        if service is None:
+            self.token_label.setText("")
+            return
+        if service.profile.auth == "basic":
+            self.token_label.setText("Basic auth")
+            return
+        self.token_label.setText(describe_expiry(service.rest.tokens.expires_at, time.time()))
+
+    def refresh_balance(self) -> None:
+        if self._session.service is not None:
+            self._tasks.run(self._load_balance(), key="status-bar-balance", context="balance")
+
+    async def _load_balance(self) -> None:
+        service = self._session.service
+        if service is None:
+            return
+        self.balance_label.setText("Balance: …")
+        try:
+            balance = await service.balance()
+        except GatewayError as exc:
+            self.balance_label.setText("Balance: unavailable")
+            self.balance_label.setToolTip(exc.message)
+            self._session.report(f"balance: {exc.message}", False)
+            return
+        if service is not self._session.service:
+            return  # the profile switched while we waited
+        credits = f", {balance.message_credits} credits" if balance.message_credits else ""
+        self.balance_label.setText(f"Balance: {balance.balance:,.2f} {balance.currency}{credits}")
+        self.balance_label.setToolTip("")
+        self._session.report("balance refreshed", True)

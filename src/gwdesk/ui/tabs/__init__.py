@@ -1,0 +1,1 @@
+"""tabs of the console."""

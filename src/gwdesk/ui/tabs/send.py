@@ -1,0 +1,365 @@
+"""Send tab: one message to one recipient by REST SMS, Lodge SMS or WAP push.
+
+The compose form (`send_form`) is on the left, this session's results on the right.
+What the operator types is never lost: the draft is saved 400 ms after the last
+edit (and when the tab hides or the profile switches), restored when the tab is
+built, and a refused or failed send leaves every field as it was, with the
+refusal beside the field it names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QHideEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.domain.numbers import DEFAULT_REGION, display
+from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
+from gwdesk.gateway.service import GatewayService
+from gwdesk.store.database import StoreError
+from gwdesk.store.history import HistoryEntry
+from gwdesk.store.local import LocalStore
+from gwdesk.ui.formatting import local_time
+from gwdesk.ui.session import Session
+from gwdesk.ui.tab_base import BaseTab
+from gwdesk.ui.tabs.send_form import ComposeForm
+from gwdesk.ui.tabs.send_request import (
+    CHANNEL_LABELS,
+    Channel,
+    Delivered,
+    Prepared,
+    deliver,
+    prepare,
+)
+from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.history_view import HistoryView
+from gwdesk.ui.widgets.validity import set_role
+
+log = logging.getLogger("gwdesk.ui.send")
+DRAFT_KEY: Final = "send"
+DRAFT_DELAY_MS: Final = 400
+SEND_TASK: Final = "send-tab"
+READY_TEXT: Final = "Ctrl+Enter sends from any field."
+
+
+def success_text(request: Prepared, delivered: Delivered) -> str:
+    to = display(delivered.recipient)
+    if delivered.message_id:
+        what = f"MessageId {delivered.message_id}"
+        if delivered.status:
+            what += f", {delivered.status}"
+    elif delivered.batch_code:
+        what = f"BatchCode {delivered.batch_code}"
+    else:
+        what = "lodged (Lodge returns no MessageId for this operation)"
+    if request.send_at is not None:
+        return f"Scheduled for {to} at {local_time(request.send_at, False)} (your time): {what}."
+    return f"Sent to {to}: {what}."
+
+
+class SendTab(BaseTab):
+    title = "Send"
+    icon_name = "send"
+
+    def __init__(
+        self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(session, tasks, theme, parent)
+        self._started = datetime.now(UTC)
+        self._store: LocalStore | None = None
+        """The store the form's draft belongs to (the session's, until it switches)."""
+        self._pending = False
+        self._task_key = f"{SEND_TASK}-{id(self)}"
+        """Per tab, so that two Send tabs (tests, a future detached window) never cancel
+        each other's send through the shared task runner."""
+
+        self.form = ComposeForm()
+        self.keep_text = QCheckBox("Keep the text after sending")
+        self.keep_text.setAccessibleName("Keep the text after sending")
+        self.keep_text.setToolTip(
+            "On: after a successful send the message stays, ready for the next recipient."
+        )
+        self.send_button = QPushButton(theme.icon("send"), "Send")
+        self.send_button.setProperty("primary", True)
+        self.send_button.setAccessibleName("Send")
+        self.send_button.setToolTip("Send the message (Ctrl+Enter)")
+        self.send_button.setMinimumWidth(120)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setTextVisible(False)
+        self.busy.setFixedSize(90, 8)
+        self.busy.setAccessibleName("Sending")
+        self.busy.hide()
+        self.status_label = QLabel(READY_TEXT)
+        self.status_label.setAccessibleName("Send result")
+        self.status_label.setProperty("role", "hint")
+        self.status_label.setWordWrap(True)
+        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.history = HistoryView()
+
+        actions = QHBoxLayout()
+        actions.addWidget(self.keep_text)
+        actions.addStretch(1)
+        actions.addWidget(self.busy)
+        actions.addWidget(self.send_button)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 6, 0)
+        left_layout.addWidget(self.form, 1)
+        left_layout.addWidget(self.status_label)
+        left_layout.addLayout(actions)
+        history_box = QGroupBox("Sent this session")
+        QVBoxLayout(history_box).addWidget(self.history)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(left)
+        splitter.addWidget(history_box)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([650, 610])
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+
+        self._draft_timer = QTimer(self)
+        self._draft_timer.setSingleShot(True)
+        self._draft_timer.setInterval(DRAFT_DELAY_MS)
+        self._draft_timer.timeout.connect(self.save_draft)
+        self.form.changed.connect(self._edited)
+        self.keep_text.toggled.connect(lambda _on: self._edited())
+        self.form.submit_requested.connect(self.send)
+        self.send_button.clicked.connect(self.send)
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            shortcut = QShortcut(QKeySequence(keys), self)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(self.send)
+        key = self._task_key
+        self.destroyed.connect(lambda: tasks.cancel(key))
+        self._attach_session()
+
+    # ---- sessions and drafts -----------------------------------------------------------
+
+    def on_session_changed(self) -> None:
+        self.save_draft()
+        self._attach_session()
+
+    def _attach_session(self) -> None:
+        """Take the new profile's region, zone, draft and history."""
+        profile = self.session.profile
+        self.form.set_region(profile.region if profile else DEFAULT_REGION)
+        if profile is not None:
+            self.form.send_at.set_gateway_zone(profile.zone, profile.timezone)
+        else:
+            self.form.send_at.set_gateway_zone(None, "")
+        previous, store = self._store, self.session.store
+        self._store = store
+        if store is None:
+            self._limit_channels()
+            self.history.set_entries([])
+            return
+        if previous is None and self._pending and self.form.has_content():
+            # Typed before the gateway was connected: newer than any stored draft.
+            self.save_draft()
+        else:
+            self._restore(store)
+        self._limit_channels()
+        labels = set(CHANNEL_LABELS.values())
+        try:
+            entries = store.history.since(self._started)
+        except sqlite3.Error as exc:
+            log.warning("send history could not be read: %s", exc)
+            entries = []
+        self.history.set_entries([e for e in entries if e.channel in labels])
+
+    def _limit_channels(self) -> None:
+        profile = self.session.profile
+        self.form.set_lodge_available(
+            profile is None or bool(profile.lodge_url),
+            "This profile has no Lodge URL: add it under File ▸ Profiles to use Lodge.",
+        )
+
+    def _restore(self, store: LocalStore) -> None:
+        try:
+            data = store.drafts.load(DRAFT_KEY)
+        except sqlite3.Error as exc:
+            log.warning("send draft could not be read: %s", exc)
+            data = {}
+        self.form.restore(data)
+        self.keep_text.setChecked(data.get("keep_text") is True)
+        self._pending = False
+
+    def _edited(self) -> None:
+        self._pending = True
+        self._draft_timer.start()
+
+    def draft(self) -> dict[str, Any]:
+        return {**self.form.draft(), "keep_text": self.keep_text.isChecked()}
+
+    def save_draft(self) -> None:
+        """Write the draft now to the store it belongs to (even one the session just closed)."""
+        self._draft_timer.stop()
+        store = self._store
+        if not self._pending or store is None:
+            return
+        try:
+            if store is self.session.store:
+                store.drafts.save(DRAFT_KEY, self.draft())
+            else:
+                save_draft_at(store.path, self.draft())
+        except (sqlite3.Error, StoreError, OSError, UnicodeError) as exc:
+            log.warning("send draft could not be saved: %s", exc)
+            self._show_status(f"The draft could not be saved: {exc}", "error")
+            return
+        self._pending = False
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self.save_draft()
+        super().hideEvent(event)
+
+    # ---- sending -----------------------------------------------------------------------
+
+    def sending(self) -> bool:
+        return self.tasks.running(self._task_key)
+
+    def send(self) -> None:
+        """Check the form and send it; a refusal points at its field, with no request made."""
+        if self.sending():
+            return
+        self.form.clear_errors()
+        profile = self.session.profile
+        try:
+            request = prepare(self.form.values(), profile.region if profile else DEFAULT_REGION)
+            service, store = self.session.require()
+            if request.channel is not Channel.REST_SMS:
+                service.legacy  # noqa: B018 - raises when the profile has no Lodge client
+        except ValidationError as exc:
+            self._refused(exc)
+            return
+        except GatewayError as exc:
+            self._show_status(exc.message, "error")
+            return
+        self._set_sending(True, request)
+        self.tasks.run(self._send(service, store, request), key=self._task_key, context="sending")
+
+    async def _send(self, service: GatewayService, store: LocalStore, request: Prepared) -> None:
+        try:
+            delivered = await deliver(service, request)
+        except GatewayError as exc:
+            self._set_sending(False)
+            self._failed(store, request, exc)
+            return
+        except asyncio.CancelledError:
+            raise  # the tab or the console is going away: nothing left to update
+        except Exception:
+            self._set_sending(False)
+            self._show_status("The send failed unexpectedly; your message is kept.", "error")
+            raise
+        self._set_sending(False)
+        self._succeeded(store, request, delivered)
+
+    def _set_sending(self, sending: bool, request: Prepared | None = None) -> None:
+        self.form.setEnabled(not sending)
+        self.keep_text.setEnabled(not sending)
+        self.send_button.setEnabled(not sending)
+        self.send_button.setText("Sending…" if sending else "Send")
+        self.busy.setVisible(sending)
+        if sending and request is not None:
+            self._show_status(
+                f"Sending to {display(request.recipient)} by {request.channel.label}…", "hint"
+            )
+
+    def _record(self, store: LocalStore, entry: HistoryEntry) -> None:
+        if store is self.session.store:
+            try:
+                entry = store.history.add(entry)
+            except sqlite3.Error as exc:
+                log.warning("send history could not be written: %s", exc)
+            self.history.add(entry)
+
+    def _succeeded(self, store: LocalStore, request: Prepared, delivered: Delivered) -> None:
+        detail = delivered.detail
+        if request.send_at is not None:
+            detail = f"Scheduled for {request.send_at.isoformat()}. {detail}".strip()
+        self._record(
+            store,
+            HistoryEntry(
+                at=datetime.now(UTC),
+                channel=request.channel.label,
+                recipients=delivered.recipient,
+                text=request.shown_text,
+                ok=True,
+                message_id=delivered.message_id,
+                batch_code=delivered.batch_code,
+                status=delivered.status,
+                external_system_id=delivered.external_system_id,
+                detail=detail,
+            ),
+        )
+        self._show_status(success_text(request, delivered), "ok")
+        self.session.report(f"message sent to {display(delivered.recipient)}", True)
+        if store is self.session.store:
+            self.form.clear_sent(self.keep_text.isChecked())
+            self._pending = True
+            self.save_draft()
+        self.form.recipient.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _failed(self, store: LocalStore, request: Prepared, exc: GatewayError) -> None:
+        ambiguous = isinstance(exc, AmbiguousSendError)
+        external_id = exc.external_system_id if isinstance(exc, AmbiguousSendError) else None
+        self._record(
+            store,
+            HistoryEntry(
+                at=datetime.now(UTC),
+                channel=request.channel.label,
+                recipients=request.recipient,
+                text=request.shown_text,
+                ok=False,
+                status="Unknown" if ambiguous else "Failed",
+                external_system_id=external_id or request.external_id,
+                detail=exc.message,
+            ),
+        )
+        self.session.report(f"send failed: {exc.message}", False)
+        if isinstance(exc, ValidationError):
+            self._refused(exc)
+            return
+        prefix = "Outcome unknown" if ambiguous else "Not sent"
+        self._show_status(f"{prefix}: {exc.message}", "error")
+
+    def _refused(self, exc: ValidationError) -> None:
+        """Show a refusal beside its field (focused, marked), and in the result line."""
+        self.form.show_error(exc.field, exc.message)
+        self._show_status(f"Not sent: {exc.message}", "error")
+
+    def _show_status(self, text: str, role: str) -> None:
+        self.status_label.setText(text)
+        set_role(self.status_label, role)
+
+
+def save_draft_at(path: Path | str, draft: dict[str, Any]) -> None:
+    """Save into a profile's store that is no longer open (the session just switched)."""
+    if str(path) == ":memory:":
+        return
+    store = LocalStore(path)
+    try:
+        store.drafts.save(DRAFT_KEY, draft)
+    finally:
+        store.close()

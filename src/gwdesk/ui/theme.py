@@ -1,0 +1,105 @@
+"""Light and dark palettes that follow the system, the stylesheet, and themed icons."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, QObject, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QApplication
+
+from gwdesk.resources import resource_path
+
+LIGHT_STROKE = "#37474f"
+DARK_STROKE = "#cfd8dc"
+
+
+def is_dark(app: QGuiApplication) -> bool:
+    return app.styleHints().colorScheme() == Qt.ColorScheme.Dark
+
+
+def dark_palette() -> QPalette:
+    palette = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "#263238",
+        QPalette.ColorRole.WindowText: "#eceff1",
+        QPalette.ColorRole.Base: "#1e272c",
+        QPalette.ColorRole.AlternateBase: "#2c393f",
+        QPalette.ColorRole.ToolTipBase: "#37474f",
+        QPalette.ColorRole.ToolTipText: "#eceff1",
+        QPalette.ColorRole.PlaceholderText: "#90a4ae",
+        QPalette.ColorRole.Text: "#eceff1",
+        QPalette.ColorRole.Button: "#2f3e46",
+        QPalette.ColorRole.ButtonText: "#eceff1",
+        QPalette.ColorRole.BrightText: "#ff5252",
+        QPalette.ColorRole.Highlight: "#42a5f5",
+        QPalette.ColorRole.HighlightedText: "#0b1317",
+        QPalette.ColorRole.Link: "#64b5f6",
+        QPalette.ColorRole.Mid: "#455a64",
+        QPalette.ColorRole.Midlight: "#37474f",
+    }
+    for role, colour in roles.items():
+        palette.setColor(role, QColor(colour))
+    for role in (
+        QPalette.ColorRole.Text,
+        QPalette.ColorRole.ButtonText,
+        QPalette.ColorRole.WindowText,
+    ):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#78909c"))
+    return palette
+
+
+def light_palette() -> QPalette:
+    palette = QApplication.style().standardPalette()
+    palette.setColor(QPalette.ColorRole.Highlight, QColor("#1e88e5"))
+    palette.setColor(QPalette.ColorRole.HighlightedText, QColor("#ffffff"))
+    palette.setColor(QPalette.ColorRole.AlternateBase, QColor("#f3f6f8"))
+    return palette
+
+
+class Theme(QObject):
+    """Applies palette and stylesheet now and whenever the system scheme changes."""
+
+    def __init__(self, app: QApplication) -> None:
+        super().__init__(app)
+        self._app = app
+        self._icons: dict[tuple[str, bool], QIcon] = {}
+        app.setStyle("Fusion")
+        app.styleHints().colorSchemeChanged.connect(lambda _scheme: self.apply())
+        self.apply()
+
+    @property
+    def dark(self) -> bool:
+        return is_dark(self._app)
+
+    def apply(self) -> None:
+        self._app.setPalette(dark_palette() if self.dark else light_palette())
+        sheet = resource_path("style", "gwdesk.qss").read_text(encoding="utf-8")
+        self._app.setStyleSheet(sheet)
+
+    def icon(self, name: str) -> QIcon:
+        """A resource icon, its strokes recoloured for the current scheme."""
+        key = (name, self.dark)
+        cached = self._icons.get(key)
+        if cached is not None:
+            return cached
+        icon = render_icon(name, DARK_STROKE if self.dark else LIGHT_STROKE)
+        self._icons[key] = icon
+        return icon
+
+
+def render_icon(name: str, stroke: str, sizes: tuple[int, ...] = (16, 24, 32, 48)) -> QIcon:
+    svg = resource_path("icons", f"{name}.svg").read_text(encoding="utf-8")
+    renderer = QSvgRenderer(QByteArray(svg.replace(LIGHT_STROKE, stroke).encode("utf-8")))
+    icon = QIcon()
+    for size in sizes:
+        pixmap = QPixmap(QSize(size, size))
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        renderer.render(painter, QRectF(0, 0, size, size))
+        painter.end()
+        icon.addPixmap(pixmap)
+    return icon
+
+
+def app_icon() -> QIcon:
+    return QIcon(str(resource_path("icons", "gwdesk.svg")))

@@ -1,0 +1,246 @@
+"""An SMS text editor that shows what the text costs while it is typed.
+
+One stray character ("é" is GSM-7, but "‘" or an emoji is not) turns the whole
+message into UCS-2 and cuts a part from 160 to 70 characters, so the editor
+highlights every character that does that, names them, and keeps a live count of
+characters, parts, encoding and room left in the part (`gwdesk.domain.segments`).
+
+Self-contained so the Send, Batch and Fax/MMS tabs can share it: it knows nothing
+of sending; it emits `changed` and, on Ctrl+Enter, `submit_requested`.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Final
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QKeyEvent,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+
+from gwdesk.domain.segments import MAX_PARTS, Encoding, SegmentInfo, count_segments, is_gsm7
+from gwdesk.ui.widgets.validity import set_invalid, set_role
+
+#: Separators Qt keeps inside a document for what the operator typed as a new line.
+_LINE_BREAKS: Final = str.maketrans({"\u2029": "\n", "\u2028": "\n"})
+#: Characters named in the label before "and N more" (the tooltip lists more).
+NAMED_IN_LABEL: Final = 8
+NAMED_IN_TOOLTIP: Final = 40
+COUNT_DELAY_MS: Final = 40
+HIGHLIGHT: Final = QColor("#ffb300")
+#: Widget-scoped: the application sheet has no warning colour for labels.
+LOCAL_STYLE: Final = 'QLabel[role="warning"] { color: #e65100; font-weight: 600; }'
+
+
+def document_text(document: QTextDocument) -> str:
+    """The text exactly as typed: `toPlainText` would turn a no-break space into a space,
+    and that space would then be counted as GSM-7 while the highlighter marks it."""
+    return document.toRawText().translate(_LINE_BREAKS)
+
+
+def shown_character(char: str) -> str:
+    """A character as a label can show it: invisible and combining ones by code point,
+    right-to-left ones followed by a left-to-right mark so a list of them keeps its order."""
+    category = unicodedata.category(char)
+    if not char.isprintable() or char.isspace() or category in ("Mn", "Me", "Cf", "Zs"):
+        return f"U+{ord(char):04X}"
+    if unicodedata.bidirectional(char) in ("R", "AL"):
+        return f"{char}\u200e"
+    return char
+
+
+def describe_character(char: str) -> str:
+    name = unicodedata.name(char, "unnamed character").lower()
+    return f"{shown_character(char)}  U+{ord(char):04X} {name}"
+
+
+def ucs2_summary(info: SegmentInfo) -> str:
+    """`é, ‘ force UCS-2: 70 characters per part`, or what GSM-7 text allows."""
+    if info.encoding is Encoding.GSM7:
+        return "GSM-7 text: 160 characters per part, 153 each when split."
+    chars = info.non_gsm
+    named = ", ".join(shown_character(c) for c in chars[:NAMED_IN_LABEL])
+    if len(chars) > NAMED_IN_LABEL:
+        named += f" and {len(chars) - NAMED_IN_LABEL} more"
+    verb = "forces" if len(chars) == 1 else "force"
+    return f"{named} {verb} UCS-2: {info.per_part} characters per part."
+
+
+def counter_text(info: SegmentInfo) -> str:
+    chars = "character" if info.characters == 1 else "characters"
+    parts = "part" if info.parts == 1 else "parts"
+    return (
+        f"{info.characters:,} {chars} · {info.parts} {parts} · {info.encoding} · "
+        f"{info.remaining} left in this part"
+    )
+
+
+def limit_text(info: SegmentInfo) -> tuple[str, str]:
+    """(message, role) about the gateway's 10-part limit; empty when far from it."""
+    if info.too_long:
+        return (
+            f"Too long: {info.parts} parts; the gateway takes at most {MAX_PARTS} "
+            f"({MAX_PARTS * 153:,} GSM-7 or {MAX_PARTS * 67} UCS-2 characters).",
+            "error",
+        )
+    if info.parts == MAX_PARTS:
+        return (f"At the {MAX_PARTS}-part limit: this part is the last one allowed.", "warning")
+    if info.parts == MAX_PARTS - 1:
+        return (f"{info.parts} parts: one more part reaches the {MAX_PARTS}-part limit.", "hint")
+    return ("", "hint")
+
+
+class Ucs2Highlighter(QSyntaxHighlighter):
+    """Marks the characters that force UCS-2.
+
+    Qt positions are UTF-16 units and Python sees code points, so an emoji (a
+    surrogate pair) advances the position by two.
+    """
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.marked = QTextCharFormat()
+        self.marked.setBackground(HIGHLIGHT)
+        self.marked.setForeground(QColor("#212121"))
+        self.marked.setToolTip("This character forces UCS-2 (70 characters per part).")
+
+    def highlightBlock(self, text: str) -> None:
+        position = 0
+        run_start = -1
+        for char in text:
+            width = 2 if ord(char) > 0xFFFF else 1
+            marked = not is_gsm7(char) and char != "\u2028"
+            if marked and run_start < 0:
+                run_start = position
+            elif not marked and run_start >= 0:
+                self.setFormat(run_start, position - run_start, self.marked)
+                run_start = -1
+            position += width
+        if run_start >= 0:
+            self.setFormat(run_start, position - run_start, self.marked)
+
+
+class _TextEdit(QPlainTextEdit):
+    """Plain text only; Ctrl+Enter asks to submit instead of inserting a line."""
+
+    submit_requested = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if enter and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            event.accept()
+            self.submit_requested.emit()
+            return
+        super().keyPressEvent(event)
+
+    def sizeHint(self) -> QSize:
+        return QSize(420, 160)
+
+
+class MessageEditor(QWidget):
+    """Editor + counter + UCS-2 line + limit warning."""
+
+    changed = Signal()
+    submit_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None, *, accessible_name: str = "Message") -> None:
+        super().__init__(parent)
+        self.setStyleSheet(LOCAL_STYLE)
+        self.edit = _TextEdit()
+        self.edit.setAccessibleName(accessible_name)
+        self.edit.setPlaceholderText("Type the message. Ctrl+Enter sends.")
+        self.edit.setTabChangesFocus(True)
+        self.edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        font = QFont(self.edit.font())
+        font.setPointSizeF(font.pointSizeF() * 1.08)
+        self.edit.setFont(font)
+        self.setFocusProxy(self.edit)
+        self.highlighter = Ucs2Highlighter(self.edit.document())
+        self.counter = QLabel()
+        self.counter.setObjectName("CounterLabel")
+        self.counter.setAccessibleName("Message length")
+        self.counter.setToolTip(
+            "Characters, SMS parts, encoding, and the room left before another part is needed"
+        )
+        self.encoding_label = QLabel()
+        self.encoding_label.setAccessibleName("Encoding")
+        self.encoding_label.setWordWrap(True)
+        self.encoding_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.limit_label = QLabel()
+        self.limit_label.setAccessibleName("Length limit")
+        self.limit_label.setWordWrap(True)
+        self.limit_label.hide()
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(3)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(self.counter)
+        layout.addWidget(self.encoding_label)
+        layout.addWidget(self.limit_label)
+
+        self._text = ""
+        self._info = count_segments("")
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(COUNT_DELAY_MS)
+        self._timer.timeout.connect(self.refresh)
+        self.edit.textChanged.connect(self._typed)
+        self.edit.submit_requested.connect(self.submit_requested.emit)
+        self.refresh()
+
+    # ---- value -------------------------------------------------------------------------
+
+    def text(self) -> str:
+        return document_text(self.edit.document())
+
+    def set_text(self, text: str) -> None:
+        """Replace the text (a restored draft) and count it at once."""
+        self.edit.setPlainText(text)
+        self.refresh()
+
+    def clear(self) -> None:
+        self.set_text("")
+
+    def info(self) -> SegmentInfo:
+        """The count of the current text (counted now if the debounce has not run yet)."""
+        if self._timer.isActive():
+            self.refresh()
+        return self._info
+
+    # ---- state -------------------------------------------------------------------------
+
+    def set_invalid(self, invalid: bool) -> None:
+        set_invalid(self.edit, invalid)
+
+    def _typed(self) -> None:
+        self._timer.start()
+        self.changed.emit()
+
+    def refresh(self) -> None:
+        self._timer.stop()
+        text = self.text()
+        if text != self._text:
+            self._text = text
+            self._info = count_segments(text)
+        info = self._info
+        self.counter.setText(counter_text(info))
+        self.encoding_label.setText(ucs2_summary(info))
+        set_role(self.encoding_label, "warning" if info.encoding is Encoding.UCS2 else "hint")
+        self.encoding_label.setToolTip(
+            "\n".join(describe_character(c) for c in info.non_gsm[:NAMED_IN_TOOLTIP])
+            if info.non_gsm
+            else "Every character is in the GSM 03.38 alphabet."
+        )
+        message, role = limit_text(info)
+        self.limit_label.setText(message)
+        set_role(self.limit_label, role)
+        self.limit_label.setVisible(bool(message))
+        self.set_invalid(info.too_long)

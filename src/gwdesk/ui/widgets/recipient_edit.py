@@ -1,0 +1,115 @@
+"""A phone number field that says, while it is typed, what the gateway will receive.
+
+Operators type national numbers, international ones with `+` and spaces, or digits
+pasted from elsewhere; the field shows the normalised international form (read in
+the profile's region) or the reason the number cannot be used, so a typo is seen
+before Send rather than after.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QLineEdit, QVBoxLayout, QWidget
+
+from gwdesk.domain.numbers import DEFAULT_REGION, NumberError, display, normalise
+from gwdesk.ui.widgets.validity import set_invalid, set_role
+
+#: Reasons that only mean "not finished yet" while the field still has focus.
+_UNFINISHED = ("too short", "it has no digits")
+
+
+class RecipientEdit(QWidget):
+    """Line edit + feedback line; `number()` is the normalised digits or None."""
+
+    changed = Signal()
+
+    def __init__(
+        self,
+        region: str = DEFAULT_REGION,
+        parent: QWidget | None = None,
+        *,
+        accessible_name: str = "Recipient number",
+    ) -> None:
+        super().__init__(parent)
+        self.region = region
+        self.edit = QLineEdit()
+        self.edit.setAccessibleName(accessible_name)
+        self.edit.setClearButtonEnabled(True)
+        self.edit.setMaxLength(200)
+        self.feedback = QLabel()
+        self.feedback.setAccessibleName(f"{accessible_name} check")
+        self.feedback.setTextFormat(Qt.TextFormat.PlainText)
+        self.feedback.setWordWrap(True)
+        self.setFocusProxy(self.edit)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.edit)
+        layout.addWidget(self.feedback)
+        self.edit.textChanged.connect(self._typed)
+        self.edit.editingFinished.connect(self.update_feedback)
+        self._number: str | None = None
+        self._reason = ""
+        self.set_region(region)
+
+    def set_region(self, region: str) -> None:
+        self.region = region
+        self.edit.setPlaceholderText(
+            f"e.g. 0412 345 678 (read in region {region}) or +61 412 345 678"
+        )
+        self.edit.setToolTip(
+            f"A national number is read as a number of region {region} (the profile's "
+            "region); an international one starts with + or its country code."
+        )
+        self.update_feedback()
+
+    def text(self) -> str:
+        return self.edit.text()
+
+    def set_text(self, text: str) -> None:
+        self.edit.setText(text)
+        self.update_feedback()
+
+    def number(self) -> str | None:
+        """International digits without `+`, or None when empty or unusable."""
+        return self._number
+
+    def reason(self) -> str:
+        """Why the number cannot be used ("" when it can, or when empty)."""
+        return self._reason
+
+    def check(self) -> str:
+        """The normalised number; raises `NumberError` with the reason."""
+        return normalise(self.edit.text(), self.region)
+
+    def set_invalid(self, invalid: bool) -> None:
+        set_invalid(self.edit, invalid)
+
+    def _typed(self) -> None:
+        self.update_feedback()
+        self.changed.emit()
+
+    def update_feedback(self) -> None:
+        text = self.edit.text()
+        if not text.strip():
+            self._number, self._reason = None, ""
+            self.feedback.setText(
+                f"National numbers are read in region {self.region}; "
+                "the gateway gets international digits."
+            )
+            set_role(self.feedback, "hint")
+            self.set_invalid(False)
+            return
+        try:
+            self._number = normalise(text, self.region)
+        except NumberError as exc:
+            self._number, self._reason = None, exc.reason
+            typing = self.edit.hasFocus() and exc.reason in _UNFINISHED
+            self.feedback.setText(f"Not usable yet: {exc.reason}." if typing else exc.args[0])
+            set_role(self.feedback, "hint" if typing else "error")
+            self.set_invalid(not typing)
+            return
+        self._reason = ""
+        self.feedback.setText(f"✓ {display(self._number)}  (sent as {self._number})")
+        set_role(self.feedback, "ok")
+        self.set_invalid(False)

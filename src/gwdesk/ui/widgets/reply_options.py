@@ -1,0 +1,210 @@
+"""Where replies go: one way, two way (`ReplyType` + `ReplyPath`), or a `HEADER` sender.
+
+`HEADER` is not a reply route at all (it makes `ReplyPath` the sender name the
+recipient sees), so it is offered as its own choice with its own field rather than
+as one more reply type; the two-way path and the sender name are kept apart so
+switching between them never sends a URL as a sender name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Final
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QRadioButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.ui.widgets.validity import set_invalid
+
+
+class ReplyMode(StrEnum):
+    ONE_WAY = "one_way"
+    TWO_WAY = "two_way"
+    HEADER = "header"
+
+
+#: The contract's two-way reply types (HEADER is the separate sender choice).
+REPLY_TYPES: Final = ("HTTP", "HTTPGET", "HTTPPOST", "EMAIL", "WWW", "TCP/IP")
+PATH_HINTS: Final = {
+    "HTTP": "https://example.com/sms?from=#FROM#&text=#MSG#",
+    "HTTPGET": "https://example.com/sms?from=#FROM#&text=#MSG#",
+    "HTTPPOST": "https://example.com/sms?from=#FROM#&text=#MSG#",
+    "EMAIL": "replies@example.com",
+    "WWW": "where the web portal files the replies",
+    "TCP/IP": "host:port that receives the replies",
+}
+TYPE_TIPS: Final = {
+    "HTTP": "The gateway calls the URL with GET for each reply (webhook).",
+    "HTTPGET": "The gateway calls the URL with GET for each reply (webhook).",
+    "HTTPPOST": "The gateway POSTs the URL's query as a form for each reply (webhook).",
+    "EMAIL": "Replies are emailed to the address.",
+    "WWW": "Replies are kept for the gateway's web portal.",
+    "TCP/IP": "Replies are delivered over a TCP/IP connection.",
+}
+PATH_TIP: Final = (
+    "Webhook URLs may hold placeholders the gateway fills in: #FROM#, #TO#, #MSG#, "
+    "#SENTDTS#, #RCVDDTS#."
+)
+SENDER_TIP: Final = (
+    "ReplyType HEADER: this becomes the sender the recipient sees (a number of 8 to 15 "
+    "digits, or a name of up to 11 letters, digits, spaces, '.', '_' or '-')."
+)
+
+
+class ReplyOptions(QWidget):
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.one_way = QRadioButton("One way")
+        self.one_way.setToolTip("Replies from the recipient are not routed anywhere.")
+        self.two_way = QRadioButton("Two way")
+        self.two_way.setToolTip("Replies are routed to the path below (ReplyType + ReplyPath).")
+        self.header = QRadioButton("Sender name (HEADER)")
+        self.header.setToolTip(SENDER_TIP)
+        self.group = QButtonGroup(self)
+        for button, mode in (
+            (self.one_way, ReplyMode.ONE_WAY),
+            (self.two_way, ReplyMode.TWO_WAY),
+            (self.header, ReplyMode.HEADER),
+        ):
+            button.setAccessibleName(f"Replies: {button.text()}")
+            button.setProperty("mode", mode.value)
+            self.group.addButton(button)
+        self.one_way.setChecked(True)
+
+        self.type_combo = QComboBox()
+        self.type_combo.setAccessibleName("Reply type")
+        for kind in REPLY_TYPES:
+            self.type_combo.addItem(kind, kind)
+            self.type_combo.setItemData(
+                self.type_combo.count() - 1, TYPE_TIPS[kind], Qt.ItemDataRole.ToolTipRole
+            )
+        self.type_combo.setToolTip("ReplyType: how the gateway hands replies on")
+        self.path_edit = QLineEdit()
+        self.path_edit.setAccessibleName("Reply path")
+        self.path_edit.setToolTip(PATH_TIP)
+        self.path_edit.setMaxLength(2000)
+        self.sender_edit = QLineEdit()
+        self.sender_edit.setAccessibleName("Sender name")
+        self.sender_edit.setPlaceholderText("e.g. ACME or 61400000000")
+        self.sender_edit.setToolTip(SENDER_TIP)
+        self.sender_edit.setMaxLength(64)
+        self.one_way_note = QLabel("Replies are not routed: choose Two way to receive them.")
+        self.one_way_note.setProperty("role", "hint")
+
+        two_way_page = QWidget()
+        row = QHBoxLayout(two_way_page)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.type_combo)
+        row.addWidget(self.path_edit, 1)
+        header_page = QWidget()
+        header_row = QHBoxLayout(header_page)
+        header_row.setContentsMargins(0, 0, 0, 0)
+        header_row.addWidget(self.sender_edit, 1)
+        note_page = QWidget()
+        note_row = QHBoxLayout(note_page)
+        note_row.setContentsMargins(0, 0, 0, 0)
+        note_row.addWidget(self.one_way_note, 1)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(note_page)
+        self.pages.addWidget(two_way_page)
+        self.pages.addWidget(header_page)
+
+        radios = QHBoxLayout()
+        radios.setContentsMargins(0, 0, 0, 0)
+        radios.addWidget(self.one_way)
+        radios.addWidget(self.two_way)
+        radios.addWidget(self.header)
+        radios.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addLayout(radios)
+        layout.addWidget(self.pages)
+
+        self.group.buttonToggled.connect(self._mode_toggled)
+        self.type_combo.currentIndexChanged.connect(self._type_changed)
+        self.path_edit.textChanged.connect(lambda _text: self.changed.emit())
+        self.sender_edit.textChanged.connect(lambda _text: self.changed.emit())
+        self._type_changed()
+
+    # ---- value -------------------------------------------------------------------------
+
+    def mode(self) -> ReplyMode:
+        checked = self.group.checkedButton()
+        return ReplyMode(str(checked.property("mode"))) if checked else ReplyMode.ONE_WAY
+
+    def set_mode(self, mode: ReplyMode) -> None:
+        button = {
+            ReplyMode.ONE_WAY: self.one_way,
+            ReplyMode.TWO_WAY: self.two_way,
+            ReplyMode.HEADER: self.header,
+        }[mode]
+        button.setChecked(True)
+
+    def reply_type(self) -> str:
+        return str(self.type_combo.currentData() or "")
+
+    def set_reply_type(self, kind: str) -> None:
+        index = self.type_combo.findData(kind)
+        if index >= 0:
+            self.type_combo.setCurrentIndex(index)
+
+    def reply(self) -> tuple[str, str] | None:
+        """(ReplyType, ReplyPath) as typed, or None for a one-way message."""
+        mode = self.mode()
+        if mode is ReplyMode.TWO_WAY:
+            return (self.reply_type(), self.path_edit.text().strip())
+        if mode is ReplyMode.HEADER:
+            return ("HEADER", self.sender_edit.text().strip())
+        return None
+
+    def path_widget(self) -> QLineEdit:
+        """The field a `ReplyPath` error is about in the current mode."""
+        return self.sender_edit if self.mode() is ReplyMode.HEADER else self.path_edit
+
+    # ---- channel limits ----------------------------------------------------------------
+
+    def limit_types(self, allowed: Iterable[str], why: str) -> None:
+        """Disable the reply types a channel does not take, saying why in their tooltip."""
+        allowed = set(allowed)
+        model = self.type_combo.model()
+        assert isinstance(model, QStandardItemModel)
+        for row, kind in enumerate(REPLY_TYPES):
+            item = model.item(row)
+            usable = kind in allowed
+            item.setEnabled(usable)
+            item.setToolTip(TYPE_TIPS[kind] if usable else f"{TYPE_TIPS[kind]} {why}")
+        if self.reply_type() not in allowed:
+            first = next((k for k in REPLY_TYPES if k in allowed), None)
+            if first is not None:
+                self.set_reply_type(first)
+
+    def set_invalid_type(self, invalid: bool) -> None:
+        set_invalid(self.type_combo, invalid)
+
+    def _mode_toggled(self, _button: object, checked: bool) -> None:
+        if not checked:
+            return
+        mode = self.mode()
+        self.pages.setCurrentIndex(
+            {ReplyMode.ONE_WAY: 0, ReplyMode.TWO_WAY: 1, ReplyMode.HEADER: 2}[mode]
+        )
+        self.changed.emit()
+
+    def _type_changed(self) -> None:
+        self.path_edit.setPlaceholderText(PATH_HINTS.get(self.reply_type(), ""))
+        self.changed.emit()

@@ -1,0 +1,144 @@
+"""A scheduled send time (`SendAt`), off by default, with the zones spelled out.
+
+The operator picks a time on their own clock; the gateway account has a zone of its
+own (the profile's), and operators in another city are easily an hour or a day out.
+So the picker shows the operator's zone and the same moment in the gateway's zone.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, tzinfo
+
+from PySide6.QtCore import QDateTime, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDateTimeEdit,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.ui.widgets.validity import set_invalid
+
+DEFAULT_LEAD = timedelta(hours=1)
+
+
+def _offset(moment: datetime) -> str:
+    offset = moment.utcoffset() or timedelta(0)
+    sign = "-" if offset < timedelta(0) else "+"
+    minutes = abs(int(offset.total_seconds())) // 60
+    return f"UTC{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def local_zone_label(moment: datetime) -> str:
+    """`AEDT, UTC+11:00` for the operator's zone at that moment (`UTC` when it is UTC)."""
+    local = moment.astimezone()
+    name = local.tzname() or ""
+    offset = _offset(local)
+    if name in ("UTC", "GMT") and offset == "UTC+00:00":
+        return "UTC"
+    return f"{name}, {offset}" if name and name != offset else offset
+
+
+def zone_text(moment: datetime, gateway_zone: tzinfo | None, gateway_name: str) -> str:
+    """The operator's zone, and the same moment on the gateway's clock."""
+    mine = f"Your time: {local_zone_label(moment)}"
+    if gateway_zone is None:
+        return mine
+    there = moment.astimezone(gateway_zone)
+    return f"{mine} · Gateway: {there:%a %d %b %H:%M} {gateway_name} ({_offset(there)})"
+
+
+def next_slot(now: datetime, lead: timedelta = DEFAULT_LEAD) -> datetime:
+    """A sensible default: an hour ahead, on the next quarter hour."""
+    moment = (now + lead).replace(second=0, microsecond=0)
+    return moment + timedelta(minutes=(-moment.minute) % 15)
+
+
+class SendAtPicker(QWidget):
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.enabled_box = QCheckBox("Schedule")
+        self.enabled_box.setAccessibleName("Schedule the send")
+        self.enabled_box.setToolTip(
+            "Off: the message goes at once. On: the gateway lodges it now and sends it at "
+            "the chosen time (SendAt)."
+        )
+        self.edit = QDateTimeEdit()
+        self.edit.setAccessibleName("Send at")
+        self.edit.setCalendarPopup(True)
+        self.edit.setDisplayFormat("ddd d MMM yyyy  HH:mm")
+        self.edit.setToolTip("The time on your clock; the line beside shows the gateway's zone.")
+        self.zone_label = QLabel()
+        self.zone_label.setAccessibleName("Send at time zones")
+        self.zone_label.setProperty("role", "hint")
+        self.zone_label.setWordWrap(True)
+        self.gateway_zone: tzinfo | None = None
+        self.gateway_name = ""
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.enabled_box)
+        row.addWidget(self.edit)
+        row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(row)
+        layout.addWidget(self.zone_label)
+        self.set_moment(next_slot(datetime.now(UTC)))
+        self.edit.setEnabled(False)
+        self.enabled_box.toggled.connect(self._toggled)
+        self.edit.dateTimeChanged.connect(self._moved)
+        self._update_zone()
+
+    def set_gateway_zone(self, zone: tzinfo | None, name: str) -> None:
+        self.gateway_zone = zone
+        self.gateway_name = name
+        self._update_zone()
+
+    def is_scheduled(self) -> bool:
+        return self.enabled_box.isChecked()
+
+    def moment(self) -> datetime:
+        """The picked time, aware, whether or not scheduling is on."""
+        seconds = self.edit.dateTime().toSecsSinceEpoch()
+        return datetime.fromtimestamp(seconds, UTC)
+
+    def value(self) -> datetime | None:
+        """`SendAt`, or None when the message goes at once."""
+        return self.moment() if self.is_scheduled() else None
+
+    def set_moment(self, moment: datetime) -> None:
+        self.edit.setDateTime(QDateTime.fromSecsSinceEpoch(int(moment.timestamp())))
+
+    def set_value(self, moment: datetime | None) -> None:
+        if moment is not None:
+            self.set_moment(moment)
+        self.enabled_box.setChecked(moment is not None)
+
+    def set_invalid(self, invalid: bool) -> None:
+        set_invalid(self.edit, invalid)
+
+    def _toggled(self, on: bool) -> None:
+        if on and self.moment() < datetime.now(UTC):
+            self.set_moment(next_slot(datetime.now(UTC)))
+        self.edit.setEnabled(on)
+        self._update_zone()
+        self.changed.emit()
+
+    def _moved(self) -> None:
+        self._update_zone()
+        self.changed.emit()
+
+    def _update_zone(self) -> None:
+        if not self.is_scheduled():
+            now = datetime.now(UTC)
+            gateway = f" · Gateway zone: {self.gateway_name}" if self.gateway_name else ""
+            self.zone_label.setText(
+                f"Off: sent at once. Your zone: {local_zone_label(now)}{gateway}"
+            )
+            return
+        self.zone_label.setText(zone_text(self.moment(), self.gateway_zone, self.gateway_name))

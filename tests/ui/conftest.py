@@ -1,0 +1,113 @@
+"""UI test scaffolding: one QApplication, a qasync loop per test, real services.
+
+Async tests run on a qasync loop (so Qt events and asyncio tasks both progress);
+waits are `await wait_until(...)`, never `qtbot.waitUntil`, which starves asyncio.
+Every test gets a `ui` bundle whose error reporter shows no dialogs but fails the
+test if anything unexpected was reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import qasync
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from gwdesk.domain.models import Secret
+from gwdesk.paths import AppPaths
+from gwdesk.sandbox.server import SandboxThread
+from gwdesk.ui.controller import default_service_factory, sandbox_profile
+from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.sandbox_process import SandboxAddresses
+from gwdesk.ui.session import Session
+from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.theme import Theme
+
+
+def qapp_instance() -> QApplication:
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication([])
+    assert isinstance(app, QApplication)
+    return app
+
+
+def pytest_asyncio_loop_factories(config: Any, item: Any) -> Mapping[str, Callable[[], Any]]:
+    return {"qasync": lambda: qasync.QEventLoop(qapp_instance())}
+
+
+async def wait_until(
+    predicate: Callable[[], object], within: float = 10.0, message: str = ""
+) -> None:
+    """Poll `predicate` while the loop keeps running Qt and asyncio work."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting: {message or predicate}")
+        await asyncio.sleep(0.01)
+
+
+@pytest.fixture(autouse=True)
+def collect_garbage_on_the_gui_thread() -> Iterator[None]:
+    """No automatic collection during a UI test, a full one after it, on this thread.
+
+    Otherwise the collector may run on a sandbox or worker thread and destroy a
+    finished test's Qt objects there, which crashes a later event loop (the
+    console does the same with `gwdesk.ui.gc_guard.GuiThreadCollector`).
+    """
+    gc.disable()
+    yield
+    gc.collect()
+    gc.enable()
+
+
+@dataclass
+class UiBundle:
+    app: QApplication
+    theme: Theme
+    reporter: ErrorReporter
+    tasks: TaskRunner
+    session: Session
+    paths: AppPaths
+    settings: QSettings
+
+    async def connect(self, sandbox: SandboxThread) -> None:
+        """Activate the sandbox's demo account, as the console does on a fresh install."""
+        profile = sandbox_profile(SandboxAddresses(sandbox.rest_url, sandbox.lodge_url))
+        await self.session.activate(profile, Secret("demo"), sandbox=True)
+
+
+@pytest.fixture
+async def ui(qapp: QApplication, qtbot: QtBot, tmp_path: Path) -> AsyncIterator[UiBundle]:
+    """Theme, tasks, an error reporter without dialogs, and a session (not yet connected).
+
+    It depends on `qtbot` so that it is torn down first: its tasks are drained on the
+    qasync loop before pytest-qt closes the test's widgets outside that loop.
+    """
+    theme = Theme(qapp)
+    reporter = ErrorReporter(show_dialogs=False)
+    tasks = TaskRunner(reporter)
+    paths = AppPaths.default()
+    session = Session(paths, default_service_factory)
+    settings = QSettings(str(tmp_path / "console.ini"), QSettings.Format.IniFormat)
+    bundle = UiBundle(qapp, theme, reporter, tasks, session, paths, settings)
+    yield bundle
+    await tasks.drain()
+    await session.close()
+    assert not reporter.errors, f"unexpected errors: {reporter.errors!r}"
+
+
+@pytest.fixture
+def screenshots_dir() -> Path | None:
+    """Where screenshot tests save their PNGs (`GWDESK_SCREENSHOTS`), if anywhere."""
+    value = os.environ.get("GWDESK_SCREENSHOTS")
+    return Path(value) if value else None

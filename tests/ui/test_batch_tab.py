@@ -1,0 +1,378 @@
+"""Batch tab against a real sandbox: requests of 100, cancel, send remaining, failures, imports."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import threading
+from pathlib import Path
+
+import httpx
+from benchmarks.csv_import import write_file
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QMainWindow, QMessageBox
+
+from gwdesk.sandbox.server import SandboxThread
+from gwdesk.ui.tabs.batch import BatchTab
+from gwdesk.ui.tabs.batch_run import ChunkState
+from tests.conftest import SandboxFactory
+from tests.ui.conftest import UiBundle, wait_until
+
+
+def numbers(count: int) -> list[str]:
+    return [f"0412 {i // 1000:03d} {i % 1000:03d}" for i in range(count)]
+
+
+async def ready_tab(ui: UiBundle, sandbox: SandboxThread, qtbot, count: int = 250) -> BatchTab:
+    await ui.connect(sandbox)
+    tab = BatchTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(tab)
+    tab.compose.editor.set_text("Hello from the batch tab")
+    tab.recipients.paste.setPlainText("\n".join(numbers(count)))
+    tab.recipients.check_paste()
+    await wait_until(lambda: tab.recipients.result is not None and not tab.recipients.busy)
+    return tab
+
+
+async def sent(tab: BatchTab, within: float = 20.0) -> None:
+    await wait_until(lambda: tab.run is not None and not tab.sending, within, "send finished")
+
+
+async def idle(tab: BatchTab, ui: UiBundle) -> None:
+    """Stop following and let every task of the tab end: none may outlive the test's loop."""
+    if ui.tasks.running("batch-follow"):
+        tab.results.follow_button.click()
+    keys = ("batch-send", "batch-follow", "batch-recipients", "batch-export")
+    await wait_until(lambda: not any(ui.tasks.running(k) for k in keys), 20, "tab idle")
+
+
+def lodged_requests(sandbox: SandboxThread) -> int:
+    return int(sandbox.query("SELECT COUNT(*) FROM batches")[0][0])
+
+
+def set_faults(sandbox: SandboxThread, spec: str) -> None:
+    response = httpx.put(f"{sandbox.rest_url}/sandbox/faults", json={"spec": spec, "seed": 1})
+    response.raise_for_status()
+
+
+def message_count(sandbox: SandboxThread) -> int:
+    return int(sandbox.query("SELECT COUNT(*) FROM messages")[0][0])
+
+
+def repeated_recipients(sandbox: SandboxThread) -> list[tuple[str, int]]:
+    return sandbox.query(
+        "SELECT to_number, COUNT(*) FROM messages GROUP BY to_number HAVING COUNT(*) > 1"
+    )
+
+
+async def test_a_batch_of_250_arrives_in_three_requests(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot)
+    assert tab.figures["requests"].text() == "3"
+    tab.send()
+    await sent(tab)
+    assert lodged_requests(sandbox) == 3
+    assert tab.results.lodged_bar.value() == tab.results.lodged_bar.maximum() == 3
+    assert [c.state for c in tab.run.chunks] == [ChunkState.LODGED] * 3
+    await wait_until(lambda: message_count(sandbox) == 250, 20, "batches loaded")
+    groups = sandbox.query(
+        "SELECT external_system_id, COUNT(*) FROM messages GROUP BY external_system_id"
+    )
+    assert sorted(n for _id, n in groups) == [50, 100, 100]
+    assert {c.external_id for c in tab.run.chunks} == {g[0] for g in groups}
+    await idle(tab, ui)
+
+
+async def test_batch_progress_is_followed_until_every_message_is_created(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot)
+    tab.send()
+    await sent(tab)
+    await wait_until(lambda: tab.run.created == 250, 20, "every message created")
+    await wait_until(lambda: tab.results.created_bar.value() == 250)
+    assert tab.results.created_bar.maximum() == 250
+    assert all(c.reference for c in tab.run.chunks)
+    await idle(tab, ui)
+
+
+async def test_cancel_stops_before_the_next_request_and_send_remaining_completes_it(
+    ui: UiBundle, sandbox_factory: SandboxFactory, qtbot
+) -> None:
+    sandbox = sandbox_factory(faults="send:latency=0.3")
+    tab = await ready_tab(ui, sandbox, qtbot)
+    tab.set_parallel(1)
+    tab.send()
+    await wait_until(lambda: tab.run.count(ChunkState.LODGED) == 1, 10, "first request lodged")
+    tab.cancel_send()
+    await sent(tab)
+    lodged = tab.run.count(ChunkState.LODGED)
+    assert lodged < 3
+    assert lodged_requests(sandbox) == lodged
+    assert tab.run.count(ChunkState.NOT_SENT) == 3 - lodged
+    assert "Send remaining" in tab.outcome.text()
+    assert tab.remaining_button.isEnabled()
+    assert tab.compose.editor.text() == "Hello from the batch tab"
+
+    tab.send_remaining()
+    await sent(tab)
+    assert tab.run.count(ChunkState.LODGED) == 3
+    await wait_until(lambda: message_count(sandbox) == 250, 20, "batches loaded")
+    assert repeated_recipients(sandbox) == []
+    assert lodged_requests(sandbox) == 3
+    await idle(tab, ui)
+
+
+async def test_a_failed_request_is_listed_and_the_rest_stay_lodged(
+    ui: UiBundle, sandbox_factory: SandboxFactory, qtbot
+) -> None:
+    sandbox = sandbox_factory(faults="send:latency=0.3")
+    tab = await ready_tab(ui, sandbox, qtbot)
+    tab.set_parallel(1)
+    tab.send()
+    await wait_until(lambda: tab.run.count(ChunkState.LODGED) == 1, 10, "first request lodged")
+    await asyncio.to_thread(set_faults, sandbox, "send:503=1")
+    await sent(tab, 30)
+    chunks = tab.run.chunks
+    assert chunks[0].state is ChunkState.LODGED
+    assert chunks[2].state is ChunkState.FAILED
+    assert chunks[2].external_id.startswith("gwd-")
+    assert "failed" in tab.results.model.data(tab.results.model.index(2, 4))
+    failed = tab.run.count(ChunkState.FAILED)
+    noun = "request" if failed == 1 else "requests"
+    assert f"{failed} {noun} failed" in tab.results.lodged_label.text()
+    assert "Send remaining" in tab.outcome.text()
+
+    await asyncio.to_thread(set_faults, sandbox, "")
+    tab.send_remaining()
+    await sent(tab)
+    assert tab.run.count(ChunkState.LODGED) == 3
+    await wait_until(lambda: message_count(sandbox) == 250, 20, "batches loaded")
+    assert repeated_recipients(sandbox) == []
+    await idle(tab, ui)
+
+
+async def test_a_refused_sender_is_shown_at_from_and_nothing_typed_is_lost(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=120)
+    tab.compose.sender_edit.setText("Far too long a sender name")
+    tab.send()
+    await sent(tab)
+    assert tab.compose.error_text("sender")
+    assert tab.compose.editor.text() == "Hello from the batch tab"
+    assert tab.recipients.result is not None
+    assert len(tab.recipients.result.numbers) == 120
+    assert lodged_requests(sandbox) == 0
+    assert tab.run.count(ChunkState.LODGED) == 0
+    await idle(tab, ui)
+
+
+async def test_ctrl_enter_in_the_message_sends_the_batch(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    qtbot.keyClick(tab.compose.editor.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    await sent(tab)
+    assert lodged_requests(sandbox) == 1
+    assert tab.compose.editor.text() == "Hello from the batch tab"
+    await idle(tab, ui)
+
+
+async def test_sending_right_after_typing_waits_for_the_check(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    tab.recipients.paste.appendPlainText("0412 999 999")
+    tab.send()
+    assert "still being checked" in tab.recipients.error.text()
+    assert tab.run is None
+    await wait_until(lambda: not tab.recipients.pending())
+    assert tab.figures["valid"].text() == "4"
+    await idle(tab, ui)
+
+
+async def test_the_message_and_pasted_list_survive_a_restart(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    tab.compose.tags.setText("spring")
+    tab.save_draft()
+    again = BatchTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(again)
+    assert again.compose.editor.text() == "Hello from the batch tab"
+    assert again.compose.tags.text() == "spring"
+    assert again.recipients.paste.toPlainText() == "\n".join(numbers(3))
+    await idle(tab, ui)
+
+
+async def test_an_empty_message_is_refused_before_anything_is_sent(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    tab.compose.editor.set_text("   ")
+    tab.send()
+    assert "empty" in tab.compose.error_text("text")
+    assert tab.run is None
+    await idle(tab, ui)
+
+
+async def test_a_big_batch_is_confirmed_with_its_totals_first(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=12)
+    tab.confirm_above = 10
+    tab.send()
+    box = tab.confirm_box
+    assert isinstance(box, QMessageBox)
+    assert box.isVisible()
+    assert "Messages: 12" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await asyncio.sleep(0.05)
+    assert tab.run is None
+    tab.send()
+    send_button = next(b for b in tab.confirm_box.buttons() if b.text() == "Send to 12 recipients")
+    send_button.click()
+    await sent(tab)
+    assert lodged_requests(sandbox) == 1
+    await idle(tab, ui)
+
+
+async def test_invalid_rows_are_listed_with_reasons_and_exported(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, tmp_path: Path
+) -> None:
+    await ui.connect(sandbox)
+    tab = BatchTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(tab)
+    source = tmp_path / "people.csv"
+    source.write_text(
+        "Name;Mobile\nAnn;0412 345 678\nEvil;=cmd|' /C calc'!A0\nBo;0412 345\nAnn again;+61412345678\n",
+        encoding="cp1252",
+    )
+    tab.recipients.import_path(source)
+    await wait_until(lambda: tab.recipients.result is not None and not tab.recipients.busy)
+    assert tab.recipients.column_combo.currentText() == "2: Mobile"
+    rows = tab.recipients.invalid_model.rows
+    assert [(r.row, r.text) for r in rows] == [(3, "=cmd|' /C calc'!A0"), (4, "0412 345")]
+    assert tab.figures["duplicates"].text() == "1"
+    exported = tmp_path / "invalid.csv"
+    tab.recipients.export_invalid(exported)
+    await wait_until(lambda: "Saved 2 rows" in tab.recipients.export_note.text())
+    with exported.open(encoding="utf-8-sig", newline="") as handle:
+        lines = list(csv.reader(handle))
+    assert lines[1][:2] == ["3", "'=cmd|' /C calc'!A0"]
+    await idle(tab, ui)
+
+
+async def test_choosing_another_column_checks_it_instead(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, tmp_path: Path
+) -> None:
+    await ui.connect(sandbox)
+    tab = BatchTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(tab)
+    source = tmp_path / "two.csv"
+    source.write_text("Mobile,Home\n0412 345 678,(02) 9876 5432\n", encoding="utf-8")
+    tab.recipients.import_path(source)
+    await wait_until(lambda: tab.recipients.result is not None and not tab.recipients.busy)
+    assert tab.recipients.result.numbers == ("61412345678",)
+    tab.recipients.column_combo.setCurrentIndex(1)
+    tab.recipients.recheck_file()
+    await wait_until(lambda: tab.recipients.result.numbers == ("61298765432",))
+    await idle(tab, ui)
+
+
+async def test_a_hostile_file_says_why_and_keeps_the_list(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, tmp_path: Path
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=5)
+    junk = tmp_path / "photo.csv"
+    junk.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    tab.recipients.import_path(junk)
+    await wait_until(lambda: not tab.recipients.error.isHidden())
+    assert "PNG image" in tab.recipients.error.text()
+    tab.recipients.sources.setCurrentIndex(0)
+    assert len(tab.recipients.result.numbers) == 5
+    await idle(tab, ui)
+
+
+async def test_a_100000_row_import_runs_off_the_gui_thread(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, tmp_path: Path
+) -> None:
+    await ui.connect(sandbox)
+    tab = BatchTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(tab)
+    path = await asyncio.to_thread(write_file, tmp_path / "big.csv", 100_000)
+    ticks = 0
+
+    def tick() -> None:
+        nonlocal ticks
+        ticks += 1
+
+    timer = QTimer()
+    timer.timeout.connect(tick)
+    timer.start(20)
+    started = asyncio.get_running_loop().time()
+    tab.recipients.import_path(path)
+    await wait_until(lambda: tab.recipients.result is not None and not tab.recipients.busy, 60)
+    elapsed = asyncio.get_running_loop().time() - started
+    timer.stop()
+    assert tab.recipients.last_job_thread != threading.main_thread().ident
+    assert ticks >= 0.5 * elapsed / 0.02  # the GUI kept ticking all along
+    assert len(tab.recipients.result.numbers) > 80_000
+    assert tab.figures["requests"].text() == f"{-(-len(tab.recipients.result.numbers) // 100):,}"
+    await idle(tab, ui)
+
+
+async def test_an_import_can_be_cancelled_and_the_previous_list_stays(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, tmp_path: Path
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=5)
+    path = tmp_path / "big.csv"
+    await asyncio.to_thread(path.write_text, "Mobile\n" + "\n".join(numbers(200_000)))
+    tab.recipients.import_path(path)
+    await wait_until(lambda: tab.recipients.busy)
+    tab.recipients.cancel()
+    await wait_until(lambda: not tab.recipients.busy, 30)
+    assert "Cancelled" in tab.recipients.error.text()
+    assert tab.recipients.table is None
+    tab.recipients.sources.setCurrentIndex(0)
+    assert len(tab.recipients.result.numbers) == 5
+    await idle(tab, ui)
+
+
+async def test_screenshot_batch(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, tmp_path: Path, screenshots_dir: Path | None
+) -> None:
+    await ui.connect(sandbox)
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    tab = BatchTab(ui.session, ui.tasks, ui.theme)
+    window.setCentralWidget(tab)
+    window.resize(1280, 800)
+    window.show()
+    source = tmp_path / "customers.csv"
+    rows = [("Name", "Mobile", "Suburb")]
+    rows += [(f"Customer {i}", n, "Surry Hills") for i, n in enumerate(numbers(240))]
+    rows[17] = ("Olivia Brown", "0412 345", "Newtown")
+    rows[60] = ("Jack Nguyen", "n/a", "Glebe")
+    rows[99] = ("Zoë Müller", "=cmd|' /C calc'!A0", "Redfern")
+    rows[150] = ("Mia García", rows[10][1], "Erskineville")
+    with source.open("w", encoding="utf-8-sig", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    tab.recipients.import_path(source)
+    await wait_until(lambda: tab.recipients.result is not None and not tab.recipients.busy)
+    tab.compose.editor.set_text(
+        "Hi from Harbour Dental: your check-up is due. Reply YES to book, or call 02 9876 5432."
+    )
+    tab.compose.sender_edit.setText("HarbourDent")
+    tab.compose.tags.setText("recall,march")
+    tab.send()
+    await sent(tab)
+    await wait_until(lambda: tab.run.created == tab.run.recipients, 20)
+    await wait_until(lambda: not ui.tasks.running("batch-follow"))
+    assert tab.run.count(ChunkState.LODGED) == 3
+    await idle(tab, ui)
+    if screenshots_dir is not None:
+        await asyncio.to_thread(screenshots_dir.mkdir, parents=True, exist_ok=True)
+        window.grab().save(str(screenshots_dir / "batch.png"))

@@ -1,0 +1,205 @@
+"""The whole console at 1280x800 with realistic data, saved as PNGs (`GWDESK_SCREENSHOTS`).
+
+One window with every real tab, connected to a sandbox holding a year of seeded
+history plus today's sends, a batch and customers' replies; then one picture of
+the window per tab, and of the profiles and About dialogs. Without
+`GWDESK_SCREENSHOTS` the same states are built and checked, just not saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+from pathlib import Path
+
+import httpx
+import pytest
+from PySide6.QtWidgets import QWidget
+
+from gwdesk.domain.models import Secret
+from gwdesk.domain.profile import Profile
+from gwdesk.sandbox.seed import seed_account
+from gwdesk.sandbox.server import SandboxThread
+from gwdesk.settings import PasswordVault, ProfileStore
+from gwdesk.ui.controller import default_tabs
+from gwdesk.ui.dialogs.about import AboutDialog
+from gwdesk.ui.dialogs.profiles import ProfilesDialog
+from gwdesk.ui.main_window import MainWindow
+from gwdesk.ui.tabs.batch import BatchTab
+from gwdesk.ui.tabs.logs import LogsTab
+from gwdesk.ui.tabs.send import SendTab
+from gwdesk.ui.tabs.status import StatusTab
+from tests.conftest import SandboxFactory
+from tests.ui.conftest import UiBundle, wait_until
+
+TAB_TITLES = ["Send", "Batch", "Status", "Logs", "Fax / MMS"]
+SEEDED = 1500
+TODAY = [
+    ("61412345678", "Your order #1042 has shipped and arrives tomorrow."),
+    ("61412345679", "Reminder: your appointment is on Friday at 10:30. Reply YES to confirm."),
+    ("61423456780", "Your verification code is 493 817."),
+    ("64211234567", "Kia ora! Your booking at Harbour Dental is confirmed."),
+]
+REPLIES = ["YES", "Can we make it 11 instead?", "STOP"]
+
+
+def lodge(client: httpx.Client, **body: object) -> dict[str, object]:
+    response = client.post("/v2/message/send", json=body)
+    response.raise_for_status()
+    data: dict[str, object] = response.json()["Data"]
+    return data
+
+
+@pytest.fixture
+def busy_sandbox(sandbox_factory: SandboxFactory, tmp_path: Path) -> SandboxThread:
+    """A year of seeded history, today's sends (one two-way, one batch) and three replies."""
+    db = tmp_path / "sandbox.sqlite3"
+    seed_account(db, SEEDED, seed=7)
+    sandbox = sandbox_factory(
+        db=str(db),
+        simulate_delivery=True,
+        delivery_delay=(0.05, 0.5),
+        delivery_failure_rate=0.05,
+        seed=42,
+    )
+    with httpx.Client(base_url=sandbox.rest_url, auth=("demo", "demo"), timeout=10) as client:
+        ids = []
+        for number, text in TODAY:
+            sent = lodge(client, Message=text, Recipients=[number], ExternalSystemId="today")
+            message = sent["Message"]
+            assert isinstance(message, dict)
+            ids.append(str(message["MessageId"]))
+        lodge(
+            client,
+            Message="Harbour Dental: the clinic is closed on Monday for the public holiday.",
+            Recipients=[f"614{n:08d}" for n in range(10_000_000, 10_000_095)],
+            ExternalSystemId="holiday-notice",
+        )
+        for message_id, text in zip(ids[1:], REPLIES, strict=True):
+            client.post("/sandbox/replies", json={"message_id": message_id, "text": text})
+    return sandbox
+
+
+def save(widget: QWidget, folder: Path | None, name: str) -> None:
+    if folder is None:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    assert widget.grab().save(str(folder / name)), name
+
+
+async def settle(seconds: float = 0.3) -> None:
+    """Let layouts, timers and repaints run before a picture is taken."""
+    await asyncio.sleep(seconds)
+
+
+async def put_tabs_in_a_working_state(window: MainWindow, tmp_path: Path) -> None:
+    """What an operator's morning looks like: a couple of sends, a batch, a lookup."""
+    send = window.tab(SendTab)
+    assert isinstance(send, SendTab)
+    for number, text in (
+        ("0412 345 601", "Hi Sam, your prescription is ready to collect."),
+        ("0412 345 602", "Hi Alex, your repair is finished; we close at 17:30 today."),
+    ):
+        send.form.recipient.set_text(number)
+        send.form.editor.set_text(text)
+        send.send()
+        await wait_until(lambda: not send.sending(), 20, "the send to finish")
+    send.form.recipient.set_text("0412 345 603")
+    send.form.editor.set_text("Hi Jo, your order is packed and ")
+
+    batch = window.tab(BatchTab)
+    assert isinstance(batch, BatchTab)
+    source = tmp_path / "customers.csv"
+    rows = [("Name", "Mobile", "Suburb")]
+    rows += [(f"Customer {i}", f"0413 {i:03d} {i % 1000:03d}", "Glebe") for i in range(140)]
+    rows[9] = ("Jack Nguyen", "n/a", "Newtown")
+    with source.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    batch.recipients.import_path(source)
+    await wait_until(lambda: batch.recipients.result is not None and not batch.recipients.busy)
+    batch.compose.editor.set_text("Harbour Dental: your check-up is due. Reply YES to book.")
+    batch.send()
+    await wait_until(lambda: batch.run is not None and not batch.sending, 30, "the batch sent")
+
+    status = window.tab(StatusTab)
+    assert isinstance(status, StatusTab)
+    status.kind.setCurrentIndex(status.kind.findData("external_system_id"))
+    status.key_edit.setText("today")
+    status.look_up()
+    await wait_until(lambda: status.model.rowCount() == len(TODAY), 10, "the status lookup")
+
+    logs = window.tab(LogsTab)
+    assert isinstance(logs, LogsTab)
+    await wait_until(
+        lambda: logs.cache_total >= SEEDED and not logs.sync.running, 60, "the log sync"
+    )
+
+
+async def test_screenshot_window(
+    ui: UiBundle,
+    busy_sandbox: SandboxThread,
+    qtbot,
+    tmp_path: Path,
+    screenshots_dir: Path | None,
+) -> None:
+    window = MainWindow(ui.session, ui.tasks, ui.theme, ui.settings, default_tabs())
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    await ui.connect(busy_sandbox)
+    assert [tab.title for tab in window.tabs] == TAB_TITLES
+    await wait_until(lambda: "AUD" in window.status.balance_label.text(), 10, "the balance")
+    await put_tabs_in_a_working_state(window, tmp_path)
+    assert window.banner.isVisible()
+    assert window.status.sandbox_badge.isVisible()
+
+    window.tab_widget.setCurrentIndex(0)
+    await settle()
+    save(window, screenshots_dir, "window.png")
+    for index, tab in enumerate(window.tabs):
+        window.tab_widget.setCurrentIndex(index)
+        await settle()
+        name = tab.title.lower().replace(" / ", "_").replace(" ", "_")
+        save(window, screenshots_dir, f"window-{name}.png")
+    await ui.tasks.drain()
+
+
+async def test_screenshot_profiles_dialog(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, screenshots_dir: Path | None
+) -> None:
+    store, vault = ProfileStore(), PasswordVault()
+    for name, url, zone in (
+        ("Production", "https://api.gateway.example.com", "Australia/Sydney"),
+        ("Staging", "https://staging.gateway.example.com", "Australia/Sydney"),
+        ("Auckland office", "https://nz.gateway.example.com", "Pacific/Auckland"),
+    ):
+        profile = Profile(
+            name=name,
+            rest_url=url,
+            lodge_url=f"{url}/dotnet/Lodge.asmx",
+            username="operator",
+            timezone=zone,
+            region="NZ" if "Auckland" in name else "AU",
+        )
+        store.save(profile)
+        vault.set(profile, Secret("demo"))
+    store.set_default("Production")
+    dialog = ProfilesDialog(store, vault, "Auckland office")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.form.rest_edit.setText("http://nz.gateway.example.com")
+    dialog.save()  # refused: the error shows at the field
+    assert dialog.form.error_text("rest_url")
+    await settle()
+    save(dialog, screenshots_dir, "profiles-dialog.png")
+
+
+async def test_screenshot_about_dialog(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, screenshots_dir: Path | None
+) -> None:
+    await ui.connect(sandbox)
+    dialog = AboutDialog(ui.session)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    await settle()
+    save(dialog, screenshots_dir, "about-dialog.png")
