@@ -102,7 +102,12 @@ def common_options() -> argparse.ArgumentParser:
 
 #: Modules whose `COMMANDS` (a sequence of registrars) make up the subcommands, in order.
 #: A new family of commands (the Lodge `mms`, `fax`, `wap`) is one more module here.
-COMMAND_MODULES: Final = ("gwdesk.cli_commands", "gwdesk.cli_legacy", "gwdesk.cli_listen")
+COMMAND_MODULES: Final = (
+    "gwdesk.cli_commands",
+    "gwdesk.cli_legacy",
+    "gwdesk.cli_listen",
+    "gwdesk.cli_outbox",
+)
 
 
 def _registrars() -> list[Registrar]:

@@ -8,8 +8,10 @@ Each `register_*` adds one subcommand and its handler; `COMMANDS` lists them for
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -27,9 +29,14 @@ from gwdesk.cli import (
 )
 from gwdesk.domain.models import Balance, LogRecord, Message
 from gwdesk.domain.numbers import check_recipients
+from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError
+from gwdesk.gateway.outbox_sender import OutboxSender, gateway_key
 from gwdesk.gateway.sending import ChunkResult, Outgoing, SendOutcome
 from gwdesk.gateway.service import GatewayService
+from gwdesk.paths import AppPaths
+from gwdesk.store.database import StoreError, slug
+from gwdesk.store.outbox import OutboxStore
 
 NUMBER_COLUMNS: Final = (
     "number",
@@ -68,6 +75,31 @@ def _page(text: str) -> int:
 
 def _message_json(message: Message) -> dict[str, Any]:
     return message.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# ---- the outbox every send goes through --------------------------------------------------------
+
+
+def open_outbox(profile: Profile) -> OutboxStore:
+    """The outbox of a profile's store, shared with the console (an inline gateway has
+    one store of its own, "command line"; batches name their gateway, so one recorded
+    for another gateway is never resumed against this one)."""
+    path = AppPaths.default().profile_db(slug(profile.name))
+    try:
+        return OutboxStore(path)
+    except (StoreError, OSError, sqlite3.Error) as exc:
+        raise UsageError(
+            f"The outbox at {path} cannot be opened ({exc}); gwdesk sends nothing without it."
+        ) from None
+
+
+@contextlib.contextmanager
+def outbox_sender(service: GatewayService) -> Iterator[OutboxSender]:
+    outbox = open_outbox(service.profile)
+    try:
+        yield OutboxSender(service, outbox, gateway_key(service.profile))
+    finally:
+        outbox.close()
 
 
 # ---- send -------------------------------------------------------------------------------------
@@ -128,7 +160,7 @@ def _recipients(args: argparse.Namespace, region: str, out: Output) -> list[str]
     return list(checked.numbers)
 
 
-def _chunk_json(chunk: ChunkResult) -> dict[str, Any]:
+def chunk_json(chunk: ChunkResult) -> dict[str, Any]:
     return {
         "request": chunk.index,
         "external_system_id": chunk.external_system_id,
@@ -145,7 +177,7 @@ def _chunk_json(chunk: ChunkResult) -> dict[str, Any]:
     }
 
 
-def _chunk_line(chunk: ChunkResult) -> str:
+def chunk_line(chunk: ChunkResult) -> str:
     ref = f"ExternalSystemId {chunk.external_system_id}"
     if chunk.error is not None:
         return f"NOT LODGED: {len(chunk.recipients)} recipient(s), {ref}: {chunk.error.message}"
@@ -160,20 +192,21 @@ def _chunk_line(chunk: ChunkResult) -> str:
     )
 
 
-def report_send(outcome: SendOutcome, out: Output) -> int:
+def report_send(outcome: SendOutcome, out: Output, *, batch: int | None = None) -> int:
     lodged = outcome.lodged_recipients
     failed = sum(len(c.recipients) for c in outcome.failed)
     data = {
         "ok": outcome.ok,
+        "outbox_batch": batch,
         "lodged": lodged,
         "failed": failed,
         "duplicates": outcome.duplicates,
         "rejected": [
             {"entry": r.index + 1, "text": r.text, "reason": r.reason} for r in outcome.rejected
         ],
-        "requests": [_chunk_json(c) for c in outcome.chunks],
+        "requests": [chunk_json(c) for c in outcome.chunks],
     }
-    lines = [_chunk_line(c) for c in outcome.chunks]
+    lines = [chunk_line(c) for c in outcome.chunks]
     if len(outcome.chunks) > 1 or failed:
         lines.append(
             f"{lodged} recipient(s) lodged, {failed} not, in {len(outcome.chunks)} request(s)"
@@ -184,6 +217,11 @@ def report_send(outcome: SendOutcome, out: Output) -> int:
     errors = [chunk.error for chunk in outcome.failed if chunk.error is not None]
     for chunk, error in zip(outcome.failed, errors, strict=True):
         out.note(f"request {chunk.index} failed: {error.message}")
+    if batch is not None:
+        out.note(
+            f"outbox batch {batch} keeps what was not lodged: gwdesk outbox resume settles "
+            "and sends it"
+        )
     if any(isinstance(e, AmbiguousSendError) for e in errors):
         return EXIT_AMBIGUOUS
     if lodged:
@@ -209,7 +247,9 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
         external_id=args.external_id,
         tags=args.tags,
     )
-    return report_send(await service.send(outgoing), out)
+    with outbox_sender(service) as sender:
+        outcome, batch = await sender.send(outgoing)
+    return report_send(outcome, out, batch=batch.id)
 
 
 def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:

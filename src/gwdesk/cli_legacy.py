@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any, Final, get_args
 
 from gwdesk.cli import EXIT_OK, Output, Registrar, SubParsers, UsageError
+from gwdesk.cli_commands import outbox_sender
 from gwdesk.domain.models import LodgeResult, LodgeText, MessageStatus
 from gwdesk.domain.profile import LodgePort
 from gwdesk.gateway.legacy import LodgeClient
+from gwdesk.gateway.outbox_sender import lodge_verdict
 from gwdesk.gateway.service import GatewayService
 
 PORTS: Final = get_args(LodgePort)
@@ -67,13 +69,28 @@ def _report(result: LodgeText | LodgeResult, what: str, to: str, out: Output) ->
 
 async def cmd_mms(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
     lodge = _lodge(args, service)
-    result = await lodge.send_mms(
-        args.phone_number,
-        files=_paths(args.file),
-        url=args.url,
-        subject=args.subject or "",
-        text=args.text or "",
-    )
+    files = _paths(args.file)
+    description = {
+        "label": f"MMS: {args.subject or args.text or args.url or ''}",
+        "subject": args.subject,
+        "text": args.text,
+        "url": args.url,
+        "files": [str(f) for f in files],
+    }
+    with outbox_sender(service) as sender:
+        result = await sender.lodge(
+            "mms",
+            [args.phone_number],
+            description,
+            lambda: lodge.send_mms(
+                args.phone_number,
+                files=files,
+                url=args.url,
+                subject=args.subject or "",
+                text=args.text or "",
+            ),
+            lodge_verdict,
+        )
     return _report(result, "MMS", args.phone_number, out)
 
 
@@ -98,12 +115,26 @@ def register_mms(sub: SubParsers, common: argparse.ArgumentParser) -> None:
 
 async def cmd_fax(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
     lodge = _lodge(args, service)
-    result = await lodge.send_fax(
-        args.fax_number,
-        _paths(args.file),
-        subject=args.subject or "",
-        cover_page=args.cover_page or "",
-    )
+    files = _paths(args.file)
+    description = {
+        "label": f"Fax: {args.subject or args.cover_page or ''}",
+        "subject": args.subject,
+        "cover_page": args.cover_page,
+        "files": [str(f) for f in files],
+    }
+    with outbox_sender(service) as sender:
+        result = await sender.lodge(
+            "fax",
+            [args.fax_number],
+            description,
+            lambda: lodge.send_fax(
+                args.fax_number,
+                files,
+                subject=args.subject or "",
+                cover_page=args.cover_page or "",
+            ),
+            lodge_verdict,
+        )
     return _report(result, "fax", args.fax_number, out)
 
 
@@ -123,7 +154,19 @@ def register_fax(sub: SubParsers, common: argparse.ArgumentParser) -> None:
 
 async def cmd_wap(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
     lodge = _lodge(args, service)
-    result = await lodge.send_wap_push(args.phone_number, args.application_name or "", args.url)
+    description = {
+        "label": f"WAP push: {args.url}",
+        "application": args.application_name,
+        "url": args.url,
+    }
+    with outbox_sender(service) as sender:
+        result = await sender.lodge(
+            "wap",
+            [args.phone_number],
+            description,
+            lambda: lodge.send_wap_push(args.phone_number, args.application_name or "", args.url),
+            lodge_verdict,
+        )
     return _report(result, "WAP push", args.phone_number, out)
 
 

@@ -25,7 +25,10 @@ def run(
     password: str | None = PASSWORD,
     config_dir: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GWDESK_")}
+    # The data dir stays (a hermetic one per test): sends write the outbox there.
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("GWDESK_") or k == "GWDESK_DATA_DIR"
+    }
     if password is not None:
         env["GWDESK_PASSWORD"] = password
     if config_dir is not None:

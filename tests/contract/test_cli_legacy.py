@@ -27,7 +27,10 @@ def gateway(sandbox_factory: SandboxFactory) -> SandboxThread:
 def run(
     sandbox: SandboxThread, command: str, *args: str, password: str = PASSWORD
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GWDESK_")}
+    # The data dir stays (a hermetic one per test): sends write the outbox there.
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("GWDESK_") or k == "GWDESK_DATA_DIR"
+    }
     env["GWDESK_PASSWORD"] = password
     where = [
         "--base-url",
@@ -176,7 +179,10 @@ def test_a_lost_answer_exits_4_and_says_to_check_before_resending(
 
 
 def test_without_a_lodge_address_it_is_a_usage_error(gateway: SandboxThread) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GWDESK_")}
+    # The data dir stays (a hermetic one per test): sends write the outbox there.
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("GWDESK_") or k == "GWDESK_DATA_DIR"
+    }
     env["GWDESK_PASSWORD"] = PASSWORD
     done = subprocess.run(
         [GWDESK, "wap", "--base-url", gateway.rest_url, "--username", "ops", *WAP],

@@ -79,6 +79,7 @@ async def test_a_saved_profile_with_a_keyring_password_is_connected_instead(
     assert window.banner.isHidden()
     assert window.status.sandbox_badge.isHidden()
     await wait_until(lambda: "AUD" in window.status.balance_label.text())  # the password works
+    await wait_until(lambda: not ui.tasks.running("reply-listener-start"))  # and its backfill
 
 
 async def test_the_default_profile_is_chosen_among_several(
@@ -98,6 +99,7 @@ async def test_the_default_profile_is_chosen_among_several(
     assert ui.session.profile.name == "Second"
     assert window.status.profile_label.text().startswith("Second (demo @ ")
     await wait_until(lambda: "AUD" in window.status.balance_label.text())
+    await wait_until(lambda: not ui.tasks.running("reply-listener-start"))
 
 
 async def test_a_saved_profile_without_a_password_opens_the_profiles_dialog(

@@ -376,3 +376,35 @@ async def test_screenshot_batch(
     if screenshots_dir is not None:
         await asyncio.to_thread(screenshots_dir.mkdir, parents=True, exist_ok=True)
         window.grab().save(str(screenshots_dir / "batch.png"))
+
+
+async def test_an_imported_file_is_named_and_described_as_plain_text(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, tmp_path: Path
+) -> None:
+    await ui.connect(sandbox)
+    tab = BatchTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(tab)
+    source = tmp_path / "<b>clients<i> exported from the CRM on 2026-03-02 at 09-30.csv"
+    source.write_text("Name,Mobile\nAnn,0412 345 678\n", encoding="utf-8")
+    tab.recipients.import_path(source)
+    await wait_until(lambda: tab.recipients.result is not None and not tab.recipients.busy)
+    title = tab.recipients.file_label
+    assert title.textFormat() == Qt.TextFormat.PlainText
+    assert title.text().startswith("<b>clients<i> exported")
+    assert title.text().endswith(" · 1 row")
+    assert title.toolTip() == str(source)
+    assert tab.recipients.file_details.text() == "Read as UTF-8 · comma-separated · header row"
+    await idle(tab, ui)
+
+
+async def test_from_tags_and_the_send_at_zone_have_room_at_1280(ui: UiBundle, qtbot) -> None:
+    tab = BatchTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(tab)
+    tab.resize(1260, 700)
+    tab.show()
+    qtbot.waitExposed(tab)
+    compose = tab.compose
+    assert compose.sender_edit.width() >= 300
+    assert compose.tags.width() >= 300
+    zone = compose.send_at.zone_label
+    assert zone.height() < 2 * zone.fontMetrics().lineSpacing()  # one line, not wrapped

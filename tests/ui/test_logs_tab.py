@@ -21,6 +21,7 @@ from gwdesk.ui.widgets.log_chart import LogChart
 from tests.conftest import SandboxFactory
 from tests.sandbox.seed_support import seed
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.header_support import drawn_arrow
 
 SEEDED = 400
 COLUMN = {f.column: i for i, f in enumerate(FIELDS)}
@@ -80,6 +81,38 @@ async def test_the_first_sync_fills_the_table_with_every_record(
     assert tab.model is not None
     assert tab.model.message_id_at(0) == newest
     assert tab.empty.isHidden()
+
+
+async def test_newest_first_shows_a_descending_arrow_on_lodged(
+    ui: UiBundle, seeded: SandboxThread, qtbot: object
+) -> None:
+    tab = await open_tab(ui, seeded, qtbot, SEEDED)
+    header = tab.table.horizontalHeader()
+    assert (header.sortIndicatorSection(), header.sortIndicatorOrder()) == (
+        COLUMN["date_lodged"],
+        Qt.SortOrder.DescendingOrder,
+    )
+    lodged = column_values(tab, "date_lodged", range(20))
+    assert lodged == sorted(lodged, reverse=True)
+    assert drawn_arrow(header, COLUMN["date_lodged"]) == "▼"
+
+
+async def test_the_recipient_filter_shows_its_whole_hint(
+    ui: UiBundle, seeded: SandboxThread, qtbot: object
+) -> None:
+    tab = await open_tab(ui, seeded, qtbot, SEEDED)
+    edit = tab.filters.recipient
+    hint = edit.fontMetrics().horizontalAdvance(edit.placeholderText())
+    assert edit.width() >= hint + 40  # frame, margins and the clear button
+
+
+async def test_the_default_columns_fit_without_sideways_scrolling(
+    ui: UiBundle, seeded: SandboxThread, qtbot: object
+) -> None:
+    tab = await open_tab(ui, seeded, qtbot, SEEDED)
+    tab.select_row(0)  # the detail pane fills in
+    await asyncio.sleep(0.2)
+    assert tab.table.horizontalScrollBar().maximum() == 0
 
 
 async def test_the_log_table_filters_by_text_and_sorts_by_a_header_click(

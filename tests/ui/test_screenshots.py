@@ -26,13 +26,17 @@ from gwdesk.ui.dialogs.about import AboutDialog
 from gwdesk.ui.dialogs.profiles import ProfilesDialog
 from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.tabs.batch import BatchTab
+from gwdesk.ui.tabs.fax_mms import FaxMmsTab
 from gwdesk.ui.tabs.logs import LogsTab
+from gwdesk.ui.tabs.replies import RepliesTab
 from gwdesk.ui.tabs.send import SendTab
 from gwdesk.ui.tabs.status import StatusTab
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.fax_mms_support import attach, picture, write
+from tests.ui.fax_mms_support import send as send_mms
 
-TAB_TITLES = ["Send", "Batch", "Status", "Logs", "Fax / MMS"]
+TAB_TITLES = ["Send", "Batch", "Status", "Replies", "Logs", "Fax / MMS"]
 SEEDED = 1500
 TODAY = [
     ("61412345678", "Your order #1042 has shipped and arrives tomorrow."),
@@ -93,7 +97,7 @@ async def settle(seconds: float = 0.3) -> None:
 
 
 async def put_tabs_in_a_working_state(window: MainWindow, tmp_path: Path) -> None:
-    """What an operator's morning looks like: a couple of sends, a batch, a lookup."""
+    """What an operator's morning looks like: sends, a batch, a lookup, an MMS with pictures."""
     send = window.tab(SendTab)
     assert isinstance(send, SendTab)
     for number, text in (
@@ -128,11 +132,37 @@ async def put_tabs_in_a_working_state(window: MainWindow, tmp_path: Path) -> Non
     status.look_up()
     await wait_until(lambda: status.model.rowCount() == len(TODAY), 10, "the status lookup")
 
+    fax_mms = window.tab(FaxMmsTab)
+    assert isinstance(fax_mms, FaxMmsTab)
+    mms = fax_mms.mms
+    await attach(mms.attachments, write(tmp_path, "loyalty-card.png", picture()))
+    mms.recipient.set_text("0412 345 604")
+    mms.subject.setText("Your new loyalty card")
+    mms.text.setPlainText("Show this card at the front desk for 10% off your next visit.")
+    await send_mms(fax_mms)
+    await attach(
+        mms.attachments,
+        write(tmp_path, "clinic-map.png", picture(480, 320, 120)),
+        write(tmp_path, "opening-hours.png", picture(300, 300, 30)),
+    )
+    mms.recipient.set_text("0412 345 605")
+    mms.subject.setText("Finding us")
+    mms.text.setPlainText("The map to the clinic and our opening hours.")
+
     logs = window.tab(LogsTab)
     assert isinstance(logs, LogsTab)
     await wait_until(
         lambda: logs.cache_total >= SEEDED and not logs.sync.running, 60, "the log sync"
     )
+
+    replies = window.tab(RepliesTab)
+    assert isinstance(replies, RepliesTab)
+    await window.session.replies.start(0)  # any free port: the status bar shows it
+    await window.session.replies.backfill()  # the seeded replies, received before it listened
+    await wait_until(lambda: replies.model is not None and replies.model.total == len(REPLIES))
+    replies.table.selectRow(1)
+    await wait_until(lambda: len(replies.conversation.entries) >= 2, 10, "a conversation")
+    logs.select_row(0)  # the detail pane shows every field of the newest record
 
 
 async def test_screenshot_window(

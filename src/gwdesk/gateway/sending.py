@@ -14,6 +14,13 @@ prefix, the UTC time of the send, 48 random bits shared by the whole send, and t
 operator's own ExternalSystemId is used as given on every chunk; because an
 operator may reuse one, the messages it already named before the send are noted
 first and never taken as this send's.
+
+A send is prepared (`Sender.prepare`: the checks, the ExternalSystemIds, that
+baseline) before any request leaves, so a caller can record the plan first (the
+durable outbox, `gwdesk.gateway.outbox_sender`) and then send its chunks one by one
+(`Sender.run_chunk`). Checking a long list of numbers is CPU work of a few seconds
+per 100,000, so it runs on a worker thread rather than the event loop (in the
+console, the GUI thread).
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ from gwdesk.gateway.retry import Retrier, retryable_idempotent, retryable_send
 log = logging.getLogger("gwdesk.gateway.sending")
 MAX_RECIPIENTS_PER_REQUEST: Final = 100
 ID_PREFIX: Final = "gwd-"
+#: Longer recipient lists are checked on a worker thread (about 50 µs a number).
+CHECK_INLINE_LIMIT: Final = 200
 
 
 def new_send_id(now: datetime | None = None) -> str:
@@ -164,7 +173,9 @@ class SendOutcome:
 
 
 @dataclass
-class _Plan:
+class SendPlan:
+    """A checked send, before any request: its numbers, chunks and ExternalSystemIds."""
+
     outgoing: Outgoing
     check: RecipientCheck
     send_id: str
@@ -174,6 +185,23 @@ class _Plan:
     def external_id(self, index: int) -> str:
         given = self.outgoing.external_id
         return given.strip() if given else chunk_id(self.send_id, index)
+
+    @property
+    def own_id(self) -> bool:
+        """The ExternalSystemIds are generated (unique to each request), not the operator's."""
+        return not self.outgoing.external_id
+
+    def parts(self) -> list[tuple[int, tuple[str, ...]]]:
+        """(1-based request number, recipients) of each request of at most 100."""
+        return list(enumerate(chunked(self.check.numbers), start=1))
+
+
+async def check_numbers(recipients: Sequence[str], region: str) -> RecipientCheck:
+    """`check_recipients`, on a worker thread for a long list (the loop stays free)."""
+    entries = list(recipients)
+    if len(entries) <= CHECK_INLINE_LIMIT:
+        return check_recipients(entries, region)
+    return await asyncio.to_thread(check_recipients, entries, region)
 
 
 class Sender:
@@ -192,6 +220,25 @@ class Sender:
         self.region = region
         self.clock = clock
 
+    async def prepare(self, outgoing: Outgoing, *, skip_invalid: bool = False) -> SendPlan:
+        """Check everything and fix the ExternalSystemIds; no send request is made.
+
+        Unusable numbers stop the send unless `skip_invalid`, when they are left out
+        and listed in the plan. An operator's own ExternalSystemId costs one status
+        query here (the messages it already names are never taken as this send's).
+        """
+        outgoing.check()
+        checked = await check_numbers(outgoing.recipients, self.region)
+        if checked.rejected and not skip_invalid:
+            raise InvalidRecipientsError([(r.index, r.text, r.reason) for r in checked.rejected])
+        if not checked.numbers:
+            raise ValidationError("There is no usable recipient.", field="Recipients", status=None)
+        plan = SendPlan(outgoing, checked, new_send_id())
+        if outgoing.external_id:
+            found = await self.rest.status(external_system_id=outgoing.external_id.strip())
+            plan.baseline = frozenset(m.message_id for m in found)
+        return plan
+
     async def send(
         self,
         outgoing: Outgoing,
@@ -206,17 +253,7 @@ class Sender:
         they are left out and listed in the outcome. A request that fails does not
         stop the others, except an authentication failure, which would fail them all.
         """
-        outgoing.check()
-        checked = check_recipients(list(outgoing.recipients), self.region)
-        if checked.rejected and not skip_invalid:
-            raise InvalidRecipientsError([(r.index, r.text, r.reason) for r in checked.rejected])
-        if not checked.numbers:
-            raise ValidationError("There is no usable recipient.", field="Recipients", status=None)
-        plan = _Plan(outgoing, checked, new_send_id())
-        if outgoing.external_id:
-            found = await self.rest.status(external_system_id=outgoing.external_id.strip())
-            plan.baseline = frozenset(m.message_id for m in found)
-        parts = chunked(checked.numbers)
+        plan = await self.prepare(outgoing, skip_invalid=skip_invalid)
         gate = asyncio.Semaphore(max(1, concurrency))
         stop: list[GatewayError] = []
 
@@ -225,32 +262,45 @@ class Sender:
             async with gate:
                 if stop:
                     result = ChunkResult(
-                        index, external_id, recipients, error=_not_attempted(stop[0])
+                        index, external_id, recipients, error=not_attempted(stop[0])
                     )
                 else:
-                    result = await self._chunk(plan, index, recipients)
+                    result = await self.run_chunk(plan, index, recipients)
                     if isinstance(result.error, AuthenticationError):
                         stop.append(result.error)
             if on_chunk is not None:
                 on_chunk(result)
             return result
 
-        results = await asyncio.gather(
-            *(run(i, recipients) for i, recipients in enumerate(parts, start=1))
-        )
-        return SendOutcome(tuple(results), checked.rejected, checked.duplicates)
+        results = await asyncio.gather(*(run(i, recipients) for i, recipients in plan.parts()))
+        return SendOutcome(tuple(results), plan.check.rejected, plan.check.duplicates)
 
-    async def _chunk(self, plan: _Plan, index: int, recipients: tuple[str, ...]) -> ChunkResult:
-        external_id = plan.external_id(index)
+    async def run_chunk(
+        self,
+        plan: SendPlan,
+        index: int,
+        recipients: tuple[str, ...],
+        *,
+        external_id: str | None = None,
+    ) -> ChunkResult:
+        """`send_chunk`, with a failure in the result instead of raised."""
+        external_id = external_id or plan.external_id(index)
         try:
-            return await self.send_chunk(plan, index, recipients)
+            return await self.send_chunk(plan, index, recipients, external_id=external_id)
         except GatewayError as exc:
             log.warning("request %d (%s) failed: %s", index, external_id, exc.message)
             return ChunkResult(index, external_id, recipients, error=exc)
 
-    async def send_chunk(self, plan: _Plan, index: int, recipients: tuple[str, ...]) -> ChunkResult:
+    async def send_chunk(
+        self,
+        plan: SendPlan,
+        index: int,
+        recipients: tuple[str, ...],
+        *,
+        external_id: str | None = None,
+    ) -> ChunkResult:
         """One request, repeated only when it surely was not lodged."""
-        external_id = plan.external_id(index)
+        external_id = external_id or plan.external_id(index)
         body = plan.outgoing.body(recipients, external_id)
         policy = self.retrier.policy
         attempt = 0
@@ -292,7 +342,7 @@ class Sender:
 
     async def resolve(
         self,
-        plan: _Plan,
+        plan: SendPlan,
         external_id: str,
         recipients: tuple[str, ...],
         cause: GatewayError,
@@ -304,8 +354,8 @@ class Sender:
         policy = self.retrier.policy
         deadline = self.clock() + policy.resolve_window
         delay = policy.resolve_first_delay
-        wanted = {_digits(r) for r in recipients}
-        own_id = not plan.outgoing.external_id
+        wanted = recipient_digits(recipients)
+        own_id = plan.own_id
         failures = 0
         while True:
             answered = False
@@ -317,12 +367,7 @@ class Sender:
                     raise _ambiguous(external_id, recipients, cause, exc) from None
                 failures += 1
                 messages = []
-            mine = tuple(
-                m
-                for m in messages
-                if m.message_id not in plan.baseline
-                and (own_id or _digits(m.phone_number) in wanted)
-            )
+            mine = ours(messages, plan.baseline, None if own_id else wanted)
             if mine:
                 return mine
             now = self.clock()
@@ -386,6 +431,22 @@ def _digits(number: str) -> str:
     return "".join(c for c in number if c.isdigit())
 
 
+def ours(
+    messages: Sequence[Message], baseline: frozenset[str], wanted: set[str] | None
+) -> tuple[Message, ...]:
+    """The messages a request made: not named before it (`baseline`), and, when its
+    ExternalSystemId is shared (`wanted` given), sent to one of its recipients."""
+    return tuple(
+        m
+        for m in messages
+        if m.message_id not in baseline and (wanted is None or _digits(m.phone_number) in wanted)
+    )
+
+
+def recipient_digits(recipients: Sequence[str]) -> set[str]:
+    return {_digits(r) for r in recipients}
+
+
 def _from_envelope(
     index: int, external_id: str, recipients: tuple[str, ...], envelope: SendEnvelope, attempts: int
 ) -> ChunkResult:
@@ -415,5 +476,5 @@ def _ambiguous(
     )
 
 
-def _not_attempted(cause: GatewayError) -> GatewayError:
+def not_attempted(cause: GatewayError) -> GatewayError:
     return type(cause)(f"Not sent, because an earlier request failed: {cause.message}")

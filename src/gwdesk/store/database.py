@@ -1,6 +1,6 @@
 """The console's local SQLite file: one per profile, versioned by `user_version`.
 
-Each concern (drafts, sent history, and later the outbox, replies and log cache)
+Each concern (drafts, sent history, the outbox, replies and log cache)
 owns its tables and registers its migration steps here, so one file upgrades in
 one place and a newer file is refused rather than misread.
 """
@@ -129,6 +129,50 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     ALTER TABLE replies DROP COLUMN seen;
     CREATE UNIQUE INDEX replies_key ON replies(received_at, from_number, to_number, text);
     """,
+    # Durable outbox (gwdesk.store.outbox): every send recorded before its request leaves.
+    # A batch groups its requests ("entries", one per chunk of at most 100); times are UTC µs.
+    """
+    CREATE TABLE outbox_batches (
+        id INTEGER PRIMARY KEY,
+        send_id TEXT NOT NULL UNIQUE,
+        gateway TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        label TEXT NOT NULL DEFAULT '',
+        baseline TEXT NOT NULL DEFAULT '[]',
+        created_us INTEGER NOT NULL,
+        updated_us INTEGER NOT NULL,
+        closed INTEGER NOT NULL DEFAULT 0,
+        owner TEXT
+    );
+    CREATE INDEX outbox_batches_open ON outbox_batches(gateway, id) WHERE closed = 0;
+    CREATE TABLE outbox_entries (
+        id INTEGER PRIMARY KEY,
+        batch_id INTEGER NOT NULL REFERENCES outbox_batches(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        external_system_id TEXT,
+        own_id INTEGER NOT NULL DEFAULT 1,
+        recipients TEXT NOT NULL,
+        recipient_count INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending'
+            CHECK (state IN ('pending', 'in_flight', 'lodged', 'failed', 'unknown')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        message_id TEXT,
+        batch_code TEXT,
+        found INTEGER NOT NULL DEFAULT 0,
+        reason TEXT NOT NULL DEFAULT '',
+        error_kind TEXT,
+        retryable INTEGER NOT NULL DEFAULT 0,
+        created_us INTEGER NOT NULL,
+        updated_us INTEGER NOT NULL,
+        sent_us INTEGER,
+        UNIQUE (batch_id, seq)
+    );
+    CREATE UNIQUE INDEX outbox_entries_own_id ON outbox_entries(external_system_id)
+        WHERE own_id = 1 AND external_system_id IS NOT NULL;
+    CREATE INDEX outbox_entries_external ON outbox_entries(external_system_id);
+    CREATE INDEX outbox_entries_state ON outbox_entries(batch_id, state);
+    """,
 )
 
 
@@ -156,20 +200,42 @@ def connect(path: Path | str) -> sqlite3.Connection:
 
 
 def migrate(conn: sqlite3.Connection) -> None:
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    """Bring the file up to date; safe when two processes open a new file at once.
+
+    Each step takes the write lock first and only then reads `user_version`, so a
+    process that waited for another's step sees it done and skips it instead of
+    running it a second time (and failing on `table already exists`).
+    """
+    check_version(conn.execute("PRAGMA user_version").fetchone()[0])
+    for step in range(len(MIGRATIONS)):
+        with transaction(conn):
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            check_version(version)
+            if version > step:
+                continue
+            for statement in statements(MIGRATIONS[step]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {step + 1}")
+
+
+def check_version(version: int) -> None:
     if version > len(MIGRATIONS):
         raise StoreError(
             f"This data file was written by a newer gwdesk (version {version}); update gwdesk."
         )
-    for step in range(version, len(MIGRATIONS)):
-        # executescript commits any open transaction first, so the step carries its own.
-        script = f"BEGIN IMMEDIATE;\n{MIGRATIONS[step]}\nPRAGMA user_version = {step + 1};\nCOMMIT;"
-        try:
-            conn.executescript(script)
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+
+
+def statements(script: str) -> Iterator[str]:
+    """Split a migration script into complete statements (triggers and quoted `;` included)."""
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n\t;"):
+                yield pending.strip()
+            pending = ""
+    if pending.strip(" \n\t;"):
+        raise StoreError("A migration step ends in an incomplete statement.")
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from gwdesk.store.database import connect
 from gwdesk.store.drafts import DraftStore
 from gwdesk.store.history import HistoryStore
 from gwdesk.store.logcache import LogCache
+from gwdesk.store.outbox import OutboxStore
 from gwdesk.store.replies import ReplyStore
 
 
@@ -21,7 +22,10 @@ class LocalStore:
         self.logs = LogCache(self.conn, path)
         # Its own connections: the reply listener writes from its own thread (group commit).
         self.replies = ReplyStore(path)
+        # Its own connection too (synchronous=FULL); its writes run on worker threads.
+        self.outbox = OutboxStore(path)
 
     def close(self) -> None:
         self.replies.close()
+        self.outbox.close()
         self.conn.close()

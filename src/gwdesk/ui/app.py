@@ -25,6 +25,7 @@ from gwdesk.ui.controller import AppController, default_service_factory, default
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.gc_guard import GuiThreadCollector
 from gwdesk.ui.main_window import MainWindow
+from gwdesk.ui.outbox_startup import OutboxMonitor
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme, app_icon
@@ -96,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     controller = AppController(
         window, session, tasks, ProfileStore(), PasswordVault(), paths, reporter
     )
+    # Interrupted sends are settled on each profile activation, and offered for resuming.
+    OutboxMonitor(window, session, tasks)
     quit_on_signals(window, loop)
     window.show()
     with loop:

@@ -32,10 +32,11 @@ def default_tabs() -> list[TabFactory]:
     from gwdesk.ui.tabs.batch import BatchTab
     from gwdesk.ui.tabs.fax_mms import FaxMmsTab
     from gwdesk.ui.tabs.logs import LogsTab
+    from gwdesk.ui.tabs.replies import RepliesTab
     from gwdesk.ui.tabs.send import SendTab
     from gwdesk.ui.tabs.status import StatusTab
 
-    return [SendTab, BatchTab, StatusTab, LogsTab, FaxMmsTab]
+    return [SendTab, BatchTab, StatusTab, RepliesTab, LogsTab, FaxMmsTab]
 
 
 def sandbox_profile(addresses: SandboxAddresses) -> Profile:
@@ -78,6 +79,7 @@ class AppController:
         self._closed = asyncio.Event()
         window.closing.connect(self._closed.set)
         window.profiles_requested.connect(self.open_profiles)
+        session.changed.connect(self.start_replies)
 
     async def run(
         self, *, profile: str | None = None, sandbox: bool = False, quit_after: float | None = None
@@ -109,6 +111,15 @@ class AppController:
             return
         await self.session.activate(profile, password)
         log.info("connected profile %r at %s", profile.name, profile.rest_url)
+
+    def start_replies(self) -> None:
+        """A profile was connected: its reply listener starts and fetches what it missed."""
+        if self.session.active:
+            self.tasks.run(
+                self.session.replies.autostart(),
+                key="reply-listener-start",
+                context="starting the reply listener",
+            )
 
     def password_for(self, profile: Profile) -> Secret | None:
         kept = self.session_passwords.get(profile.keyring_key)

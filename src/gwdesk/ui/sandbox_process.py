@@ -15,6 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from gwdesk.launcher import SANDBOX_SUBCOMMAND
+
 
 class SandboxStartError(RuntimeError):
     """The sandbox did not come up; the message says why, in plain words."""
@@ -27,9 +29,13 @@ class SandboxAddresses:
 
 
 def sandbox_command(db: Path, *extra: str) -> list[str]:
-    """The command line that runs `gwdesk-sandbox serve` with this interpreter (or frozen app)."""
+    """The command line that runs `gwdesk-sandbox serve` with this interpreter (or frozen app).
+
+    A frozen app's `sys.executable` is the app itself, which takes a hidden
+    subcommand for this (`gwdesk.launcher`); `-m` would mean nothing to it.
+    """
     if getattr(sys, "frozen", False):
-        base = [sys.executable, "sandbox"]
+        base = [sys.executable, SANDBOX_SUBCOMMAND]
     else:
         base = [sys.executable, "-m", "gwdesk.sandbox"]
     return [

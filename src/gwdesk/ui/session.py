@@ -17,6 +17,7 @@ from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.database import slug
 from gwdesk.store.local import LocalStore
+from gwdesk.ui.reply_hub import ReplyHub
 
 ServiceFactory = Callable[[Profile, Secret], GatewayService]
 SANDBOX_STORE = "__sandbox__"
@@ -38,6 +39,8 @@ class Session(QObject):
         self.store: LocalStore | None = None
         self.is_sandbox = False
         self.password_kept_for_session = False
+        self.replies = ReplyHub(self)
+        """The profile's reply listener and inbox (started by the controller, or on request)."""
 
     @property
     def active(self) -> bool:
@@ -62,6 +65,7 @@ class Session(QObject):
         self.activity.emit(what, ok)
 
     async def close(self) -> None:
+        await self.replies.shutdown()  # first: its inbox writes into the store
         service, store = self.service, self.store
         self.service = self.store = self.profile = None
         self.is_sandbox = False

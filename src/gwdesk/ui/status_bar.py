@@ -11,6 +11,7 @@ from gwdesk.gateway.errors import GatewayError
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.listener_status import ListenerStatusWidget
 
 
 def describe_expiry(expires_at: float | None, now: float) -> str:
@@ -44,6 +45,8 @@ class GatewayStatusBar(QStatusBar):
         self.balance_button.setAutoRaise(True)
         self.balance_button.clicked.connect(self.refresh_balance)
         self.token_label = QLabel("")
+        self.listener = ListenerStatusWidget(session.replies, tasks, theme)
+        self.listener.message.connect(lambda text: self.showMessage(text, 5000))
         # All permanent: a temporary message (showMessage) hides the normal widgets, and
         # which gateway this is, the SANDBOX badge above all, must never disappear.
         for widget in (
@@ -53,6 +56,7 @@ class GatewayStatusBar(QStatusBar):
             self.balance_label,
             self.balance_button,
             self.token_label,
+            self.listener,
         ):
             self.addPermanentWidget(widget)
         self._timer = QTimer(self)

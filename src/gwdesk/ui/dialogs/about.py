@@ -29,11 +29,18 @@ from gwdesk.ui.theme import app_icon
 
 LICENCE: Final = "MIT"
 SUMMARY: Final = "Desktop operator console for the messaging gateway"
-DOCS_URL: Final = "https://github.com/gwdesk/gwdesk/tree/main/docs"
+#: pyproject's [project.urls], for when the installed metadata cannot be read (a
+#: packaging test keeps the two the same).
+PROJECT_LINKS: Final = (
+    ("Homepage", "https://github.com/gwdesk/gwdesk"),
+    ("Documentation", "https://github.com/gwdesk/gwdesk/tree/main/docs"),
+    ("Changelog", "https://github.com/gwdesk/gwdesk/blob/main/CHANGELOG.md"),
+    ("Issues", "https://github.com/gwdesk/gwdesk/issues"),
+)
 
 
 def project_links() -> list[tuple[str, str]]:
-    """(label, URL) from the installed package's metadata, or the documentation address."""
+    """(label, URL) from the installed package's metadata, else the built-in list."""
     try:
         entries = metadata("gwdesk").get_all("Project-URL") or []
     except PackageNotFoundError:
@@ -43,7 +50,7 @@ def project_links() -> list[tuple[str, str]]:
         label, _, url = entry.partition(",")
         if url.strip().startswith("https://"):
             links.append((label.strip(), url.strip()))
-    return links or [("Documentation", DOCS_URL)]
+    return links or list(PROJECT_LINKS)
 
 
 def describe_gateway(session: Session | None) -> str:

@@ -36,6 +36,7 @@ from gwdesk.gateway.errors import GatewayError, ValidationError
 from gwdesk.gateway.sending import MAX_RECIPIENTS_PER_REQUEST, Outgoing
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
+from gwdesk.ui.outbox_startup import outbox_sender_for
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tabs.batch_compose import BatchCompose
@@ -99,7 +100,7 @@ class BatchTab(BaseTab):
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(self.compose, 4)
+        right_layout.addWidget(self.compose)  # its natural height: the results get the rest
         right_layout.addWidget(totals)
         right_layout.addWidget(self.results, 5)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -354,7 +355,8 @@ class BatchTab(BaseTab):
 
     async def _send(self, run: BatchRun, chunks: list[Chunk], stop: asyncio.Event) -> None:
         try:
-            service, store = self.session.require()
+            _service, store = self.session.require()
+            sender = outbox_sender_for(self.session)  # every chunk goes through the outbox
         except GatewayError as exc:
             self._show_error(exc.message)
             return
@@ -368,9 +370,9 @@ class BatchTab(BaseTab):
         completed = False
         try:
             # Chunks whose outcome was unknown are looked up first, never resent blindly.
-            await settle_uncertain(service, chunks, self._chunk_changed)
+            await settle_uncertain(sender, run, chunks, self._chunk_changed)
             due = [c for c in chunks if c.state in RESENDABLE]
-            await send_chunks(service, run, due, stop, self._chunk_changed)
+            await send_chunks(sender, run, due, stop, self._chunk_changed)
             completed = True
         finally:
             run.sending = False

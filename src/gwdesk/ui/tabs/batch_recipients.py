@@ -91,13 +91,29 @@ def summary_text(result: RecipientList) -> str:
     return " · ".join(parts)
 
 
-def file_text(path: Path, table: Table) -> str:
+#: Longer file names are shortened in the middle (the tooltip has the whole path).
+FILE_NAME_CHARS: Final = 40
+
+
+def short_name(name: str, limit: int = FILE_NAME_CHARS) -> str:
+    if len(name) <= limit:
+        return name
+    tail = limit // 3
+    return f"{name[: limit - tail - 1]}…{name[-tail:]}"
+
+
+def file_title(path: Path, table: Table) -> str:
+    """The file and its size, beside the import button."""
+    return f"{short_name(path.name)} · {plural(table.data_rows, 'row')}"
+
+
+def file_details(table: Table) -> str:
+    """How the file was read, on a line of its own so that it never wraps mid-phrase."""
     delimiter = DELIMITER_NAMES.get(table.delimiter, "?")
     layout = "one column" if table.delimiter is None else f"{delimiter}-separated"
-    header = ", header row" if table.has_header else ""
+    header = " · header row" if table.has_header else ""
     nuls = f" · {plural(table.nuls_removed, 'NUL character')} ignored" if table.nuls_removed else ""
-    rows = plural(table.data_rows, "row")
-    return f"{path.name} · {table.encoding} · {layout}{header} · {rows}{nuls}"
+    return f"Read as {table.encoding} · {layout}{header}{nuls}"
 
 
 class RecipientsPanel(QGroupBox):
@@ -236,6 +252,12 @@ class RecipientsPanel(QGroupBox):
         self.file_label.setAccessibleName("Imported file")
         self.file_label.setProperty("role", "hint")
         self.file_label.setWordWrap(True)
+        self.file_label.setTextFormat(Qt.TextFormat.PlainText)  # file names are not markup
+        self.file_details = QLabel()
+        self.file_details.setAccessibleName("How the file was read")
+        self.file_details.setProperty("role", "hint")
+        self.file_details.setWordWrap(True)
+        self.file_details.hide()
         self.column_combo = QComboBox()
         self.column_combo.setAccessibleName("Number column")
         self.column_combo.setToolTip("The column that holds the phone numbers")
@@ -280,6 +302,7 @@ class RecipientsPanel(QGroupBox):
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 6, 0, 0)
         layout.addLayout(top)
+        layout.addWidget(self.file_details)
         layout.addWidget(self.picker_row)
         layout.addWidget(self.preview, 1)
         layout.addWidget(self.file_empty, 1)
@@ -480,7 +503,10 @@ class RecipientsPanel(QGroupBox):
     def _show_table(self, table: Table) -> None:
         self.table = table
         assert self.file_path is not None
-        self.file_label.setText(file_text(self.file_path, table))
+        self.file_label.setText(file_title(self.file_path, table))
+        self.file_label.setToolTip(str(self.file_path))
+        self.file_details.setText(file_details(table))
+        self.file_details.show()
         self.file_empty.hide()
         self.preview.show()
         self.picker_row.setVisible(True)

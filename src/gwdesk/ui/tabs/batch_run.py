@@ -1,16 +1,21 @@
 """A batch send as a list of requests ("chunks") of at most 100, and what became of each.
 
-Qt-free: the Batch tab renders it. Each chunk is sent with its own
-`service.send(...)` call, a few at a time (the "lanes"). That is what makes Cancel
-exact: cancelling lets the requests already on the wire finish (their outcome is
-then known), and no lane takes another chunk. Cancelling one send of many chunks
-would cut requests off mid-flight, leaving chunks that may or may not have been
-lodged. It also keeps the GUI thread free: the service checks the numbers of each
-send on the event loop, 100 at a time, not 100,000 at once.
+Qt-free: the Batch tab renders it. Before the first request leaves, the whole
+batch is recorded in the profile's durable outbox (`OutboxSender.record_chunks`: one
+entry per chunk, each with its own ExternalSystemId), so a batch interrupted by a
+crash can be settled and resumed on the next start. The numbers were already checked
+off the GUI thread by the import, and the recording runs on a worker thread too.
+
+Chunks are then sent one outbox entry at a time, a few at once (the "lanes"). That
+is what makes Cancel exact: cancelling lets the requests already on the wire finish
+(their outcome is then known), and no lane takes another chunk. Cancelling one send
+of many chunks would cut requests off mid-flight, leaving chunks that may or may not
+have been lodged.
 
 A chunk whose answer was lost is settled by the service through its
 ExternalSystemId; one it could not settle is marked uncertain and is looked up
 again before "Send remaining" sends anything, so no recipient gets a message twice.
+The outbox enforces it as well: an entry that is not pending is never sent.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -25,8 +31,11 @@ from typing import Final
 
 from gwdesk.domain.models import Message
 from gwdesk.gateway.errors import AuthenticationError, GatewayError, ValidationError
+from gwdesk.gateway.outbox_sender import OutboxSender, Settled, result_of
 from gwdesk.gateway.sending import MAX_RECIPIENTS_PER_REQUEST, ChunkResult, Outgoing, chunked
 from gwdesk.gateway.service import GatewayService
+from gwdesk.store.database import StoreError
+from gwdesk.store.outbox import OutboxBatch, OutboxBusy, OutboxEntry
 
 log = logging.getLogger("gwdesk.ui.batch")
 DEFAULT_CONCURRENCY: Final = 4
@@ -60,10 +69,14 @@ class Chunk:
     status_failures: int = 0
     """Status queries in a row that failed; following gives up on it after a few."""
     note: str = ""
+    entry_id: int | None = None
+    """Its outbox entry, once the batch is recorded."""
+    planned_id: str = ""
+    """The ExternalSystemId the outbox gave it (known before it is sent)."""
 
     @property
     def external_id(self) -> str:
-        return self.result.external_system_id if self.result else ""
+        return self.result.external_system_id if self.result else self.planned_id
 
     @property
     def reference(self) -> str:
@@ -109,6 +122,8 @@ class BatchRun:
     stopping: bool = False
     halted: str = ""
     """Why sending stopped early (authentication refused...), for the operator."""
+    outbox: OutboxBatch | None = None
+    """The batch's record in the durable outbox (set when it is first sent)."""
 
     @classmethod
     def plan(cls, template: Outgoing, numbers: Sequence[str], concurrency: int) -> BatchRun:
@@ -174,58 +189,105 @@ def apply_result(chunk: Chunk, result: ChunkResult) -> None:
     chunk.note = error.message if error is not None else "failed"
 
 
+async def record(sender: OutboxSender, run: BatchRun) -> OutboxBatch:
+    """Record the whole batch in the outbox (once), before any of it is sent."""
+    if run.outbox is None:
+        parts = [(c.index, c.recipients) for c in run.chunks]
+        batch, entries = await sender.record_chunks(run.template, parts)
+        by_index = {e.seq: e for e in entries}
+        for chunk in run.chunks:
+            entry = by_index[chunk.index]
+            chunk.entry_id, chunk.planned_id = entry.id, entry.external_system_id or ""
+        run.outbox = batch
+    return run.outbox
+
+
 async def send_chunks(
-    service: GatewayService,
+    sender: OutboxSender,
     run: BatchRun,
     chunks: Sequence[Chunk],
     stop: asyncio.Event,
     changed: Changed,
 ) -> None:
-    """Send `chunks` a few at a time until done or `stop` is set; never one twice at once."""
+    """Send `chunks` a few at a time until done or `stop` is set; never one twice at once.
+
+    The batch is recorded in the outbox first; "Send remaining" sends the chunks'
+    entries again with the message as it is now (`run.template`).
+    """
     queue = list(chunks)
     queue.reverse()
     for chunk in chunks:
         chunk.state = ChunkState.WAITING
         chunk.note = ""
         changed(chunk)
-
-    async def lane() -> None:
-        while queue and not stop.is_set() and not run.halted:
-            chunk = queue.pop()
-            chunk.state = ChunkState.SENDING
-            chunk.sends += 1
-            changed(chunk)
-            outgoing = replace(run.template, recipients=chunk.recipients)
-            try:
-                outcome = await service.send(outgoing, concurrency=1)
-            except GatewayError as exc:  # refused before any request: nothing was lodged
-                chunk.state, chunk.note = ChunkState.FAILED, exc.message
-                if _stops_everything(exc):
-                    run.halted = exc.message
-            except asyncio.CancelledError:
-                # Cut off on the wire (the tab is closing): the outcome is unknown.
-                chunk.state, chunk.note = ChunkState.UNCERTAIN, "interrupted while sending"
-                changed(chunk)
-                raise
-            else:
-                result = replace(outcome.chunks[0], index=chunk.index)
-                apply_result(chunk, result)
-                if result.error is not None and _stops_everything(result.error):
-                    run.halted = result.error.message
-            changed(chunk)
-
     run.sending = True
     try:
-        lanes = max(1, min(run.concurrency, MAX_CONCURRENCY, len(queue) or 1))
-        async with asyncio.TaskGroup() as group:  # one lane failing stops the others
-            for _ in range(lanes):
-                group.create_task(lane())
+        first = run.outbox is None
+        batch = await record(sender, run)
+        entries = await sender.reopen(
+            [c.entry_id for c in chunks if c.entry_id is not None],
+            replace(run.template, recipients=()),
+        )
+        if first:
+            log.info("batch recorded in the outbox as batch %d", batch.id)
+        ready = {e.id: e for e in entries}
+        with sender.claimed(batch.id):
+            await _lanes(sender, run, batch, queue, ready, stop, changed)
+    except OutboxBusy as exc:
+        run.halted = str(exc)
+    except (StoreError, sqlite3.Error) as exc:
+        run.halted = f"The outbox could not record the batch ({exc}), so nothing more was sent."
     finally:
         run.sending = False
         why = run.halted or "cancelled before it was sent"
         for chunk in queue:
             chunk.state, chunk.note = ChunkState.NOT_SENT, why
             changed(chunk)
+
+
+async def _lanes(
+    sender: OutboxSender,
+    run: BatchRun,
+    batch: OutboxBatch,
+    queue: list[Chunk],
+    ready: dict[int, OutboxEntry],
+    stop: asyncio.Event,
+    changed: Changed,
+) -> None:
+    async def lane() -> None:
+        while queue and not stop.is_set() and not run.halted:
+            chunk = queue.pop()
+            chunk.state = ChunkState.SENDING
+            chunk.sends += 1
+            changed(chunk)
+            entry = ready.get(chunk.entry_id) if chunk.entry_id is not None else None
+            try:
+                if entry is None:
+                    stored = await asyncio.to_thread(sender.outbox.entry, chunk.entry_id or 0)
+                    if stored is None:
+                        raise GatewayError("This request is missing from the outbox; not sent.")
+                    result = result_of(stored)
+                else:
+                    result = await sender.send_entry(batch, entry)
+            except GatewayError as exc:
+                chunk.state, chunk.note = ChunkState.FAILED, exc.message
+            except asyncio.CancelledError:
+                # Cut off on the wire (the tab is closing): the outcome is unknown (the
+                # outbox keeps it in flight, settled on the next start).
+                chunk.state, chunk.note = ChunkState.UNCERTAIN, "interrupted while sending"
+                changed(chunk)
+                raise
+            else:
+                result = replace(result, index=chunk.index)
+                apply_result(chunk, result)
+                if result.error is not None and _stops_everything(result.error):
+                    run.halted = result.error.message
+            changed(chunk)
+
+    lanes = max(1, min(run.concurrency, MAX_CONCURRENCY, len(queue) or 1))
+    async with asyncio.TaskGroup() as group:  # one lane failing stops the others
+        for _ in range(lanes):
+            group.create_task(lane())
 
 
 def _stops_everything(error: GatewayError) -> bool:
@@ -238,25 +300,36 @@ def _stops_everything(error: GatewayError) -> bool:
 
 
 async def settle_uncertain(
-    service: GatewayService, chunks: Sequence[Chunk], changed: Changed
+    sender: OutboxSender, run: BatchRun, chunks: Sequence[Chunk], changed: Changed
 ) -> None:
     """Look uncertain chunks up by their ExternalSystemId: lodged, or surely not."""
-    for chunk in chunks:
-        if chunk.state is not ChunkState.UNCERTAIN or chunk.result is None:
-            continue
-        try:
-            found = await service.status(external_system_id=chunk.result.external_system_id)
-        except GatewayError as exc:
-            chunk.note = f"still unknown ({exc.message})"
+    uncertain = [c for c in chunks if c.state is ChunkState.UNCERTAIN and c.entry_id is not None]
+    batch = run.outbox
+    if not uncertain or batch is None:
+        return
+    try:
+        with sender.claimed(batch.id):
+            for chunk in uncertain:
+                entry = await asyncio.to_thread(sender.outbox.entry, chunk.entry_id or 0)
+                if entry is None:
+                    continue
+                settled = await sender.settle(batch, entry)
+                if settled.outcome is Settled.LODGED:
+                    now = await asyncio.to_thread(sender.outbox.entry, entry.id)
+                    if now is not None:
+                        apply_result(chunk, replace(result_of(now), index=chunk.index))
+                elif settled.outcome is Settled.NOT_LODGED:
+                    chunk.state, chunk.note = (
+                        ChunkState.NOT_SENT,
+                        "the gateway has no message of it",
+                    )
+                else:
+                    chunk.note = settled.detail
+                changed(chunk)
+    except (StoreError, sqlite3.Error) as exc:
+        for chunk in uncertain:
+            chunk.note = f"still unknown (the outbox: {exc})"
             changed(chunk)
-            continue
-        if found:
-            apply_result(
-                chunk, replace(chunk.result, found=tuple(found), resolved=True, error=None)
-            )
-        else:
-            chunk.state, chunk.note = ChunkState.NOT_SENT, "the gateway has no message of it"
-        changed(chunk)
 
 
 async def _created(service: GatewayService, chunk: Chunk) -> list[Message]:

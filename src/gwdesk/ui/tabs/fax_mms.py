@@ -36,8 +36,10 @@ from PySide6.QtWidgets import (
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.gateway.errors import GatewayError, ValidationError
 from gwdesk.gateway.legacy import LodgeClient
+from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
+from gwdesk.ui.outbox_startup import outbox_sender_for
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tabs.fax_mms_forms import ComposeForm, FaxForm, MmsForm
@@ -148,9 +150,13 @@ class FaxMmsTab(BaseTab):
         self.send_button.setAccessibleName("Send")
         self.send_button.setToolTip("Send through Lodge (Ctrl+Enter)")
         self.send_button.setMinimumWidth(130)
+        # Lodge has no ExternalSystemId; the detail goes beside the table, so that the
+        # short results area still shows several sends.
         self.history = HistoryView(
             empty_text="Nothing sent from this tab yet.\n"
-            "Each MMS and fax appears here with the gateway's MsgID or answer."
+            "Each MMS and fax appears here with the gateway's MsgID or answer.",
+            detail_beside=True,
+            external_ids=False,
         )
 
         top = QHBoxLayout()
@@ -277,15 +283,22 @@ class FaxMmsTab(BaseTab):
             self._show_status(exc.message, "error")
             return
         self._set_sending(True, request, legacy)
+        outbox = outbox_sender_for(self.session)  # recorded before it leaves
         self.tasks.run(
-            self._send(legacy, store, request),
+            self._send(legacy, store, request, outbox),
             key=SEND_TASK,
             context=f"sending {request.describe()}",
         )
 
-    async def _send(self, legacy: LodgeClient, store: LocalStore, request: Prepared) -> None:
+    async def _send(
+        self,
+        legacy: LodgeClient,
+        store: LocalStore,
+        request: Prepared,
+        outbox: OutboxSender | None = None,
+    ) -> None:
         try:
-            lodged = await deliver(legacy, request)
+            lodged = await deliver(legacy, request, outbox)
         except GatewayError as exc:
             self._set_sending(False)
             self._record(store, [failure_entry(request, exc, datetime.now(UTC))])

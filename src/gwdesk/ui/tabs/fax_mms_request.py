@@ -26,6 +26,7 @@ from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationEr
 from gwdesk.gateway.legacy import LodgeClient
 from gwdesk.gateway.legacy_docs import MAX_DOCUMENT_MESSAGES, LodgeMms, http_url, optional_text
 from gwdesk.gateway.legacy_files import FAX_RULES, MMS_RULES, FileRules, LodgeFile, check_file
+from gwdesk.gateway.outbox_sender import LodgeVerdict, OutboxSender
 from gwdesk.store.history import HistoryEntry
 
 
@@ -257,8 +258,44 @@ def prepare(values: FormValues, region: str) -> Prepared:
 # ---- delivering --------------------------------------------------------------------------
 
 
-async def deliver(legacy: LodgeClient, request: Prepared) -> list[Lodged]:
-    """Send `request`; one `Lodged` per message. A `GatewayError` says why nothing went."""
+async def deliver(
+    legacy: LodgeClient, request: Prepared, outbox: OutboxSender | None = None
+) -> list[Lodged]:
+    """Send `request` (recorded in `outbox` first when given); one `Lodged` per message.
+    A `GatewayError` says why nothing went."""
+    if outbox is None:
+        return await _deliver(legacy, request)
+    return await outbox.lodge(
+        request.mode.channel.lower(),
+        request.recipients,
+        outbox_description(request),
+        lambda: _deliver(legacy, request),
+        verdict,
+    )
+
+
+def outbox_description(request: Prepared) -> dict[str, object]:
+    """What the outbox keeps of a request: its text and the files' names and sizes (the
+    files themselves are not copied)."""
+    return {
+        "label": f"{request.mode.label}: {request.subject or request.text or request.url or ''}",
+        "mode": request.mode.value,
+        "subject": request.subject,
+        "text": request.text,
+        "url": request.url,
+        "files": [{"name": f.file_name, "bytes": len(f.content)} for f in request.files],
+    }
+
+
+def verdict(lodged: Sequence[Lodged]) -> LodgeVerdict:
+    good = [item for item in lodged if item.ok]
+    first = next((item.message_id for item in good if item.message_id), None)
+    if len(lodged) == 1:
+        return LodgeVerdict(bool(good), first, lodged[0].detail[:300])
+    return LodgeVerdict(bool(good), first, f"{len(good)} of {len(lodged)} lodged")
+
+
+async def _deliver(legacy: LodgeClient, request: Prepared) -> list[Lodged]:
     if request.mode is Mode.FAX:
         result = await legacy.send_fax(
             request.recipients[0], request.files, subject=request.subject, cover_page=request.text

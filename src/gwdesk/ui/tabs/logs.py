@@ -45,6 +45,7 @@ from gwdesk.ui.widgets.log_chart import LogChart
 from gwdesk.ui.widgets.log_columns import LogColumns
 from gwdesk.ui.widgets.log_detail import LogDetailPane
 from gwdesk.ui.widgets.log_filters import LogFilterBar
+from gwdesk.ui.widgets.sort_header import SortHeader
 
 log = logging.getLogger("gwdesk.ui.logs")
 #: Re-read the view at most this often while a sync writes (ms).
@@ -128,7 +129,8 @@ class LogsTab(BaseTab):
         vertical.hide()
         vertical.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         vertical.setDefaultSectionSize(ROW_HEIGHT)
-        header = self.table.horizontalHeader()
+        header = SortHeader(self.table)
+        self.table.setHorizontalHeader(header)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionsMovable(True)
         header.setStretchLastSection(True)

@@ -32,11 +32,13 @@ from PySide6.QtWidgets import (
 
 from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
+from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.gateway.service import GatewayService
 from gwdesk.store.database import StoreError
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.formatting import local_time
+from gwdesk.ui.outbox_startup import outbox_sender_for
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tabs.send_form import ComposeForm
@@ -92,6 +94,7 @@ class SendTab(BaseTab):
         each other's send through the shared task runner."""
 
         self.form = ComposeForm()
+        self.form.replies.attach_listener(session.replies)
         self.keep_text = QCheckBox("Keep the text after sending")
         self.keep_text.setAccessibleName("Keep the text after sending")
         self.keep_text.setToolTip(
@@ -133,9 +136,10 @@ class SendTab(BaseTab):
         splitter.setChildrenCollapsible(False)
         splitter.addWidget(left)
         splitter.addWidget(history_box)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setSizes([650, 610])
+        # The form is comfortable at ~540 px; the history's columns need the rest.
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([540, 720])
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
 
@@ -257,11 +261,20 @@ class SendTab(BaseTab):
             self._show_status(exc.message, "error")
             return
         self._set_sending(True, request)
-        self.tasks.run(self._send(service, store, request), key=self._task_key, context="sending")
+        outbox = outbox_sender_for(self.session)  # recorded before it leaves
+        self.tasks.run(
+            self._send(service, store, request, outbox), key=self._task_key, context="sending"
+        )
 
-    async def _send(self, service: GatewayService, store: LocalStore, request: Prepared) -> None:
+    async def _send(
+        self,
+        service: GatewayService,
+        store: LocalStore,
+        request: Prepared,
+        outbox: OutboxSender | None = None,
+    ) -> None:
         try:
-            delivered = await deliver(service, request)
+            delivered = await deliver(service, request, outbox)
         except GatewayError as exc:
             self._set_sending(False)
             self._failed(store, request, exc)

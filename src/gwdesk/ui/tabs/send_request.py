@@ -3,10 +3,10 @@
 The form's raw values become a `Prepared` request only when every value the chosen
 channel uses passes the checks the gateway would apply (so a typo is refused with
 no request made, and the refusal names the wire field, like the gateway's own
-errors do). Delivery then goes through the service: REST through
-`GatewayService.send` with one recipient (the exactly-once path: every request
-carries an ExternalSystemId that settles a lost answer), Lodge through
-`GatewayService.legacy`.
+errors do). Delivery then goes through the profile's durable outbox when one is
+given (recorded before the request leaves, settled after a crash): REST as a send
+with one recipient (the exactly-once path: every request carries an ExternalSystemId
+that settles a lost answer), Lodge through `GatewayService.legacy`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.domain.segments import MAX_PARTS, count_segments
 from gwdesk.gateway.errors import GatewayError, ValidationError
-from gwdesk.gateway.sending import Outgoing
+from gwdesk.gateway.outbox_sender import OutboxSender, lodge_verdict
+from gwdesk.gateway.sending import Outgoing, SendOutcome
 from gwdesk.gateway.service import GatewayService
 
 
@@ -285,23 +286,57 @@ def _prepare_wap(values: FormValues, region: str) -> Prepared:
 # ---- delivering --------------------------------------------------------------------------
 
 
-async def deliver(service: GatewayService, request: Prepared) -> Delivered:
-    """Send `request`; a `GatewayError` says why it did not go."""
+async def deliver(
+    service: GatewayService, request: Prepared, outbox: OutboxSender | None = None
+) -> Delivered:
+    """Send `request` (through `outbox` when given); a `GatewayError` says why it did not go."""
     if request.channel is Channel.REST_SMS:
-        return await _deliver_rest(service, request)
+        return await _deliver_rest(service, request, outbox)
     if request.channel is Channel.LODGE_SMS:
-        answer: LodgeText | LodgeResult = await service.legacy.send_sms(
-            request.recipient,
-            request.text,
-            reply_type=request.reply_type,
-            reply_path=request.reply_path,
-        )
+
+        async def lodge_sms() -> LodgeText | LodgeResult:
+            return await service.legacy.send_sms(
+                request.recipient,
+                request.text,
+                reply_type=request.reply_type,
+                reply_path=request.reply_path,
+            )
+
+        description = {
+            "label": request.text,
+            "text": request.text,
+            "reply_type": request.reply_type,
+            "reply_path": request.reply_path,
+        }
+        if outbox is None:
+            answer = await lodge_sms()
+        else:
+            answer = await outbox.lodge(
+                "lodge_sms", [request.recipient], description, lodge_sms, lodge_verdict
+            )
         return _from_lodge(request.recipient, answer)
-    text = await service.legacy.send_wap_push(request.recipient, request.wap_app, request.wap_url)
+
+    async def wap() -> LodgeText:
+        return await service.legacy.send_wap_push(
+            request.recipient, request.wap_app, request.wap_url
+        )
+
+    if outbox is None:
+        text = await wap()
+    else:
+        text = await outbox.lodge(
+            "wap",
+            [request.recipient],
+            {"label": request.shown_text, "application": request.wap_app, "url": request.wap_url},
+            wap,
+            lodge_verdict,
+        )
     return _from_lodge(request.recipient, text)
 
 
-async def _deliver_rest(service: GatewayService, request: Prepared) -> Delivered:
+async def _deliver_rest(
+    service: GatewayService, request: Prepared, outbox: OutboxSender | None
+) -> Delivered:
     outgoing = Outgoing(
         request.text,
         [request.recipient],
@@ -312,7 +347,11 @@ async def _deliver_rest(service: GatewayService, request: Prepared) -> Delivered
         external_id=request.external_id,
         tags=request.tags,
     )
-    outcome = await service.send(outgoing, concurrency=1)
+    outcome: SendOutcome
+    if outbox is None:
+        outcome = await service.send(outgoing, concurrency=1)
+    else:
+        outcome, _batch = await outbox.send(outgoing, concurrency=1)
     if not outcome.chunks:
         raise GatewayError("The gateway was not asked: there was nothing to send.")
     chunk = outcome.chunks[0]

@@ -6,17 +6,29 @@ keeps), so any tab that sends can show its results the same way.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
-from PySide6.QtCore import QItemSelection, Qt
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+)
 from PySide6.QtGui import QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
+    QBoxLayout,
     QFrame,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QScrollArea,
     QStackedWidget,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -28,6 +40,7 @@ from gwdesk.ui.formatting import local_time, status_colour
 from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
 
 FAILED_COLOUR = QColor("#d32f2f")
+QUOTED = re.compile(r"'([^']+)'")
 
 
 def result_of(entry: HistoryEntry) -> str:
@@ -37,9 +50,11 @@ def result_of(entry: HistoryEntry) -> str:
     identifier = entry.message_id or entry.batch_code
     if identifier:
         return identifier
-    # Lodge text operations return no id, only the gateway's answer: show that instead.
+    # Lodge text operations return no id, only the gateway's answer: show that instead
+    # (the quoted sentence alone, when the detail quotes it; the detail has the rest).
     answer = entry.detail.splitlines()[0] if entry.detail else ""
-    return answer or "lodged (no id returned)"
+    quoted = QUOTED.search(answer)
+    return (quoted.group(1) if quoted else answer) or "lodged (no id returned)"
 
 
 def status_of(entry: HistoryEntry) -> str:
@@ -62,6 +77,15 @@ def short_time(moment: datetime) -> str:
     return local_time(moment, with_seconds=False)
 
 
+MESSAGE_CLIP = 300
+
+
+def message_of(entry: HistoryEntry) -> str:
+    """The text on one line, clipped: the cell elides it and the tooltip shows this much."""
+    text = " ".join(entry.text.split())
+    return text if len(text) <= MESSAGE_CLIP else text[:MESSAGE_CLIP] + "…"
+
+
 COLUMNS: list[Column[HistoryEntry]] = [
     Column("Time", lambda e: short_time(e.at), "When it was sent (your time)", lambda e: e.at),
     Column("To", recipients_of),
@@ -69,8 +93,29 @@ COLUMNS: list[Column[HistoryEntry]] = [
     Column("Result", result_of, "MessageId, BatchCode, or why it was not sent"),
     Column("Channel", lambda e: e.channel),
     Column("External ID", lambda e: e.external_system_id, "ExternalSystemId of the send"),
+    Column("Message", message_of, "The text that was sent"),
 ]
-COLUMN_WIDTHS = (64, 122, 62, 170, 95)
+CHANNEL_COLUMN = 4
+EXTERNAL_COLUMN = 5
+MESSAGE_COLUMN = 6
+#: The widest usual value of each fixed column: its width follows the font.
+COLUMN_SAMPLES = ("00:00:00", "+61 412 345 678", "DELIVERED", "20151224130000812923", "SMS (Lodge)")
+EXTERNAL_WIDTH = 230
+#: Narrower than this, the stretching column (External ID or text) says too little: the
+#: Channel column makes way first.
+MIN_FLEXIBLE_WIDTH = 150
+#: Below this much room for the text, the Message column is left out (the detail shows it).
+MIN_MESSAGE_WIDTH = 200
+
+
+class MiddleElide(QStyledItemDelegate):
+    """Elides in the middle: generated ids differ at both ends (`gwd-2026…-0001`)."""
+
+    def initStyleOption(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
 
 
 def describe(entry: HistoryEntry) -> str:
@@ -95,10 +140,23 @@ def describe(entry: HistoryEntry) -> str:
 
 
 class HistoryView(QWidget):
-    """Table of sends + detail of the selected one; an empty state says what will appear."""
+    """Table of sends + detail of the selected one; an empty state says what will appear.
 
-    def __init__(self, parent: QWidget | None = None, *, empty_text: str = "") -> None:
+    `detail_beside` puts the detail right of the table (a wide, short area keeps
+    several rows in sight); `external_ids=False` drops the External ID column for
+    channels that have none (Lodge), so the text gets the room.
+    """
+
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        empty_text: str = "",
+        detail_beside: bool = False,
+        external_ids: bool = True,
+    ) -> None:
         super().__init__(parent)
+        self._external_ids = external_ids
         self.model: RowsModel[HistoryEntry] = RowsModel(COLUMNS, self)
         self.table = QTableView()
         self.table.setAccessibleName("Sent messages")
@@ -108,11 +166,23 @@ class HistoryView(QWidget):
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
         self.table.setWordWrap(False)
         self.table.verticalHeader().hide()
+        self._elide = MiddleElide(self.table)
+        self.table.setItemDelegateForColumn(EXTERNAL_COLUMN, self._elide)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        for column, width in enumerate(COLUMN_WIDTHS):
-            self.table.setColumnWidth(column, width)
+        header.setStretchLastSection(False)
+        metrics = self.table.fontMetrics()
+        self._widths: dict[int, int] = {}
+        for column, sample in enumerate(COLUMN_SAMPLES):
+            title = COLUMNS[column].title
+            width = max(metrics.horizontalAdvance(sample), metrics.horizontalAdvance(title) + 12)
+            self._widths[column] = width + 12
+            self.table.setColumnWidth(column, width + 12)
+        self.table.setColumnWidth(EXTERNAL_COLUMN, EXTERNAL_WIDTH)
+        self._fitting = False
+        header.sectionResized.connect(self._section_resized)
+        self.table.viewport().installEventFilter(self)
+        self._fit_columns()
         self.empty = QLabel(
             empty_text or "Nothing sent yet this session.\nResults of your sends appear here."
         )
@@ -133,16 +203,75 @@ class HistoryView(QWidget):
         self.detail_area.setWidget(self.detail)
         self.detail_area.setWidgetResizable(True)
         self.detail_area.setFrameShape(QFrame.Shape.NoFrame)
-        self.detail_area.setMinimumHeight(110)
-        self.detail_area.setMaximumHeight(220)
         self.detail_area.hide()
-        layout = QVBoxLayout(self)
+        layout: QBoxLayout
+        if detail_beside:
+            self.detail_area.setMinimumWidth(280)
+            layout = QHBoxLayout(self)
+            layout.addWidget(self.stack, 3)
+            layout.addWidget(self.detail_area, 2)
+        else:
+            self.detail_area.setMinimumHeight(110)
+            self.detail_area.setMaximumHeight(220)
+            layout = QVBoxLayout(self)
+            layout.addWidget(self.stack, 1)
+            layout.addWidget(self.detail_area)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.stack, 1)
-        layout.addWidget(self.detail_area)
         self.table.selectionModel().selectionChanged.connect(self._selected)
         copy = QShortcut(QKeySequence.StandardKey.Copy, self.table)
         copy.activated.connect(self.copy_selected)
+
+    # ---- column fitting ----------------------------------------------------------------
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_columns()
+        return super().eventFilter(watched, event)
+
+    def _section_resized(self, logical: int, _old: int, new: int) -> None:
+        if self._fitting or logical not in self._widths or new <= 0:
+            return
+        self._widths[logical] = new  # the operator widened or narrowed it: keep that
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Fill the width exactly, never scrolling sideways; long values elide.
+
+        With room, the text column stretches beside a fixed External ID; with less,
+        the External ID stretches; with little, the Channel column makes way. What a
+        cell or a hidden column does not show is in the tooltip and the detail below.
+        """
+        if self._fitting:
+            return
+        self._fitting = True
+        try:
+            self._arrange(self.table.viewport().width())
+        finally:
+            self._fitting = False
+
+    def _arrange(self, width: int) -> None:
+        header = self.table.horizontalHeader()
+        external = self._external_ids
+        room = width - sum(self._widths[c] for c in range(CHANNEL_COLUMN))
+        with_channel = room - self._widths[CHANNEL_COLUMN] >= MIN_FLEXIBLE_WIDTH
+        if with_channel:
+            room -= self._widths[CHANNEL_COLUMN]
+        with_text = not external or room >= EXTERNAL_WIDTH + MIN_MESSAGE_WIDTH
+        stretch = QHeaderView.ResizeMode.Stretch
+        interactive = QHeaderView.ResizeMode.Interactive
+        header.setSectionHidden(CHANNEL_COLUMN, not with_channel)
+        if with_channel:
+            header.resizeSection(CHANNEL_COLUMN, self._widths[CHANNEL_COLUMN])
+        header.setSectionHidden(EXTERNAL_COLUMN, not external)
+        header.setSectionResizeMode(EXTERNAL_COLUMN, interactive if with_text else stretch)
+        if with_text and external:
+            header.resizeSection(EXTERNAL_COLUMN, EXTERNAL_WIDTH)
+        header.setSectionHidden(MESSAGE_COLUMN, not with_text)
+        header.setSectionResizeMode(MESSAGE_COLUMN, stretch if with_text else interactive)
+
+    def shown_columns(self) -> list[str]:
+        header = self.table.horizontalHeader()
+        return [c.title for i, c in enumerate(COLUMNS) if not header.isSectionHidden(i)]
 
     def set_entries(self, entries: list[HistoryEntry]) -> None:
         self.model.set_rows(entries)

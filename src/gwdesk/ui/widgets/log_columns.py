@@ -20,6 +20,7 @@ from gwdesk.store.logcache_rows import FIELDS
 SETTING: Final = "header"
 #: Shown on first use; the rest are a right-click away.
 DEFAULT_SHOWN: Final = frozenset({"date_lodged", "status", "to_number", "type", "parts", "message"})
+DEFAULT_SORT: Final = "date_lodged"
 DEFAULT_WIDTHS: Final = {
     "date_lodged": 150,
     "status": 92,
@@ -89,6 +90,8 @@ class LogColumns(QObject):
             header.moveSection(header.visualIndex(logical), logical)
             header.setSectionHidden(logical, field.column not in DEFAULT_SHOWN)
             header.resizeSection(logical, DEFAULT_WIDTHS.get(field.column, 110))
+        lodged = next(i for i, f in enumerate(FIELDS) if f.column == DEFAULT_SORT)
+        header.setSortIndicator(lodged, Qt.SortOrder.DescendingOrder)  # newest first
         self._saving.start()
 
     def save(self) -> None:

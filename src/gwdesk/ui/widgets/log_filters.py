@@ -62,8 +62,10 @@ class LogFilterBar(QWidget):
         self.recipient.setAccessibleName("Recipient starts with")
         self.recipient.setToolTip("Digits of the number in international form, e.g. 61412")
         self.recipient.setClearButtonEnabled(True)
-        self.recipient.setMinimumWidth(180)
-        self.recipient.setMaximumWidth(220)
+        # Room for the whole hint, the frame and the clear button: the hint is never cut.
+        hint = self.recipient.fontMetrics().horizontalAdvance(self.recipient.placeholderText())
+        self.recipient.setMinimumWidth(hint + 48)
+        self.recipient.setMaximumWidth(hint + 96)
         today = QDate.currentDate()
         self.use_from = QCheckBox("From")
         self.use_from.setAccessibleName("Filter from date")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPushButton,
     QRadioButton,
     QStackedWidget,
     QVBoxLayout,
@@ -27,6 +28,9 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.ui.widgets.validity import set_invalid
+
+if TYPE_CHECKING:
+    from gwdesk.ui.reply_hub import ReplyHub
 
 
 class ReplyMode(StrEnum):
@@ -56,6 +60,15 @@ TYPE_TIPS: Final = {
 PATH_TIP: Final = (
     "Webhook URLs may hold placeholders the gateway fills in: #FROM#, #TO#, #MSG#, "
     "#SENTDTS#, #RCVDDTS#."
+)
+LISTENER_TYPE: Final = "HTTP"
+"""The reply type the console's own listener is given: a GET webhook per reply."""
+LISTENER_TIP: Final = (
+    "Two way, with this console's reply listener as the ReplyPath: the answers appear "
+    "in the Replies tab."
+)
+LISTENER_OFF_TIP: Final = (
+    "The reply listener is not running: start it in the status bar to use it here."
 )
 SENDER_TIP: Final = (
     "ReplyType HEADER: this becomes the sender the recipient sees (a number of 8 to 15 "
@@ -129,17 +142,46 @@ class ReplyOptions(QWidget):
         radios.addWidget(self.two_way)
         radios.addWidget(self.header)
         radios.addStretch(1)
+        self.listener_button = QPushButton("Use this console's listener")
+        self.listener_button.setAccessibleName("Use this console's listener")
+        self.listener_button.hide()  # until a listener is attached (`attach_listener`)
+        self._hub: ReplyHub | None = None
+        radios.addWidget(self.listener_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addLayout(radios)
         layout.addWidget(self.pages)
 
+        self.listener_button.clicked.connect(self.use_listener)
         self.group.buttonToggled.connect(self._mode_toggled)
         self.type_combo.currentIndexChanged.connect(self._type_changed)
         self.path_edit.textChanged.connect(lambda _text: self.changed.emit())
         self.sender_edit.textChanged.connect(lambda _text: self.changed.emit())
         self._type_changed()
+
+    # ---- the console's own listener -------------------------------------------------------
+
+    def attach_listener(self, hub: ReplyHub) -> None:
+        """Offer the console's reply listener as this message's reply route."""
+        self._hub = hub
+        self.listener_button.show()
+        hub.status_changed.connect(self._listener_changed)
+        self._listener_changed()
+
+    def _listener_changed(self, *_args: object) -> None:
+        listening = self._hub is not None and self._hub.template is not None
+        self.listener_button.setEnabled(listening)
+        self.listener_button.setToolTip(LISTENER_TIP if listening else LISTENER_OFF_TIP)
+
+    def use_listener(self) -> None:
+        """Two way, ReplyType HTTP, ReplyPath: the listener's template (placeholders and all)."""
+        template = self._hub.template if self._hub is not None else None
+        if template is None:
+            return
+        self.set_mode(ReplyMode.TWO_WAY)
+        self.set_reply_type(LISTENER_TYPE)
+        self.path_edit.setText(template.render())
 
     # ---- value -------------------------------------------------------------------------
 

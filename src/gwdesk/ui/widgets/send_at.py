@@ -59,7 +59,8 @@ def next_slot(now: datetime, lead: timedelta = DEFAULT_LEAD) -> datetime:
 class SendAtPicker(QWidget):
     changed = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, zone_beside: bool = False) -> None:
+        """`zone_beside`: the zone line right of the time (wide forms), else under it."""
         super().__init__(parent)
         self.enabled_box = QCheckBox("Schedule")
         self.enabled_box.setAccessibleName("Schedule the send")
@@ -82,12 +83,16 @@ class SendAtPicker(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.enabled_box)
         row.addWidget(self.edit)
-        row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addLayout(row)
-        layout.addWidget(self.zone_label)
+        if zone_beside:
+            row.addSpacing(8)
+            row.addWidget(self.zone_label, 1)
+        else:
+            row.addStretch(1)
+            layout.addWidget(self.zone_label)
         self.set_moment(next_slot(datetime.now(UTC)))
         self.edit.setEnabled(False)
         self.enabled_box.toggled.connect(self._toggled)

@@ -1,0 +1,159 @@
+"""Console start to first window painted, beside a bare PySide6 `QMainWindow`.
+
+    python -m benchmarks.startup              # 5 runs of each (target: within 1.5x of bare)
+    python -m benchmarks.startup --runs 2     # a smoke run
+
+Each run is a fresh process (`QT_QPA_PLATFORM=offscreen`, empty config and data
+folders, no keyring), timed from the moment the parent spawns it to the first
+paint of its main window, which the child reports through an application-wide
+event filter and then exits. Measured:
+
+- bare: import PySide6, create a `QApplication`, show an empty `QMainWindow`;
+- console: the same start, then `gwdesk.ui.app.main(["--sandbox"])`, the real
+  console with every tab (the window is shown before the sandbox child has
+  started, so the figure is what the operator waits for);
+- connected: for the console runs, also the moment the status bar says the
+  sandbox is connected (the embedded gateway started and signed in).
+
+The median of the runs is the figure. The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+TARGET_RATIO = 1.5
+
+CHILD = r"""
+import os, sys, time
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+def report(what):
+    sys.stdout.write(f"{what} {time.time():.6f}\n")
+    sys.stdout.flush()
+
+class FirstPaint(QObject):
+    def __init__(self):
+        super().__init__()
+        self.painted = False
+    def eventFilter(self, obj, event):
+        if not self.painted and event.type() == QEvent.Type.Paint and isinstance(obj, QMainWindow):
+            self.painted = True
+            report("shown")
+            if MODE == "bare":
+                QTimer.singleShot(0, lambda: os._exit(0))
+            else:
+                QTimer.singleShot(50, watch_connection)
+        return False
+
+def watch_connection():
+    window = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMainWindow))
+    if "sandbox" in window.statusBar().currentMessage().lower() and "connected" in window.statusBar().currentMessage().lower():
+        report("connected")
+        window.close()
+        return
+    QTimer.singleShot(20, watch_connection)
+
+MODE = sys.argv[1]
+app = QApplication(sys.argv[:1])
+spy = FirstPaint()
+app.installEventFilter(spy)
+if MODE == "bare":
+    window = QMainWindow()
+    window.resize(1280, 800)
+    window.show()
+    app.exec()
+else:
+    from gwdesk.ui.app import main
+    sys.exit(main(["--sandbox"]))
+"""
+
+
+def one_run(mode: str, timeout: float = 60.0) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="gwdesk-startup-") as folder:
+        env = dict(
+            os.environ,
+            QT_QPA_PLATFORM="offscreen",
+            GWDESK_CONFIG_DIR=str(Path(folder) / "config"),
+            GWDESK_DATA_DIR=str(Path(folder) / "data"),
+            PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
+        )
+        started = time.time()
+        process = subprocess.Popen(
+            [sys.executable, "-c", CHILD, mode],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        marks: dict[str, float] = {}
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                what, _, stamp = line.strip().partition(" ")
+                marks[what] = float(stamp) - started
+            process.wait(timeout)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        if "shown" not in marks:
+            raise RuntimeError(f"the {mode} run never showed its window")
+        return marks
+
+
+def measure(runs: int) -> dict[str, Any]:
+    bare, console, connected = [], [], []
+    for _ in range(runs):  # interleaved, so a noisy moment hits both alike
+        bare.append(one_run("bare")["shown"])
+        marks = one_run("console")
+        console.append(marks["shown"])
+        if "connected" in marks:
+            connected.append(marks["connected"])
+    bare_ms = statistics.median(bare) * 1000
+    console_ms = statistics.median(console) * 1000
+    return {
+        "benchmark": "startup",
+        "runs": runs,
+        "bare_window_ms": round(bare_ms, 1),
+        "console_window_ms": round(console_ms, 1),
+        "ratio": round(console_ms / bare_ms, 2),
+        "target_ratio": TARGET_RATIO,
+        "sandbox_connected_ms": round(statistics.median(connected) * 1000, 1)
+        if connected
+        else None,
+        "bare_runs_ms": [round(x * 1000, 1) for x in bare],
+        "console_runs_ms": [round(x * 1000, 1) for x in console],
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    result = measure(args.runs)
+    print(f"bare QMainWindow first paint:  {result['bare_window_ms']:8.1f} ms (median)")
+    print(
+        f"gwdesk console first paint:    {result['console_window_ms']:8.1f} ms "
+        f"({result['ratio']}x bare; target {TARGET_RATIO}x)"
+    )
+    if result["sandbox_connected_ms"] is not None:
+        print(f"sandbox started and connected: {result['sandbox_connected_ms']:8.1f} ms")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

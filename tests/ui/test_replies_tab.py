@@ -1,0 +1,243 @@
+"""Replies tab: replies posted to the real listener appear in the table, live and in batches."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from pytestqt.qtbot import QtBot
+
+from gwdesk.sandbox.server import SandboxThread
+from gwdesk.ui.models.replies_table import FROM, MESSAGE
+from gwdesk.ui.reply_notifier import Notice
+from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.replies_support import (
+    CUSTOMER,
+    Flood,
+    post_raw,
+    post_reply,
+    record_deliveries,
+    replies_tab,
+)
+
+
+def texts(tab) -> list[str]:  # type: ignore[no-untyped-def]
+    model = tab.model
+    return [model.row(n).text for n in range(model.total) if model.row(n) is not None]
+
+
+async def test_a_reply_posted_to_the_listener_appears_in_the_table_and_the_unread_count(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+
+    answer = await post_reply(template, text="Yes, Friday 10:30 works")
+
+    assert (answer.status_code, answer.text) == (200, "OK")
+    await wait_until(lambda: tab.model is not None and tab.model.total == 1)
+    model = tab.model
+    assert model.index(0, MESSAGE).data() == "Yes, Friday 10:30 works"
+    assert model.index(0, FROM).data() == "+61 412 345 678"
+    await wait_until(lambda: ui.session.replies.unread == 1)
+    assert tab.display_title == "Replies (1)"
+    assert "1 unread" in tab.count_label.text()
+
+
+async def test_a_flood_arrives_in_batches_and_every_reply_is_shown(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+    deliveries = record_deliveries(ui.session.replies)
+
+    flood = Flood(template, 2000).start()
+    await wait_until(lambda: flood.done and tab.model.total == 2000, 60, "2,000 replies shown")
+
+    assert flood.statuses == [200] * 2000
+    assert deliveries.new == 2000
+    assert len(deliveries.batches) < 200  # one signal per 100 ms drain, not one per reply
+    assert ui.session.replies.unread == 2000
+    assert tab.display_title == "Replies (2,000)"
+    shown = texts(tab)
+    assert len(shown) == 2000
+    assert set(shown) == {f"flood {n}" for n in range(2000)}
+
+
+async def test_a_reply_the_gateway_retries_is_shown_once(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+    when = datetime.now(UTC)
+    for _ in range(3):  # the first answer "lost", so the gateway calls again
+        answer = await post_reply(template, text="STOP", received=when)
+        assert answer.text == "OK"
+    await post_reply(template, text="after", received=when + timedelta(seconds=1))
+
+    await wait_until(lambda: tab.model.total == 2)
+    assert texts(tab) == ["STOP", "after"]
+    assert ui.session.replies.unread == 2
+
+
+async def test_a_search_shows_only_matching_replies_by_text_or_number(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+    now = datetime.now(UTC)
+    await post_reply(template, text="Yes please", sender=CUSTOMER, received=now)
+    await post_reply(template, text="No thanks", sender="61498765432", received=now)
+    await post_reply(template, text="YES!", sender="61487654321", received=now)
+    await wait_until(lambda: tab.model.total == 3)
+
+    tab.search_edit.setText("yes")
+    await wait_until(lambda: tab.model.search.needle == "yes" and not tab.model.pending)
+    assert sorted(texts(tab)) == ["YES!", "Yes please"]
+    assert tab.count_label.text().startswith("2 matching")
+
+    tab.search_edit.setText("0498 765")  # a national number as people type it
+    await wait_until(lambda: tab.model.search.needle == "0498 765" and not tab.model.pending)
+    assert texts(tab) == ["No thanks"]
+
+    await post_reply(template, text="Thanks again", sender="61498765432", received=now)
+    await post_reply(template, text="yes from someone else", sender="61411111111")
+    await wait_until(lambda: tab.model.total == 2)  # only the matching one was added live
+    assert texts(tab) == ["No thanks", "Thanks again"]
+
+    tab.search_edit.clear()
+    tab.apply_search()
+    await wait_until(lambda: not tab.model.search.active and not tab.model.pending)
+    assert tab.model.total == 5
+
+
+async def test_a_search_that_matches_nothing_says_so(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+    await post_reply(template, text="Yes")
+    await wait_until(lambda: tab.model.total == 1)
+    tab.search_edit.setText("zebra")
+    tab.apply_search()
+    await wait_until(lambda: not tab.model.pending and tab.model.total == 0)
+    assert tab.table_stack.currentWidget() is tab.empty_label
+    assert tab.empty_label.text() == "No replies match the search."
+
+
+async def test_malformed_calls_are_refused_and_leave_the_view_as_it_was(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+    await post_reply(template, text="Before")
+    await wait_until(lambda: tab.model.total == 1)
+    deliveries = record_deliveries(ui.session.replies)
+    base = template.base_url
+    hostile = [
+        await post_raw(f"{base}?from=61412345678&to=1&msg=x&rcvd=not-a-time"),
+        await post_raw(f"{base}?from=61412345678&msg=no-to&rcvd=05-Jan-2024%2014:04:07"),
+        await post_raw(base, "POST", content=b"\xff\xfe\x00garbage", headers={"Content-Type": "application/x-www-form-urlencoded"}),
+        await post_raw(base, "POST", content=b"x" * 100_000, headers={"Content-Type": "application/x-www-form-urlencoded"}),
+        await post_raw(base.replace(template.secret, "wrong-secret-0123456789") + "?from=1"),
+        await post_raw(base, "POST", content=b"{not json", headers={"Content-Type": "application/json"}),
+    ]  # fmt: skip
+    await post_reply(template, text="After")
+    await wait_until(lambda: tab.model.total == 2)
+
+    assert all(400 <= r.status_code < 500 for r in hostile), [r.status_code for r in hostile]
+    assert texts(tab) == ["Before", "After"]
+    assert deliveries.new == 1
+    assert ui.session.replies.unread == 2
+    assert tab.listener_label.isHidden()
+    assert ui.session.replies.listening
+
+
+async def test_showing_the_tab_in_the_active_window_marks_the_replies_seen(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+    await post_reply(template, text="One")
+    await post_reply(template, text="Two")
+    await wait_until(lambda: ui.session.replies.unread == 2)
+
+    tab.show()
+    tab.activateWindow()
+    await wait_until(lambda: tab.watching())
+    await wait_until(lambda: ui.session.replies.unread == 0)
+    assert tab.display_title == "Replies"
+    store = ui.session.store
+    assert store is not None
+    await wait_until(lambda: store.replies.unseen_count() == 0)  # kept for the next start
+
+
+async def test_the_view_follows_new_replies_only_when_already_at_the_newest(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    tab.resize(1000, 400)
+    tab.show()
+    template = ui.session.replies.template
+    assert template is not None
+    flood = Flood(template, 300).start()
+    await wait_until(lambda: flood.done and tab.model.total == 300, 30)
+    await wait_until(lambda: tab.at_newest())  # it followed the flood down
+
+    tab.table.scrollToTop()  # the operator goes back to read an older reply
+    top_before = tab.table.rowAt(0)
+    await post_reply(template, text="while reading")
+    await wait_until(lambda: tab.model.total == 301)
+    assert tab.table.rowAt(0) == top_before
+    assert not tab.at_newest()
+
+    tab.table.scrollToBottom()
+    await post_reply(template, text="at the newest")
+    await wait_until(lambda: tab.model.total == 302)
+    await wait_until(lambda: tab.at_newest())
+    last = tab.model.row(301)
+    assert last is not None
+    assert last.text == "at the newest"
+
+
+async def test_a_reply_received_earlier_than_those_shown_takes_its_place_in_time_order(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+    now = datetime.now(UTC)
+    await post_reply(template, text="newer", received=now)
+    await wait_until(lambda: tab.model.total == 1)
+    await post_reply(template, text="older, retried late", received=now - timedelta(minutes=5))
+
+    await wait_until(lambda: tab.model.total == 2 and not tab.model.pending)
+    assert texts(tab) == ["older, retried late", "newer"]
+
+
+async def test_notifications_name_a_single_reply_and_gather_a_flood(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+    notices: list[Notice] = []
+    tab.notifier.notified.connect(notices.append)
+
+    await post_reply(template, text="Running late, sorry")
+    await wait_until(lambda: len(notices) == 1)
+    assert notices[0].title == "Reply from +61 412 345 678"
+    assert notices[0].body == "Running late, sorry"
+
+    flood = Flood(template, 500).start()
+    await wait_until(lambda: flood.done and tab.model.total == 501, 30)
+    tab.notifier.flush()  # what the gathering timer would show a moment later
+    assert sum(n.count for n in notices) == 501
+    assert len(notices) <= 4
+    assert notices[-1].title.endswith(" new replies")
