@@ -79,6 +79,7 @@ class UiBundle:
     session: Session
     paths: AppPaths
     settings: QSettings
+    loop: asyncio.AbstractEventLoop
 
     async def connect(self, sandbox: SandboxThread) -> None:
         """Activate the sandbox's demo account, as the console does on a fresh install."""
@@ -99,11 +100,31 @@ async def ui(qapp: QApplication, qtbot: QtBot, tmp_path: Path) -> AsyncIterator[
     paths = AppPaths.default()
     session = Session(paths, default_service_factory)
     settings = QSettings(str(tmp_path / "console.ini"), QSettings.Format.IniFormat)
-    bundle = UiBundle(qapp, theme, reporter, tasks, session, paths, settings)
+    bundle = UiBundle(
+        qapp, theme, reporter, tasks, session, paths, settings, asyncio.get_running_loop()
+    )
     yield bundle
     await tasks.drain()
     await session.close()
     assert not reporter.errors, f"unexpected errors: {reporter.errors!r}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """Stop a UI test's background tasks while its loop still runs them.
+
+    pytest-qt processes Qt events before fixtures are torn down, outside any
+    running asyncio loop; a task still in flight (a reply backfill the test did
+    not wait for, say) would be stepped there and fail with "no running event
+    loop". Cancelling them here, on the test's own loop, ends them properly.
+    """
+    try:
+        return (yield)
+    finally:
+        bundle = getattr(item, "funcargs", {}).get("ui")
+        loop = bundle.loop if isinstance(bundle, UiBundle) else None
+        if loop is not None and not loop.is_closed() and not loop.is_running():
+            loop.run_until_complete(bundle.tasks.drain())
 
 
 @pytest.fixture

@@ -13,6 +13,9 @@ from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.listener_status import ListenerStatusWidget
 
+ACTIVITY_CHARS = 40
+"""Longest activity text shown in the bar; the whole text is in its tooltip."""
+
 
 def describe_expiry(expires_at: float | None, now: float) -> str:
     if expires_at is None:
@@ -82,8 +85,14 @@ class GatewayStatusBar(QStatusBar):
         self.update_token()
 
     def on_activity(self, what: str, ok: bool) -> None:
+        """Show the latest call's outcome, shortened so the permanent items stay in view."""
         stamp = time.strftime("%H:%M:%S")
-        self.connection_label.setText(f"{'Connected' if ok else 'Trouble'}: {what} ({stamp})")
+        full = f"{'Connected' if ok else 'Trouble'}: {what} ({stamp})"
+        shown = " ".join(what.split())
+        if len(shown) > ACTIVITY_CHARS:
+            shown = shown[: ACTIVITY_CHARS - 1].rstrip() + "…"
+        self.connection_label.setText(f"{'Connected' if ok else 'Trouble'}: {shown} ({stamp})")
+        self.connection_label.setToolTip(full)
         self.connection_label.setProperty("role", "ok" if ok else "error")
         self.connection_label.style().polish(self.connection_label)
         self.update_token()
