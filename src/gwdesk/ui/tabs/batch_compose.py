@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.gateway.sending import Outgoing
+from gwdesk.ui.widgets.field_errors import error_label, stacked
 from gwdesk.ui.widgets.message_editor import MessageEditor
 from gwdesk.ui.widgets.reply_options import REPLY_TYPES, ReplyMode, ReplyOptions
 from gwdesk.ui.widgets.send_at import SendAtPicker
@@ -46,26 +47,6 @@ FIELDS: Final = {
 }
 
 
-def _error_label(name: str) -> QLabel:
-    label = QLabel()
-    label.setAccessibleName(f"{name} error")
-    label.setProperty("role", "error")
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.hide()
-    return label
-
-
-def _stacked(*widgets: QWidget) -> QWidget:
-    box = QWidget()
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(2)
-    for widget in widgets:
-        layout.addWidget(widget)
-    return box
-
-
 def _text(data: dict[str, Any], key: str, limit: int) -> str:
     value = data.get(key)
     return value[:limit] if isinstance(value, str) else ""
@@ -84,7 +65,7 @@ class BatchCompose(QGroupBox):
         # Batch texts are short: five lines show, longer ones scroll; the results get the room.
         self.editor.edit.setMinimumHeight(70)
         self.editor.edit.setMaximumHeight(110)
-        self.text_error = _error_label("Message")
+        self.text_error = error_label("Message error")
         self.sender_edit = QLineEdit()
         self.sender_edit.setAccessibleName("From")
         self.sender_edit.setPlaceholderText("Optional: number or name")
@@ -95,24 +76,24 @@ class BatchCompose(QGroupBox):
         self.tags.setPlaceholderText("Optional: comma,separated")
         self.tags.setToolTip("Tags: comma-separated labels the gateway stores with each message")
         self.tags.setMaxLength(1000)
-        self.sender_error = _error_label("From")
-        self.tags_error = _error_label("Tags")
+        self.sender_error = error_label("From error")
+        self.tags_error = error_label("Tags error")
         self.send_at = SendAtPicker(zone_beside=True)
-        self.send_at_error = _error_label("Send at")
+        self.send_at_error = error_label("Send at error")
         self.replies = ReplyOptions()
-        self.reply_error = _error_label("Replies")
+        self.reply_error = error_label("Replies error")
 
         # The text on top, the options below at full width: From and Tags get room for
         # real values and the SendAt zone line fits on one line.
         line = QWidget()
         line_row = QHBoxLayout(line)
         line_row.setContentsMargins(0, 0, 0, 0)
-        line_row.addWidget(_stacked(self.sender_edit, self.sender_error), 1)
+        line_row.addWidget(stacked(self.sender_edit, self.sender_error), 1)
         tags_label = QLabel("Ta&gs")
         tags_label.setBuddy(self.tags)
         line_row.addSpacing(8)
         line_row.addWidget(tags_label, 0, Qt.AlignmentFlag.AlignTop)
-        line_row.addWidget(_stacked(self.tags, self.tags_error), 1)
+        line_row.addWidget(stacked(self.tags, self.tags_error), 1)
         tags_label.setMinimumHeight(self.tags.sizeHint().height())
         options = QFormLayout()
         options.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -125,10 +106,10 @@ class BatchCompose(QGroupBox):
         replies_label = QLabel("Re&plies")
         replies_label.setBuddy(self.replies.one_way)
         options.addRow(sender_label, line)
-        options.addRow(send_at_label, _stacked(self.send_at, self.send_at_error))
-        options.addRow(replies_label, _stacked(self.replies, self.reply_error))
+        options.addRow(send_at_label, stacked(self.send_at, self.send_at_error))
+        options.addRow(replies_label, stacked(self.replies, self.reply_error))
         layout = QVBoxLayout(self)
-        layout.addWidget(_stacked(self.editor, self.text_error), 1)
+        layout.addWidget(stacked(self.editor, self.text_error), 1)
         layout.addLayout(options)
 
         self._errors: dict[str, tuple[QWidget, QLabel]] = {

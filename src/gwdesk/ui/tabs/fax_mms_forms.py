@@ -40,6 +40,7 @@ from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.attachment_files import LoadedFile
 from gwdesk.ui.widgets.attachments import AttachmentsPanel
+from gwdesk.ui.widgets.field_errors import error_label
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
@@ -89,16 +90,6 @@ class SubmitTextEdit(QPlainTextEdit):
             self.submit_requested.emit()
             return
         super().keyPressEvent(event)
-
-
-def error_label(name: str) -> QLabel:
-    label = QLabel()
-    label.setAccessibleName(name)
-    label.setProperty("role", "error")
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.hide()
-    return label
 
 
 def text_edit(name: str, placeholder: str) -> SubmitTextEdit:

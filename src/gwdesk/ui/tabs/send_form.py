@@ -34,6 +34,7 @@ from gwdesk.ui.tabs.send_request import (
     Channel,
     FormValues,
 )
+from gwdesk.ui.widgets.field_errors import error_label, stacked
 from gwdesk.ui.widgets.message_editor import MessageEditor
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
 from gwdesk.ui.widgets.reply_options import REPLY_TYPES, ReplyMode, ReplyOptions
@@ -90,26 +91,6 @@ def _text(data: dict[str, Any], key: str, limit: int = 200_000) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
-def _error_label(name: str) -> QLabel:
-    label = QLabel()
-    label.setAccessibleName(f"{name} error")
-    label.setProperty("role", "error")
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.hide()
-    return label
-
-
-def _stacked(*widgets: QWidget) -> QWidget:
-    box = QWidget()
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(2)
-    for widget in widgets:
-        layout.addWidget(widget)
-    return box
-
-
 class ComposeForm(QWidget):
     changed = Signal()
     channel_changed = Signal()
@@ -147,16 +128,16 @@ class ComposeForm(QWidget):
         self.sender_edit.setPlaceholderText("Optional: a number or a name of up to 11 characters")
         self.sender_edit.setToolTip(SENDER_TIP)
         self.sender_edit.setMaxLength(64)
-        self.sender_error = _error_label("From")
+        self.sender_error = error_label("From error")
         recipient_box = QGroupBox("Recipient")
         recipient_form = QFormLayout(recipient_box)
         recipient_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         recipient_form.addRow("&To", self.recipient)
-        recipient_form.addRow("&From", _stacked(self.sender_edit, self.sender_error))
+        recipient_form.addRow("&From", stacked(self.sender_edit, self.sender_error))
 
         # ---- message
         self.editor = MessageEditor()
-        self.text_error = _error_label("Message")
+        self.text_error = error_label("Message error")
         self.wap_app = QLineEdit()
         self.wap_app.setAccessibleName("Application name")
         self.wap_app.setPlaceholderText("Shown with the link, e.g. ACME Rewards")
@@ -166,8 +147,8 @@ class ComposeForm(QWidget):
         self.wap_url.setPlaceholderText("https://example.com/app")
         self.wap_url.setToolTip("The http(s) link the phone offers to open.")
         self.wap_url.setMaxLength(4000)
-        self.wap_app_error = _error_label("Application name")
-        self.wap_url_error = _error_label("URL")
+        self.wap_app_error = error_label("Application name error")
+        self.wap_url_error = error_label("URL error")
         wap_note = QLabel(
             "A WAP push sends a link instead of text: the phone shows the application "
             "name and offers to open the URL."
@@ -178,19 +159,19 @@ class ComposeForm(QWidget):
         wap_form = QFormLayout(wap_page)
         wap_form.setContentsMargins(0, 0, 0, 0)
         wap_form.addRow(wap_note)
-        wap_form.addRow("A&pplication", _stacked(self.wap_app, self.wap_app_error))
-        wap_form.addRow("&URL", _stacked(self.wap_url, self.wap_url_error))
+        wap_form.addRow("A&pplication", stacked(self.wap_app, self.wap_app_error))
+        wap_form.addRow("&URL", stacked(self.wap_url, self.wap_url_error))
         self.message_pages = QStackedWidget()
-        self.message_pages.addWidget(_stacked(self.editor, self.text_error))
+        self.message_pages.addWidget(stacked(self.editor, self.text_error))
         self.message_pages.addWidget(wap_page)
         message_box = QGroupBox("Message")
         QVBoxLayout(message_box).addWidget(self.message_pages)
 
         # ---- options
         self.send_at = SendAtPicker()
-        self.send_at_error = _error_label("Send at")
+        self.send_at_error = error_label("Send at error")
         self.replies = ReplyOptions()
-        self.reply_error = _error_label("Replies")
+        self.reply_error = error_label("Replies error")
         self.external_id = QLineEdit()
         self.external_id.setAccessibleName("ExternalSystemId")
         self.external_id.setPlaceholderText("Optional: your reference")
@@ -205,7 +186,7 @@ class ComposeForm(QWidget):
         self.tags.setPlaceholderText("Optional: comma,separated")
         self.tags.setToolTip("Tags: comma-separated labels the gateway stores with the message.")
         self.tags.setMaxLength(1000)
-        self.reference_error = _error_label("Reference")
+        self.reference_error = error_label("Reference error")
         reference = QWidget()
         reference_row = QHBoxLayout(reference)
         reference_row.setContentsMargins(0, 0, 0, 0)
@@ -217,9 +198,9 @@ class ComposeForm(QWidget):
         options_box = QGroupBox("Options")
         options = QFormLayout(options_box)
         options.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        options.addRow("Send &at", _stacked(self.send_at, self.send_at_error))
-        options.addRow("&Replies", _stacked(self.replies, self.reply_error))
-        options.addRow("R&eference", _stacked(reference, self.reference_error))
+        options.addRow("Send &at", stacked(self.send_at, self.send_at_error))
+        options.addRow("&Replies", stacked(self.replies, self.reply_error))
+        options.addRow("R&eference", stacked(reference, self.reference_error))
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
