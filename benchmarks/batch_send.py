@@ -46,10 +46,8 @@ import os
 import platform
 import resource
 import sqlite3
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -59,6 +57,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.sandbox_throughput import sandbox_server
 from gwdesk.cli_commands import read_csv_numbers
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
@@ -77,7 +76,6 @@ from gwdesk.ui.tabs.batch_run import (
     send_chunks,
 )
 
-STARTUP_TIMEOUT = 60.0
 CREATED_TIMEOUT = 900.0
 POLL_INTERVAL = 0.1
 TEXT = "Benchmark batch: your appointment is tomorrow at 10:30. Reply STOP to opt out."
@@ -113,36 +111,6 @@ class Sandbox:
     db: Path
     folder: Path
     """Where this phase's outbox file goes."""
-
-
-@contextmanager
-def sandbox_process(db: Path, log: Path) -> Iterator[tuple[str, int]]:
-    """A sandbox subprocess on a free port; yields its REST base URL and pid."""
-    command = [sys.executable, "-m", "gwdesk.sandbox", "serve", "--db", str(db), "--port", "0"]
-    with log.open("wb") as errors:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors)
-        try:
-            stdout = process.stdout
-            assert stdout is not None
-            lines: list[bytes] = []
-            reader = threading.Thread(target=lambda: lines.append(stdout.readline()), daemon=True)
-            reader.start()
-            reader.join(STARTUP_TIMEOUT)
-            line = lines[0].decode("utf-8", "replace").strip() if lines else ""
-            fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
-            if "rest" not in fields:
-                detail = log.read_text("utf-8", "replace")[-2000:]
-                raise SystemExit(f"the sandbox did not start (first line {line!r}):\n{detail}")
-            yield fields["rest"], process.pid
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
 
 
 def recipient_texts(count: int) -> list[str]:
@@ -321,8 +289,8 @@ def phase(temp: Path, name: str) -> Iterator[Sandbox]:
     folder = temp / name
     folder.mkdir()
     db = folder / "sandbox.sqlite3"
-    with sandbox_process(db, folder / "sandbox.log") as (url, pid):
-        yield Sandbox(url, pid, db, folder)
+    with sandbox_server(db, folder / "sandbox.log") as (url, process):
+        yield Sandbox(url, process.pid, db, folder)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,58 +24,24 @@ import asyncio
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from benchmarks.sandbox_throughput import sandbox_process
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
 
-STARTUP_TIMEOUT = 60.0
-
 
 def say(text: str) -> None:
     print(text, flush=True)
-
-
-@contextmanager
-def sandbox_process(db: Path, log: Path) -> Iterator[str]:
-    """A sandbox subprocess on a free port; yields its REST base URL."""
-    command = [sys.executable, "-m", "gwdesk.sandbox", "serve", "--db", str(db), "--port", "0"]
-    with log.open("wb") as errors:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors)
-        try:
-            stdout = process.stdout
-            assert stdout is not None
-            lines: list[bytes] = []
-            reader = threading.Thread(target=lambda: lines.append(stdout.readline()), daemon=True)
-            reader.start()
-            reader.join(STARTUP_TIMEOUT)
-            line = lines[0].decode("utf-8", "replace").strip() if lines else ""
-            fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
-            if "rest" not in fields:
-                detail = log.read_text("utf-8", "replace")[-2000:]
-                raise SystemExit(f"the sandbox did not start (first line {line!r}):\n{detail}")
-            yield fields["rest"]
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
 
 
 def numbers(start: int, count: int) -> list[str]:

@@ -50,22 +50,37 @@ def say(text: str) -> None:
 
 
 @contextmanager
-def sandbox_process(db: Path, log: Path) -> Iterator[str]:
-    """A `gwdesk-sandbox serve` subprocess on a free port; yields its REST base URL."""
+def sandbox_server(
+    db: Path, log: Path, *options: str, stop_timeout: float = 15.0
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`gwdesk-sandbox serve` on a free port with extra `options`: (REST base URL, process).
+
+    Every benchmark that needs a gateway in another process starts it here.
+    """
     command = [sys.executable, "-m", "gwdesk.sandbox", "serve", "--db", str(db), "--port", "0"]
     with log.open("wb") as errors:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors)
+        process = subprocess.Popen(
+            [*command, *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors
+        )
         try:
-            yield _first_line_url(process, log)
+            yield _first_line_url(process, log), process
         finally:
             process.terminate()
             try:
-                process.wait(timeout=15)
+                process.wait(timeout=stop_timeout)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
+            for stream in (process.stdin, process.stdout):
+                if stream is not None:
+                    stream.close()
+
+
+@contextmanager
+def sandbox_process(db: Path, log: Path) -> Iterator[str]:
+    """A `gwdesk-sandbox serve` subprocess on a free port; yields its REST base URL."""
+    with sandbox_server(db, log) as (url, _process):
+        yield url
 
 
 def _first_line_url(process: subprocess.Popen[bytes], log: Path) -> str:

@@ -57,6 +57,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from benchmarks.reply_flood import ZONE, missing_acknowledged
+from benchmarks.sandbox_throughput import sandbox_server
 from gwdesk.cli_commands import outbox_sender
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
@@ -77,7 +78,6 @@ DEFAULT_FAULTS: Final = (
 """5% of send and status requests: refused (503, 429), dropped before or after the
 message was lodged, or answered 2 s late."""
 PROFILE: Final = "soak"
-STARTUP_TIMEOUT: Final = 60.0
 CREATED_TIMEOUT: Final = 600.0
 """How long a batch's messages may take to appear at the gateway after its send."""
 MAX_RESUMES: Final = 5
@@ -255,37 +255,9 @@ def reply_pacer(rendered: str, rate: float, max_seconds: float, temp: Path) -> I
 @contextlib.contextmanager
 def sandbox_process(db: Path, faults: str, seed: int, log: Path) -> Iterator[str]:
     """`gwdesk-sandbox serve` with faults on a free port; yields its REST base URL."""
-    command = [
-        sys.executable, "-m", "gwdesk.sandbox", "serve", "--db", str(db), "--port", "0",
-        "--faults", faults, "--seed", str(seed), "--exit-with-parent",
-    ]  # fmt: skip
-    with log.open("wb") as errors:
-        process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors
-        )
-        try:
-            stdout = process.stdout
-            assert stdout is not None
-            lines: list[bytes] = []
-            reader = threading.Thread(target=lambda: lines.append(stdout.readline()), daemon=True)
-            reader.start()
-            reader.join(STARTUP_TIMEOUT)
-            line = lines[0].decode("utf-8", "replace").strip() if lines else ""
-            fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
-            if "rest" not in fields:
-                detail = log.read_text("utf-8", "replace")[-2000:]
-                raise SystemExit(f"the sandbox did not start (first line {line!r}):\n{detail}")
-            yield fields["rest"]
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            for stream in (process.stdin, process.stdout):
-                if stream is not None:
-                    stream.close()
+    options = ("--faults", faults, "--seed", str(seed), "--exit-with-parent")
+    with sandbox_server(db, log, *options, stop_timeout=30) as (url, _process):
+        yield url
 
 
 def read_only(db: Path) -> sqlite3.Connection:
