@@ -61,7 +61,8 @@ from benchmarks.sandbox_throughput import sandbox_server
 from gwdesk.cli_commands import read_csv_numbers
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.gateway.outbox_sender import OutboxSender, gateway_key
+from gwdesk.gateway.outbox_records import gateway_key
+from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.gateway.sending import MAX_RECIPIENTS_PER_REQUEST, Outgoing
 from gwdesk.gateway.service import GatewayService
 from gwdesk.importing.recipients import import_file

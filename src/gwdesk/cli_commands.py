@@ -31,7 +31,8 @@ from gwdesk.domain.models import Balance, LogRecord, Message
 from gwdesk.domain.numbers import check_recipients
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError
-from gwdesk.gateway.outbox_sender import OutboxSender, gateway_key
+from gwdesk.gateway.outbox_records import gateway_key
+from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.gateway.sending import ChunkResult, Outgoing, SendOutcome
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths

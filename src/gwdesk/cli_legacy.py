@@ -20,7 +20,7 @@ from gwdesk.cli_commands import outbox_sender
 from gwdesk.domain.models import LodgeResult, LodgeText, MessageStatus
 from gwdesk.domain.profile import LodgePort
 from gwdesk.gateway.legacy import LodgeClient
-from gwdesk.gateway.outbox_sender import lodge_verdict
+from gwdesk.gateway.outbox_records import lodge_verdict
 from gwdesk.gateway.service import GatewayService
 
 PORTS: Final = get_args(LodgePort)

@@ -33,7 +33,7 @@ from gwdesk.cli import (
     run_command,
 )
 from gwdesk.cli_commands import chunk_json, chunk_line, open_outbox, outbox_sender
-from gwdesk.gateway.outbox_sender import Reconciled, ResumeReport, gateway_key
+from gwdesk.gateway.outbox_records import Reconciled, ResumeReport, gateway_key
 from gwdesk.gateway.service import GatewayService
 from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch, OutboxEntry
 

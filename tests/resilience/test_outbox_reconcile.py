@@ -15,15 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from gwdesk.gateway.outbox_sender import (
-    LODGE_MANUAL,
-    OutboxSender,
+from gwdesk.gateway.outbox_records import (
     Settled,
     gateway_key,
     lodge_verdict,
     outgoing_body,
     outgoing_from_body,
 )
+from gwdesk.gateway.outbox_sender import LODGE_MANUAL, OutboxSender
 from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread

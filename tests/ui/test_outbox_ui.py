@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from gwdesk.domain.models import Secret
-from gwdesk.gateway.outbox_sender import OutboxSender, gateway_key
+from gwdesk.gateway.outbox_records import gateway_key
+from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.gateway.outbox_sender import Reconciled, ReconcileReport, Settled
+from gwdesk.gateway.outbox_records import Reconciled, ReconcileReport, Settled
 from gwdesk.gateway.sending import ChunkResult
 from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch
 from gwdesk.ui.outbox_startup import outbox_sender_for

@@ -20,7 +20,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMainWindow
 
 from gwdesk.gateway.errors import GatewayError
-from gwdesk.gateway.outbox_sender import OutboxSender, ReconcileReport, gateway_key
+from gwdesk.gateway.outbox_records import ReconcileReport, gateway_key
+from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner

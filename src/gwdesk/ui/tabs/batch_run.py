@@ -31,7 +31,8 @@ from typing import Final
 
 from gwdesk.domain.models import Message
 from gwdesk.gateway.errors import AuthenticationError, GatewayError, ValidationError
-from gwdesk.gateway.outbox_sender import OutboxSender, Settled, result_of
+from gwdesk.gateway.outbox_records import Settled, result_of
+from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.gateway.sending import MAX_RECIPIENTS_PER_REQUEST, ChunkResult, Outgoing, chunked
 from gwdesk.gateway.service import GatewayService
 from gwdesk.store.database import StoreError

@@ -26,7 +26,8 @@ from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationEr
 from gwdesk.gateway.legacy import LodgeClient
 from gwdesk.gateway.legacy_docs import MAX_DOCUMENT_MESSAGES, LodgeMms, http_url, optional_text
 from gwdesk.gateway.legacy_files import FAX_RULES, MMS_RULES, FileRules, LodgeFile, check_file
-from gwdesk.gateway.outbox_sender import LodgeVerdict, OutboxSender
+from gwdesk.gateway.outbox_records import LodgeVerdict
+from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.store.history import HistoryEntry
 
 

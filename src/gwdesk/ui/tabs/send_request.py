@@ -22,7 +22,8 @@ from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.domain.segments import MAX_PARTS, count_segments
 from gwdesk.gateway.errors import GatewayError, ValidationError
-from gwdesk.gateway.outbox_sender import OutboxSender, lodge_verdict
+from gwdesk.gateway.outbox_records import lodge_verdict
+from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.gateway.sending import Outgoing, SendOutcome
 from gwdesk.gateway.service import GatewayService
 
