@@ -18,7 +18,7 @@ from gwdesk.store.replies import ReplyStore
 from gwdesk.ui.controller import AppController
 from gwdesk.ui.dialogs.listener_settings import ALL_INTERFACES, ListenerSettingsDialog
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.reply_hub import ListenerSettings, ListenerState
+from gwdesk.ui.reply_state import ListenerSettings, ListenerState
 from gwdesk.ui.session import SANDBOX_STORE
 from gwdesk.ui.status_bar import GatewayStatusBar
 from gwdesk.ui.tabs.replies import RepliesTab

@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QSystemTrayIcon
 
 from gwdesk.domain.numbers import display
 from gwdesk.store.replies import StoredReply
-from gwdesk.ui.reply_hub import ReplyDelivery, ReplyHub
+from gwdesk.ui.reply_hub import ReplyHub
+from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.theme import app_icon
 
 GATHER_MS: Final = 3000

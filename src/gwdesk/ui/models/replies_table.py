@@ -48,7 +48,7 @@ from gwdesk.ui.models.reply_query import (
     position,
     row_of,
 )
-from gwdesk.ui.reply_hub import ReplyDelivery
+from gwdesk.ui.reply_state import ReplyDelivery
 
 Index = QModelIndex | QPersistentModelIndex
 WINDOW: Final = 200

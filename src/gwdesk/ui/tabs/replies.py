@@ -55,8 +55,8 @@ from gwdesk.ui.models.replies_table import (
     RepliesTableModel,
 )
 from gwdesk.ui.models.reply_query import ReplyRow, ReplySearch
-from gwdesk.ui.reply_hub import BackfillReport, ListenerState, ListenerStatus, ReplyDelivery
 from gwdesk.ui.reply_notifier import ReplyNotifier
+from gwdesk.ui.reply_state import BackfillReport, ListenerState, ListenerStatus, ReplyDelivery
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner

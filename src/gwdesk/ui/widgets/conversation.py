@@ -40,7 +40,7 @@ from gwdesk.ui.formatting import local_time
 from gwdesk.ui.models.log_reader import LogReader, Skipped
 from gwdesk.ui.models.reply_query import ConversationEntry, conversation, number_variants
 from gwdesk.ui.outbox_startup import outbox_sender_for
-from gwdesk.ui.reply_hub import ReplyDelivery
+from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import Session
 from gwdesk.ui.tabs.send_request import Channel, Delivered, FormValues, Prepared, deliver, prepare
 from gwdesk.ui.tasks import TaskRunner

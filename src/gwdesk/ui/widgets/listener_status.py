@@ -9,7 +9,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
-from gwdesk.ui.reply_hub import ListenerState, ListenerStatus, ReplyHub
+from gwdesk.ui.reply_hub import ReplyHub
+from gwdesk.ui.reply_state import ListenerState, ListenerStatus
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
