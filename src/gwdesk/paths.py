@@ -1,4 +1,8 @@
-"""Where the console keeps its files; environment overrides make tests hermetic."""
+"""Where the console keeps its files; environment overrides make tests hermetic.
+
+Imported before the console's first paint, so it stays free of the settings and
+gateway stack (keyring, pydantic).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from platformdirs import user_data_dir
+from platformdirs import user_config_dir, user_data_dir
 
-from gwdesk.settings import config_dir
-
+CONFIG_ENV: Final = "GWDESK_CONFIG_DIR"
 DATA_ENV: Final = "GWDESK_DATA_DIR"
+
+
+def config_dir() -> Path:
+    override = os.environ.get(CONFIG_ENV)
+    return Path(override) if override else Path(user_config_dir("gwdesk", appauthor=False))
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,12 +21,11 @@ import keyring
 import keyring.backend
 import keyring.errors
 import pydantic
-from platformdirs import user_config_dir
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.paths import config_dir
 
-CONFIG_ENV: Final = "GWDESK_CONFIG_DIR"
 PROFILES_FILE: Final = "profiles.json"
 SCHEMA_VERSION: Final = 1
 KEYRING_SERVICE: Final = "gwdesk"
@@ -38,11 +37,6 @@ class SettingsError(Exception):
 
 class KeyringUnavailable(Exception):
     """No usable system keyring: a password can only be kept for this session."""
-
-
-def config_dir() -> Path:
-    override = os.environ.get(CONFIG_ENV)
-    return Path(override) if override else Path(user_config_dir("gwdesk", appauthor=False))
 
 
 def _upgrade(document: dict[str, Any]) -> dict[str, Any]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from gwdesk import __version__
 from gwdesk.ui.dialogs.about import LICENCE, PROJECT_LINKS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +40,10 @@ def test_metainfo_releases_are_the_changelog_releases() -> None:
 
 def test_package_version_is_the_newest_changelog_release() -> None:
     assert project()["version"] == changelog_releases()[0][0]
+
+
+def test_the_code_says_the_version_pyproject_and_the_installed_metadata_say() -> None:
+    assert __version__ == project()["version"] == importlib.metadata.version("gwdesk")
 
 
 def test_about_dialog_fallback_links_are_the_project_urls() -> None:

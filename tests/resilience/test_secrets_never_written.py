@@ -30,7 +30,7 @@ from gwdesk.paths import AppPaths
 from gwdesk.sandbox.db import token_digest
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.settings import ProfileStore
-from gwdesk.ui.app import configure_logging
+from gwdesk.ui.console import configure_logging
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import (  # noqa: F401 - the console's fixtures, used here too
     UiBundle,

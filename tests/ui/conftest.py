@@ -41,8 +41,36 @@ def qapp_instance() -> QApplication:
     return app
 
 
+class TestEventLoop(qasync.QEventLoop):
+    """qasync's loop, still the running loop during its last pass over Qt events.
+
+    `run_until_complete` processes Qt events once more after the loop has stopped, with
+    no running loop set. A task still in flight when a test returns (a reply backfill
+    reading its last page, say) is stepped there, and httpx/anyio then fail with "no
+    running event loop". The console never ends like that (it drains its tasks before
+    its main coroutine returns); tests do, so this pass runs as the loop it belongs to.
+    """
+
+    _finishing = False
+
+    def run_forever(self) -> Any:
+        try:
+            return super().run_forever()
+        finally:
+            if self._finishing:
+                asyncio.events._set_running_loop(self)
+
+    def run_until_complete(self, future: Any) -> Any:
+        self._finishing = True
+        try:
+            return super().run_until_complete(future)
+        finally:
+            self._finishing = False
+            asyncio.events._set_running_loop(None)
+
+
 def pytest_asyncio_loop_factories(config: Any, item: Any) -> Mapping[str, Callable[[], Any]]:
-    return {"qasync": lambda: qasync.QEventLoop(qapp_instance())}
+    return {"qasync": lambda: TestEventLoop(qapp_instance())}
 
 
 async def wait_until(

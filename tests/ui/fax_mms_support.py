@@ -133,7 +133,7 @@ async def main_window(
     ui: UiBundle, sandbox: SandboxThread, qtbot: Any
 ) -> tuple[QMainWindow, FaxMmsTab]:
     await ui.connect(sandbox)
-    window = MainWindow(ui.session, ui.tasks, ui.theme, ui.settings, [FaxMmsTab])
+    window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, [FaxMmsTab])
     qtbot.addWidget(window)
     window.resize(1280, 800)
     window.show()

@@ -29,7 +29,7 @@ def command_line(pid: int) -> list[str]:
 @pytest.fixture
 async def console(ui: UiBundle, qtbot) -> AsyncIterator[tuple[MainWindow, AppController]]:
     """The window and controller as `gwdesk.ui.app.main` builds them (one tab is enough)."""
-    window = MainWindow(ui.session, ui.tasks, ui.theme, ui.settings, [StatusTab])
+    window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, [StatusTab])
     qtbot.addWidget(window)
     controller = AppController(
         window, ui.session, ui.tasks, ProfileStore(), PasswordVault(), ui.paths, ui.reporter

@@ -16,7 +16,7 @@ from tests.ui.conftest import UiBundle
 
 
 def about_from_menu(ui: UiBundle, qtbot) -> tuple[MainWindow, AboutDialog]:
-    window = MainWindow(ui.session, ui.tasks, ui.theme, ui.settings, [StatusTab])
+    window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, [StatusTab])
     qtbot.addWidget(window)
     assert window.about_action in window.help_menu.actions()
     window.about_action.trigger()

@@ -86,7 +86,7 @@ async def test_adding_a_profile_keeps_the_password_in_the_keyring_and_nowhere_on
 
     caplog.set_level(logging.DEBUG)
     sandbox = sandbox_factory(password=PASSWORD)
-    window = MainWindow(ui.session, ui.tasks, ui.theme, ui.settings, [])
+    window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, [])
     qtbot.addWidget(window)
     controller = AppController(
         window, ui.session, ui.tasks, ProfileStore(), PasswordVault(), ui.paths, ui.reporter

@@ -162,7 +162,7 @@ async def test_a_console_start_listens_again_and_fetches_the_replies_missed_whil
     store = ReplyStore(ui.paths.profile_db(SANDBOX_STORE))
     store.remember_port(port)  # where this profile listened last time
     store.close()
-    window = MainWindow(ui.session, ui.tasks, ui.theme, ui.settings, [RepliesTab])
+    window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, [RepliesTab])
     qtbot.addWidget(window)
     controller = AppController(
         window, ui.session, ui.tasks, ProfileStore(), PasswordVault(), ui.paths, ui.reporter

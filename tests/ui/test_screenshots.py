@@ -172,7 +172,7 @@ async def test_screenshot_window(
     tmp_path: Path,
     screenshots_dir: Path | None,
 ) -> None:
-    window = MainWindow(ui.session, ui.tasks, ui.theme, ui.settings, default_tabs())
+    window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, default_tabs())
     qtbot.addWidget(window)
     window.resize(1280, 800)
     window.show()

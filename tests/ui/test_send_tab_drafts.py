@@ -145,7 +145,7 @@ async def test_screenshot_send(
 ) -> None:
     await ui.connect(sandbox)
     settings = QSettings(str(tmp_path / "shot.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(ui.session, ui.tasks, ui.theme, settings, [SendTab])
+    window = MainWindow.build(ui.session, ui.tasks, ui.theme, settings, [SendTab])
     qtbot.addWidget(window)
     window.resize(1280, 800)
     window.show()

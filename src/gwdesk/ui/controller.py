@@ -78,13 +78,16 @@ class AppController:
         """Passwords kept for this session only, where no keyring could store them."""
         self._closed = asyncio.Event()
         window.closing.connect(self._closed.set)
+        if window.closed:  # closed while the console was still starting
+            self._closed.set()
         window.profiles_requested.connect(self.open_profiles)
         session.changed.connect(self.start_replies)
 
     async def run(
         self, *, profile: str | None = None, sandbox: bool = False, quit_after: float | None = None
     ) -> int:
-        await self.connect_initial(profile, sandbox)
+        if not self._closed.is_set():
+            await self.connect_initial(profile, sandbox)
         if quit_after is not None:
             asyncio.get_running_loop().call_later(quit_after, self.window.close)
         await self._closed.wait()

@@ -1,24 +1,33 @@
-"""The main window: tabs, menus, the sandbox banner and the status bar; state restored."""
+"""The main window: tabs, menus, the sandbox banner and the status bar; state restored.
+
+It is built in two steps so the console paints at once: the frame (title, geometry,
+menus, an empty tab area saying it is starting) needs only Qt, and is shown before
+the gateway stack is imported; `attach` then adds the tabs and the status bar that
+work through the session.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtCore import QByteArray, QSettings, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QTabWidget, QVBoxLayout, QWidget
 
-from gwdesk.ui.session import Session
-from gwdesk.ui.status_bar import GatewayStatusBar
-from gwdesk.ui.tab_base import BaseTab
-from gwdesk.ui.tasks import TaskRunner
-from gwdesk.ui.theme import Theme, app_icon
+if TYPE_CHECKING:
+    from gwdesk.ui.session import Session
+    from gwdesk.ui.status_bar import GatewayStatusBar
+    from gwdesk.ui.tab_base import BaseTab
+    from gwdesk.ui.tasks import TaskRunner
+    from gwdesk.ui.theme import Theme
 
-TabFactory = Callable[[Session, TaskRunner, Theme], BaseTab]
+TabFactory = Callable[["Session", "TaskRunner", "Theme"], "BaseTab"]
 SANDBOX_TEXT = (
     "SANDBOX: connected to the local simulated gateway. Messages, replies and balances "
     "are pretend; nothing reaches real phones."
 )
+STARTING_TEXT = "Starting gwdesk…"
 
 
 class MainWindow(QMainWindow):
@@ -28,33 +37,26 @@ class MainWindow(QMainWindow):
     """Emitted once when the operator closes the window (the app then shuts down)."""
     profiles_requested = Signal()
 
-    def __init__(
-        self,
-        session: Session,
-        tasks: TaskRunner,
-        theme: Theme,
-        settings: QSettings,
-        tab_factories: list[TabFactory],
-    ) -> None:
+    def __init__(self, settings: QSettings) -> None:
+        """The frame alone: what can be shown before any service exists."""
         super().__init__()
-        self.session = session
-        self.tasks = tasks
         self.settings = settings
+        self.closed = False
+        self._attached = False
+        self.tabs: list[BaseTab] = []
         self.setWindowTitle("gwdesk")
-        self.setWindowIcon(app_icon())
         self.setMinimumSize(960, 640)
 
         self.banner = QLabel(SANDBOX_TEXT)
         self.banner.setObjectName("SandboxBanner")
         self.banner.setWordWrap(True)
         self.banner.setAccessibleName("Sandbox notice")
+        self.banner.hide()
         self.tab_widget = QTabWidget()
         self.tab_widget.setDocumentMode(True)
-        self.tabs: list[BaseTab] = []
-        for factory in tab_factories:
-            tab = factory(session, tasks, theme)
-            self.tabs.append(tab)
-            self.tab_widget.addTab(tab, theme.icon(tab.icon_name), tab.title)
+        self.starting = QLabel(STARTING_TEXT)
+        self.starting.setObjectName("StartingLabel")  # centred by the stylesheet
+        self.starting.setProperty("role", "hint")
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -64,39 +66,93 @@ class MainWindow(QMainWindow):
         inner_layout = QVBoxLayout(inner)
         inner_layout.setContentsMargins(8, 8, 8, 4)
         inner_layout.addWidget(self.tab_widget)
+        inner_layout.addWidget(self.starting)
+        self.tab_widget.hide()
         layout.addWidget(inner, 1)
         self.setCentralWidget(central)
-        self.status = GatewayStatusBar(session, tasks, theme, self)
+        self.statusBar()  # there now, so the tabs do not shift when the real one replaces it
+        self._build_menus()
+        self._restore_geometry()
+
+    @classmethod
+    def build(
+        cls,
+        session: Session,
+        tasks: TaskRunner,
+        theme: Theme,
+        settings: QSettings,
+        tab_factories: Sequence[TabFactory],
+    ) -> MainWindow:
+        """Frame and contents in one go (tests, and anything that need not paint first)."""
+        window = cls(settings)
+        window.attach(session, tasks, theme, tab_factories)
+        return window
+
+    def attach(
+        self,
+        session: Session,
+        tasks: TaskRunner,
+        theme: Theme,
+        tab_factories: Sequence[TabFactory],
+    ) -> None:
+        """The session's tabs and status bar, into the frame already on screen."""
+        from gwdesk.ui.status_bar import GatewayStatusBar
+
+        self.session = session
+        self.tasks = tasks
+        for factory in tab_factories:
+            tab = factory(session, tasks, theme)
+            self.tabs.append(tab)
+            self.tab_widget.addTab(tab, theme.icon(tab.icon_name), tab.title)
+        self.starting.hide()
+        self.tab_widget.show()
+        self.status: GatewayStatusBar = GatewayStatusBar(session, tasks, theme, self)
         self.setStatusBar(self.status)
-        self._build_menus(theme)
+        self._fill_menus(theme)
         session.changed.connect(self.on_session_changed)
         self.on_session_changed()
-        self.restore_state()
+        self._restore_tab()
+        self._attached = True
 
-    def _build_menus(self, theme: Theme) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        profiles = QAction(theme.icon("settings"), "&Profiles…", self)
-        profiles.setShortcut(QKeySequence.StandardKey.Preferences)
-        profiles.triggered.connect(self.profiles_requested.emit)
-        file_menu.addAction(profiles)
-        file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
-        view_menu = self.menuBar().addMenu("&View")
+    def _build_menus(self) -> None:
+        self.file_menu = self.menuBar().addMenu("&File")
+        self.profiles_action = QAction("&Profiles…", self)
+        self.profiles_action.triggered.connect(self.profiles_requested.emit)
+        self.profiles_action.setEnabled(False)  # until there is a session to connect
+        self.file_menu.addAction(self.profiles_action)
+        self.file_menu.addSeparator()
+        self.quit_action = QAction("&Quit", self)
+        self.quit_action.triggered.connect(self.close)
+        self.file_menu.addAction(self.quit_action)
+        self.view_menu: QMenu = self.menuBar().addMenu("&View")
+        self.help_menu = self.menuBar().addMenu("&Help")
+        self.about_action = QAction("&About gwdesk", self)
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+        self.about_action.triggered.connect(self.show_about)
+        self.about_action.setEnabled(False)
+        self.help_menu.addAction(self.about_action)
+
+    def _fill_menus(self, theme: Theme) -> None:
+        """Icons, shortcuts, the View menu's tabs, and the actions that need the session.
+
+        Standard shortcuts wait until now: the first one costs ~25 ms (PySide6 builds
+        the key enums), which would delay the first paint by as much again.
+        """
+        self.profiles_action.setShortcut(QKeySequence.StandardKey.Preferences)
+        self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        self.profiles_action.setIcon(theme.icon("settings"))
+        self.profiles_action.setEnabled(True)
+        self.about_action.setIcon(theme.icon("about"))
+        self.about_action.setEnabled(True)
         for index, tab in enumerate(self.tabs):
             action = QAction(theme.icon(tab.icon_name), tab.title, self)
             action.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
             action.triggered.connect(lambda _=False, i=index: self.tab_widget.setCurrentIndex(i))
-            view_menu.addAction(action)
-        self.help_menu = self.menuBar().addMenu("&Help")
-        self.about_action = QAction(theme.icon("about"), "&About gwdesk", self)
-        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
-        self.about_action.triggered.connect(self.show_about)
-        self.help_menu.addAction(self.about_action)
+            self.view_menu.addAction(action)
 
     def show_about(self) -> None:
+        from PySide6.QtCore import Qt
+
         from gwdesk.ui.dialogs.about import AboutDialog
 
         dialog = AboutDialog(self.session, self)
@@ -109,12 +165,14 @@ class MainWindow(QMainWindow):
         suffix = " [SANDBOX]" if self.session.is_sandbox else ""
         self.setWindowTitle(f"gwdesk — {profile.name}{suffix}" if profile else "gwdesk")
 
-    def restore_state(self) -> None:
+    def _restore_geometry(self) -> None:
         geometry = self.settings.value("window/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
         else:
             self.resize(1280, 800)
+
+    def _restore_tab(self) -> None:
         index = self.settings.value("window/tab", 0)
         try:
             self.tab_widget.setCurrentIndex(int(index))  # type: ignore[call-overload]
@@ -123,11 +181,13 @@ class MainWindow(QMainWindow):
 
     def save_state(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/tab", self.tab_widget.currentIndex())
+        if self._attached:  # a frame closed before its tabs came keeps the saved tab
+            self.settings.setValue("window/tab", self.tab_widget.currentIndex())
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
+        self.closed = True
         self.closing.emit()
         event.accept()
 

@@ -117,6 +117,9 @@ class ConversationPane(QWidget):
         self._path: Path | str | None = None
         self._generation = 0
         self._task_key = f"replies-conversation-send-{id(self)}"
+        # True from send() until the pane has shown the outcome (the task's done
+        # callback), so nobody sees "not sending" with the button still disabled.
+        self._in_flight = False
 
         self.title = QLabel(EMPTY_TEXT)
         self.title.setProperty("role", "hint")
@@ -254,7 +257,7 @@ class ConversationPane(QWidget):
     # ---- replying ----------------------------------------------------------------------------
 
     def sending(self) -> bool:
-        return self.tasks.running(self._task_key)
+        return self._in_flight
 
     def _listener_changed(self, *_args: object) -> None:
         listening = self.session.replies.listening
@@ -298,10 +301,12 @@ class ConversationPane(QWidget):
         task = self.tasks.run(
             self._send(service, store, request, outbox), key=self._task_key, context="replying"
         )
+        self._in_flight = True
         task.add_done_callback(lambda _t: self._sent_or_not())
         self._enable()
 
     def _sent_or_not(self) -> None:
+        self._in_flight = False
         self.send_button.setText("Send reply")
         self._enable()
 

@@ -1,0 +1,91 @@
+"""The console's second stage: services, tabs and the qasync loop, into the shown frame.
+
+`gwdesk.ui.app` has already painted the window's frame; everything here (the
+gateway stack, the tabs, the loop) is imported and built after that, so its cost
+is spent while the operator already sees the window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+from logging.handlers import RotatingFileHandler
+
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from gwdesk.paths import AppPaths
+from gwdesk.settings import PasswordVault, ProfileStore
+from gwdesk.ui.controller import AppController, default_service_factory, default_tabs
+from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.gc_guard import GuiThreadCollector
+from gwdesk.ui.main_window import MainWindow
+from gwdesk.ui.outbox_startup import OutboxMonitor
+from gwdesk.ui.session import Session
+from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.theme import Theme, app_icon
+
+
+def configure_logging(paths: AppPaths) -> None:
+    paths.data.mkdir(parents=True, exist_ok=True)
+    handler = RotatingFileHandler(
+        paths.log_file, maxBytes=2_000_000, backupCount=3, encoding="utf-8"
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("gwdesk")
+    root.setLevel(logging.INFO)
+    root.addHandler(handler)
+
+
+def quit_on_signals(window: MainWindow, loop: asyncio.AbstractEventLoop) -> None:
+    """Ctrl+C in the terminal (or SIGTERM) closes the window as File → Quit does.
+
+    So the usual shutdown runs: tasks drained, the embedded sandbox stopped. Python
+    runs signal handlers only when it gets control, which a sleeping Qt loop does
+    not give it; a quiet timer wakes it a few times a second.
+    """
+
+    def handler(_signum: int, _frame: object) -> None:
+        loop.call_soon_threadsafe(window.close)
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, handler)
+    timer = QTimer(window)
+    timer.timeout.connect(lambda: None)
+    timer.start(250)
+
+
+def run_console(
+    app: QApplication,
+    window: MainWindow,
+    theme: Theme,
+    paths: AppPaths,
+    args: argparse.Namespace,
+) -> int:
+    """Fill `window` with the session's tabs, connect, and run until it is closed."""
+    app.setWindowIcon(app_icon())
+    collector = GuiThreadCollector(app)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    configure_logging(paths)
+    reporter = ErrorReporter()
+    reporter.install(loop)
+    tasks = TaskRunner(reporter)
+    session = Session(paths, default_service_factory)
+    window.attach(session, tasks, theme, default_tabs())
+    reporter.dialog_parent = lambda: window
+    controller = AppController(
+        window, session, tasks, ProfileStore(), PasswordVault(), paths, reporter
+    )
+    # Interrupted sends are settled on each profile activation, and offered for resuming.
+    OutboxMonitor(window, session, tasks)
+    quit_on_signals(window, loop)
+    with loop:
+        code: int = loop.run_until_complete(
+            controller.run(profile=args.profile, sandbox=args.sandbox, quit_after=args.quit_after)
+        )
+    collector.stop()
+    return code
