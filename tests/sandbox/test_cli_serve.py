@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+import ssl
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 import pytest
 
 from gwdesk.sandbox.cli import main
+from tests.pki import PrivateCa
 
 
 def test_serve_prints_its_addresses_and_runs_the_given_fault_plan() -> None:
@@ -44,6 +47,12 @@ def test_serve_prints_its_addresses_and_runs_the_given_fault_plan() -> None:
         (["--token-ttl", "0"], "--token-ttl must be more than 0 seconds"),
         (["--token-ttl", "inf"], "--token-ttl must be more than 0 seconds"),
         (["--webhook-retry-base", "-1"], "--webhook-retry-base must be from 0 to 3600"),
+        (["--tls-cert", "cert.pem"], "--tls-cert and --tls-key go together"),
+        (["--tls-key", "key.pem"], "--tls-cert and --tls-key go together"),
+        (
+            ["--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"],
+            "--tls-cert/--tls-key: the TLS certificate '/nonexistent/cert.pem' is not a file",
+        ),
     ],
 )
 def test_serve_refuses_a_bad_option_before_starting(
@@ -80,3 +89,41 @@ def test_serve_with_exit_with_parent_stops_when_its_stdin_closes() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_serve_with_a_certificate_prints_https_addresses_that_verify(tmp_path: Path) -> None:
+    ca = PrivateCa(tmp_path)
+    cert, key = ca.issue()
+    command = [
+        sys.executable, "-m", "gwdesk.sandbox", "serve", "--db", ":memory:",
+        "--tls-cert", str(cert), "--tls-key", str(key),
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        match = re.fullmatch(r"rest=(https://127\.0\.0\.1:\d+) lodge=(\1/dotnet/Lodge\.asmx)", line)
+        assert match, line
+        trusted = ssl.create_default_context(cafile=str(ca.path))
+        answer = httpx.get(f"{match.group(2)}?WSDL", verify=trusted)
+        assert answer.status_code == 200
+        assert f'location="{match.group(2)}"' in answer.text
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=30)
+    assert process.returncode == 0, errors
+
+
+def test_serve_refuses_a_key_that_does_not_match_its_certificate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ca = PrivateCa(tmp_path)
+    cert, _ = ca.issue("one")
+    _, other_key = ca.issue("two")
+    args = ["serve", "--db", ":memory:", "--tls-cert", str(cert), "--tls-key", str(other_key)]
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    assert "not a PEM certificate and its matching, unencrypted private key" in (
+        capsys.readouterr().err
+    )

@@ -2,86 +2,19 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import GatewayError, TransientError
 from gwdesk.gateway.http import ssl_context
 from gwdesk.gateway.service import GatewayService
-
-
-def _name(text: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, text)])
-
-
-def make_pki(directory: Path) -> tuple[Path, Path, Path]:
-    """A private CA and a certificate for 127.0.0.1 signed by it: (ca.pem, cert.pem, key.pem)."""
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(_name("gwdesk test CA"))
-        .issuer_name(_name("gwdesk test CA"))
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                crl_sign=True, encipher_only=False, decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )  # fmt: skip
-    key = ec.generate_private_key(ec.SECP256R1())
-    leaf = (
-        x509.CertificateBuilder()
-        .subject_name(_name("127.0.0.1"))
-        .issuer_name(ca.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
-        )
-        .add_extension(
-            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    ca_path, cert_path, key_path = (directory / n for n in ("ca.pem", "cert.pem", "key.pem"))
-    ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    cert_path.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return ca_path, cert_path, key_path
+from tests.pki import PrivateCa, make_pki
 
 
 async def balance(_request: web.Request) -> web.Response:
@@ -137,3 +70,16 @@ def test_the_default_context_verifies_hostnames() -> None:
 def test_an_unreadable_ca_bundle_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(GatewayError, match="cannot be read"):
         ssl_context(tmp_path / "missing.pem")
+
+
+async def test_a_ca_bundle_adds_to_the_system_cas_instead_of_replacing_them(
+    https_gateway: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, system_ca = https_gateway  # the gateway's CA plays a CA the system trusts
+    monkeypatch.setenv("SSL_CERT_FILE", str(system_ca))  # OpenSSL's default CA file
+    other = tmp_path / "other"
+    other.mkdir()
+    profile_ca = PrivateCa(other, name="another private CA")
+
+    async with service(url, profile_ca.path) as gateway:
+        assert (await gateway.balance()).currency == "AUD"

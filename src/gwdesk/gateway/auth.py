@@ -20,6 +20,9 @@ from gwdesk.domain.profile import AuthMode
 
 MARGIN_RATIO: Final = 0.1
 MAX_MARGIN: Final = 60.0
+#: A token is refreshed at least this often whatever lifetime the gateway claims (seconds);
+#: also keeps an absurd `expires_in` from overflowing the float clock arithmetic.
+MAX_LIFETIME: Final = 86_400
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,7 @@ class TokenCache:
             started = self._clock()
             self.fetches += 1
             fresh = await self._fetch()
-            lifetime = float(fresh.expires_in)
+            lifetime = float(min(fresh.expires_in, MAX_LIFETIME))
             self._held = _Held(fresh.access_token, started + lifetime - self.margin(lifetime))
             self.expires_at = time.time() + lifetime - (self._clock() - started)
             return fresh.access_token

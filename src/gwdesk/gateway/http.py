@@ -7,7 +7,9 @@ connection that was never made did not, a read that timed out may have.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
 import ssl
 import time
 from collections.abc import Mapping
@@ -25,6 +27,11 @@ log = logging.getLogger("gwdesk.gateway.http")
 USER_AGENT: Final = f"gwdesk/{__version__}"
 #: A log page of 1,000 records is under 1 MB; anything far bigger is not an answer.
 MAX_RESPONSE_BYTES: Final = 32 * 1024 * 1024
+#: Bytes per second an exchange must average, after the time-outs' grace, to count as
+#: progressing: an answer (or its headers) trickled slower than this is cut off, since
+#: httpx's time-outs apply to each read and a byte now and then would restart them.
+MIN_TRANSFER_RATE: Final = 8 * 1024
+_SSL_LOCATION: Final = re.compile(r"\s*\(_ssl\.c:\d+\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +55,17 @@ class HttpSettings:
 
 
 def ssl_context(ca_bundle: Path | None = None) -> ssl.SSLContext:
-    """Verifying TLS: the system trust store, or the profile's own CA bundle."""
+    """Verifying TLS: the system trust store, plus the profile's own CA bundle if it has one.
+
+    With a bundle the system's CAs still count (OpenSSL's view of them, which is where
+    the bundle can be added), so a profile can trust a private gateway CA and a
+    public one at once.
+    """
     if ca_bundle is not None:
         try:
-            return ssl.create_default_context(cafile=str(ca_bundle))
+            context = ssl.create_default_context()
+            context.load_verify_locations(cafile=str(ca_bundle))
+            return context
         except (OSError, ssl.SSLError) as exc:
             raise GatewayError(
                 f"The CA bundle {str(ca_bundle)[:200]!r} cannot be read: {exc}."
@@ -118,10 +132,7 @@ def transport_error(
         reason = str(exc) or "connection failed"
         if "CERTIFICATE_VERIFY_FAILED" in reason or "certificate verify failed" in reason:
             # Not passing trouble: retrying cannot help, the profile's trust settings can.
-            return GatewayError(
-                f"The certificate of {where} is not trusted ({reason[:160]}). "
-                "If the gateway uses a private CA, set its CA bundle in the profile."
-            )
+            return certificate_error(where, reason)
         return TransientError(f"Could not connect to {where} ({reason[:160]}).")
     if isinstance(exc, httpx.ReadTimeout):
         limit = f" within {timeout.read:g} s" if timeout is not None and timeout.read else ""
@@ -146,6 +157,34 @@ def transport_error(
     )
 
 
+def certificate_error(where: str, reason: str) -> GatewayError:
+    """What to do about a certificate TLS verification refused, by why it was refused.
+
+    Only an unknown issuer is helped by the profile's CA bundle; a wrong name or an
+    expired certificate is refused whatever the profile trusts.
+    """
+    detail = _SSL_LOCATION.sub("", reason.split("certificate verify failed:")[-1]).strip()
+    detail = detail.rstrip(".")[:160] or "verification failed"
+    lowered = detail.lower()
+    if "mismatch" in lowered:
+        return GatewayError(
+            f"The certificate of {where} is not trusted: it was issued for another host name "
+            f"({detail}). Check the address in the profile; the CA bundle cannot change this."
+        )
+    if "expired" in lowered or "not yet valid" in lowered:
+        return GatewayError(
+            f"The certificate of {where} is not trusted: {detail}. The gateway's certificate "
+            "must be renewed (or this computer's clock is wrong)."
+        )
+    hint = "If the gateway uses a private CA, set the profile's CA bundle to that CA's certificate."
+    if "issuer" in lowered or "self-signed" in lowered or "self signed" in lowered:
+        return GatewayError(
+            f"The certificate of {where} is not trusted: no certificate authority this "
+            f"computer trusts signed it ({detail}). {hint}"
+        )
+    return GatewayError(f"The certificate of {where} is not trusted ({detail}). {hint}")
+
+
 async def exchange(
     client: httpx.AsyncClient,
     method: str,
@@ -163,26 +202,44 @@ async def exchange(
         method, url, headers=headers, params=params, json=json, data=data, content=content
     )
     started = time.monotonic()
+    timeout = client.timeout
+    loop = asyncio.get_running_loop()
     try:
-        response = await client.send(request, stream=True)
-        try:
-            declared = response.headers.get("content-length")
-            if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-                raise _too_big(response.status_code, max_bytes)
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > max_bytes:
-                    raise _too_big(response.status_code, max_bytes)
-        finally:
-            await response.aclose()
-    except httpx.TransportError as exc:
-        log.info("%s %s failed: %s", method, request.url.path, type(exc).__name__)
-        raise transport_error(exc, client.timeout) from None
-    except httpx.DecodingError:
-        raise ProtocolError(
-            "The gateway's answer could not be decoded (broken compression).",
-            status=response.status_code,
+        async with asyncio.timeout(_grace(timeout, request)) as deadline:
+            try:
+                response = await client.send(request, stream=True)
+                try:
+                    declared = response.headers.get("content-length")
+                    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+                        raise _too_big(response.status_code, max_bytes)
+                    body = bytearray()
+                    body_started = loop.time()
+                    async for chunk in response.aiter_bytes():
+                        body += chunk
+                        if len(body) > max_bytes:
+                            raise _too_big(response.status_code, max_bytes)
+                        if timeout.read is not None:
+                            # Twice the read time-out, so a plain stall is still httpx's
+                            # clearer "did not answer" and only a trickle ends here.
+                            deadline.reschedule(
+                                body_started + 2 * timeout.read + len(body) / MIN_TRANSFER_RATE
+                            )
+                finally:
+                    await response.aclose()
+            except httpx.TransportError as exc:
+                log.info("%s %s failed: %s", method, request.url.path, type(exc).__name__)
+                raise transport_error(exc, timeout) from None
+            except httpx.DecodingError:
+                raise ProtocolError(
+                    "The gateway's answer could not be decoded (broken compression).",
+                    status=response.status_code,
+                    maybe_processed=True,
+                ) from None
+    except TimeoutError:
+        log.info("%s %s failed: too slow", method, request.url.path)
+        raise TransientError(
+            f"{_where(request)} sent its answer too slowly (still arriving after "
+            f"{time.monotonic() - started:.1f} s); the request may or may not have been done.",
             maybe_processed=True,
         ) from None
     log.debug(
@@ -193,6 +250,20 @@ async def exchange(
         (time.monotonic() - started) * 1000,
     )
     return RawResponse(response.status_code, response.headers, bytes(body))
+
+
+def _grace(timeout: httpx.Timeout, request: httpx.Request) -> float | None:
+    """Seconds a whole exchange may take before its answer's body starts (None: unbounded).
+
+    Each of httpx's time-outs once, plus the request's upload at the slowest rate
+    accepted; the body's own allowance then grows with the bytes that arrive.
+    """
+    parts = (timeout.pool, timeout.connect, timeout.write, timeout.read)
+    if any(part is None for part in parts):
+        return None
+    declared = request.headers.get("content-length", "0")
+    upload = int(declared) if declared.isdigit() else 0
+    return sum(part for part in parts if part is not None) + upload / MIN_TRANSFER_RATE
 
 
 def _too_big(status: int, limit: int) -> ProtocolError:

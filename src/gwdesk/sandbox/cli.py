@@ -72,10 +72,19 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--webhook-retry-base", type=float, default=1.0, metavar="SECONDS",
         help="first webhook retry interval; later ones double",
     )  # fmt: skip
+    p.add_argument(
+        "--tls-cert", type=Path, default=None, metavar="FILE",
+        help="serve https with this PEM certificate (chain); needs --tls-key",
+    )  # fmt: skip
+    p.add_argument(
+        "--tls-key", type=Path, default=None, metavar="FILE",
+        help="the unencrypted PEM private key of --tls-cert",
+    )  # fmt: skip
 
 
 def _check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     from gwdesk.sandbox.faults import FaultSpecError, parse_spec
+    from gwdesk.sandbox.server import tls_context
 
     try:
         parse_spec(args.faults)
@@ -88,6 +97,12 @@ def _check_serve_options(parser: argparse.ArgumentParser, args: argparse.Namespa
         parser.error("--token-ttl must be more than 0 seconds and at most ten years")
     if not 0 <= args.webhook_retry_base <= 3600:
         parser.error("--webhook-retry-base must be from 0 to 3600 seconds")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        parser.error("--tls-cert and --tls-key go together: give both or neither")
+    try:
+        tls_context(args.tls_cert, args.tls_key)
+    except ValueError as exc:
+        parser.error(f"--tls-cert/--tls-key: {exc}")
 
 
 def _watch_stdin(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
@@ -269,6 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             auto_reply=args.auto_reply,
             webhook_retry_base=args.webhook_retry_base,
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
         )
         try:
             with contextlib.suppress(KeyboardInterrupt):

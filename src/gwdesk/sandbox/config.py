@@ -45,6 +45,10 @@ class SandboxConfig:
     lodge_body_limit: int = 48 * 1024 * 1024
     """A 10 MB fax, base64- then form-encoded for the HTTP POST port, can need about 3x."""
     extra_accounts: list[tuple[str, str]] = field(default_factory=list)
+    tls_cert: Path | None = None
+    """A PEM certificate (chain); with `tls_key` the sandbox serves https instead of http."""
+    tls_key: Path | None = None
+    """The PEM private key of `tls_cert`, unencrypted."""
 
     @property
     def db_path(self) -> Path | None:

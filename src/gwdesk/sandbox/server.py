@@ -6,10 +6,12 @@ import asyncio
 import contextlib
 import logging
 import random
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
@@ -110,6 +112,38 @@ async def _stop_background(app: web.Application) -> None:
     state.conn.close()
 
 
+def _no_key_password() -> bytes:
+    raise ValueError("the TLS key is encrypted; give an unencrypted one")
+
+
+def tls_context(cert: Path | None, key: Path | None) -> ssl.SSLContext | None:
+    """The server side of https, or None for plain http.
+
+    Loaded before anything listens, so a missing or mismatched file is one clear
+    `ValueError` rather than a handshake failure in every client.
+    """
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise ValueError("a TLS certificate and its key go together: give both or neither")
+    for what, path in (("certificate", cert), ("key", key)):
+        if not path.is_file():
+            raise ValueError(f"the TLS {what} {str(path)[:200]!r} is not a file")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        # A password callback, so an encrypted key is refused instead of prompting a terminal.
+        context.load_cert_chain(cert, key, password=_no_key_password)
+    except ssl.SSLError:
+        raise ValueError(
+            f"{str(cert)[:200]!r} and {str(key)[:200]!r} are not a PEM certificate and its "
+            "matching, unencrypted private key"
+        ) from None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ValueError(f"the TLS certificate or key cannot be read: {reason}") from None
+    return context
+
+
 @dataclass
 class RunningSandbox:
     """A listening sandbox: its addresses, its state, and how to stop it."""
@@ -124,15 +158,21 @@ class RunningSandbox:
 
 
 async def start_sandbox(config: SandboxConfig) -> RunningSandbox:
-    """Start listening on the running loop; a port of 0 picks a free one."""
+    """Start listening on the running loop; a port of 0 picks a free one.
+
+    With `tls_cert` and `tls_key` every face (REST, Lodge, control) is served over
+    https only, and the addresses say so.
+    """
+    tls = tls_context(config.tls_cert, config.tls_key)
     state = build_state(config)
     runner = web.AppRunner(build_app(state), access_log=None, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port, reuse_address=True)
+    site = web.TCPSite(runner, config.host, config.port, reuse_address=True, ssl_context=tls)
     await site.start()
     host, port = runner.addresses[0][:2]
     shown = f"[{host}]" if ":" in host else host
-    state.rest_url = f"http://{shown}:{port}"
+    scheme = "https" if tls is not None else "http"
+    state.rest_url = f"{scheme}://{shown}:{port}"
     state.lodge_url = f"{state.rest_url}{LODGE_PATH}"
     return RunningSandbox(state, runner, state.rest_url, state.lodge_url)
 

@@ -186,7 +186,8 @@ class Reply(WireModel):
 
 
 class RepliesPage(WireModel):
-    items: list[Reply] = Field(default_factory=list, alias="Items")
+    items: list[Reply] = Field(alias="Items")
+    """Required: an answer without it is not a page, and must not read as "no replies"."""
     page_number: int = Field(default=1, alias="PageNumber")
     page_size: int | None = Field(default=None, alias="PageSize")
     total_records: int = Field(default=0, alias="TotalRecords")
