@@ -19,9 +19,10 @@ measures over loopback HTTP:
   CPU client and sandbox used meanwhile, seconds until the sandbox's database (opened
   read-only) holds every message, seconds until the tab's own progress shows it, and
   the client's peak RSS;
-- cli: `gwdesk send --csv FILE`'s path, `read_csv_numbers` then `OutboxSender.send`
-  (`Sender.prepare`'s check, record, lodge at its default 4 parallel requests), and
-  the reading and checking alone;
+- cli: `gwdesk send --csv FILE`'s path, `cli_commands.send_recipients` (the file read
+  and checked once by `gwdesk.importing` on a worker thread, as the Batch tab does)
+  then `OutboxSender.send` with that check (record, lodge at its default 4 parallel
+  requests), and the reading and checking alone;
 - sweep: the Batch tab path at parallel 1, 4 and 8 on a smaller batch;
 - naive: what a public client of this gateway writes, a sequential loop of blocking
   `httpx.post` calls of 100 already-normalised recipients each, a new connection per
@@ -41,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import io
 import json
 import os
 import platform
@@ -58,7 +60,8 @@ from typing import Any
 import httpx
 
 from benchmarks.sandbox_throughput import sandbox_server
-from gwdesk.cli_commands import read_csv_numbers
+from gwdesk.cli import Output
+from gwdesk.cli_commands import send_recipients
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.outbox_records import gateway_key
@@ -240,21 +243,23 @@ async def tab_send(
 
 
 async def cli_send(sandbox: Sandbox, file: Path, count: int) -> tuple[float, float]:
-    """`gwdesk send --csv FILE`'s path: (seconds to read and check the file, seconds to
-    read it and send it through `OutboxSender.send`: check, record, lodge)."""
+    """`gwdesk send --csv FILE`'s path, as `cli_commands.cmd_send` takes it: (seconds to
+    read and check the file, seconds to read it, check it and send it through
+    `OutboxSender.send`: record, lodge)."""
     profile = profile_for(sandbox.url)
+    args = argparse.Namespace(csv=str(file), column=None, to=None, skip_invalid=False)
+    notes = Output(json_mode=False, out=io.StringIO(), err=io.StringIO())
     async with GatewayService(profile, Secret("demo")) as service:
         with outbox_sender(service, sandbox.folder) as sender:
-            # The check alone first (`send` runs it again inside, as the command does).
+            # The reading and checking alone first.
             started = time.perf_counter()
-            texts = [text for _line, text in read_csv_numbers(file)]
-            plan = await service.sender.prepare(Outgoing(TEXT, texts))
+            check = await send_recipients(args, profile.region, notes)
             checked = time.perf_counter() - started
-            if len(plan.check.numbers) != count:
-                raise SystemExit(f"the check kept {len(plan.check.numbers):,} of {count:,}")
+            if len(check.numbers) != count:
+                raise SystemExit(f"the check kept {len(check.numbers):,} of {count:,}")
             started = time.perf_counter()
-            texts = [text for _line, text in read_csv_numbers(file)]
-            outcome, _batch = await sender.send(Outgoing(TEXT, texts))
+            check = await send_recipients(args, profile.region, notes)
+            outcome, _batch = await sender.send(Outgoing(TEXT, check.numbers), checked=check)
             seconds = time.perf_counter() - started
     if not outcome.ok or outcome.lodged_recipients != count:
         raise SystemExit(f"gwdesk send failed: {outcome.failed[:1]}")
@@ -355,8 +360,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with phase(temp, "cli") as sandbox:
             cli_check, cli = asyncio.run(cli_send(sandbox, file, count))
         say(
-            f"cli:    gwdesk send --csv's path (read_csv_numbers, OutboxSender.send: check, "
-            f"record, lodge, parallel 4): {cli:.2f} s, {count / cli:,.0f} recipients/s; "
+            f"cli:    gwdesk send --csv's path (send_recipients: gwdesk.importing once; "
+            f"OutboxSender.send: record, lodge, parallel 4): {cli:.2f} s, "
+            f"{count / cli:,.0f} recipients/s; "
             f"of which reading and checking {cli_check:.2f} s"
         )
         sweep: dict[str, dict[str, float]] = {}

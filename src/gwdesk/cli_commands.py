@@ -8,10 +8,11 @@ Each `register_*` adds one subcommand and its handler; `COMMANDS` lists them for
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
-import csv
 import sqlite3
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -28,26 +29,20 @@ from gwdesk.cli import (
     UsageError,
 )
 from gwdesk.domain.models import Balance, LogRecord, Message
-from gwdesk.domain.numbers import check_recipients
+from gwdesk.domain.numbers import RecipientCheck, Rejected
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError
 from gwdesk.gateway.outbox_records import gateway_key
 from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.gateway.sending import ChunkResult, Outgoing, SendOutcome
 from gwdesk.gateway.service import GatewayService
+from gwdesk.importing.decoding import ImportFailed
+from gwdesk.importing.recipients import RecipientList, check_entries, check_table, load_table
+from gwdesk.importing.table import ALL_COLUMNS, DELIMITER_NAMES, Table
 from gwdesk.paths import AppPaths
 from gwdesk.store.database import StoreError, slug
 from gwdesk.store.outbox import OutboxStore
 
-NUMBER_COLUMNS: Final = (
-    "number",
-    "phone",
-    "phonenumber",
-    "phone_number",
-    "mobile",
-    "recipient",
-    "to",
-)
 MAX_SHOWN: Final = 20
 
 
@@ -106,59 +101,86 @@ def outbox_sender(service: GatewayService) -> Iterator[OutboxSender]:
 # ---- send -------------------------------------------------------------------------------------
 
 
-def read_csv_numbers(path: Path) -> list[tuple[int, str]]:
-    """(line, text) of each recipient: the `number`/`phone` column, else the first one."""
+def pick_column(table: Table, wanted: str) -> int:
+    """`--column`: a column by its 1-based number or its header (case does not matter)."""
+    text = wanted.strip()
+    width = max(1, table.width)
+    if text.isdigit():
+        column = int(text) - 1
+        if not 0 <= column < width:
+            raise UsageError(f"--column {text[:12]}: the file's columns are 1 to {width}.")
+        return column
+    titles = table.titles()
+    folded = [title.casefold() for title in titles]
+    if text and text.casefold() in folded:
+        return folded.index(text.casefold())
+    named = ", ".join(repr(t[:40]) for t in titles[:MAX_SHOWN] if t) or "none (no header row)"
+    raise UsageError(f"--column {text[:40]!r}: no column has that header; the headers: {named}.")
+
+
+def read_csv(path: Path, region: str, column: str | None = None) -> tuple[Table, RecipientList]:
+    """`--csv FILE` read and checked as the console's Batch import does it (one code path:
+    `gwdesk.importing`): encoding, delimiter, header and number column, fast normalising,
+    duplicates dropped, every unusable row kept with its reason. Blocking: a worker thread."""
     try:
-        with path.open(encoding="utf-8-sig", newline="") as stream:
-            rows = [
-                (reader_line, row)
-                for reader_line, row in _rows(stream)
-                if any(c.strip() for c in row)
-            ]
-    except OSError as exc:
-        raise UsageError(f"Cannot read {path}: {exc.strerror or exc}.") from None
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise UsageError(f"{path} is not a readable CSV file ({exc}).") from None
-    if not rows:
-        raise UsageError(f"{path} holds no recipients.")
-    header = [c.strip().lower().replace(" ", "") for c in rows[0][1]]
-    column = 0
-    start = 0
-    named = [i for i, name in enumerate(header) if name in NUMBER_COLUMNS]
-    if named:
-        column, start = named[0], 1
-    elif any(ch.isalpha() for ch in rows[0][1][0]):
-        start = 1  # a header row with other names: numbers are in the first column
-    return [(line, row[column] if column < len(row) else "") for line, row in rows[start:]]
+        table = load_table(path, region)
+        if column is not None:
+            table = replace(table, column=pick_column(table, column))
+        return table, check_table(table, table.column, region)
+    except ImportFailed as exc:
+        raise UsageError(f"Cannot read recipients from {path}: {exc.message}") from None
 
 
-def _rows(stream: Any) -> list[tuple[int, list[str]]]:
-    reader = csv.reader(stream)
-    return [(reader.line_num, row) for row in reader]
-
-
-def _recipients(args: argparse.Namespace, region: str, out: Output) -> list[str]:
-    if args.csv:
-        entries = read_csv_numbers(Path(args.csv))
-        where = [f"line {line}" for line, _ in entries]
-        texts = [text for _, text in entries]
+def csv_summary(path: Path, table: Table) -> str:
+    """What was guessed about a file, so a wrong guess is seen before anything is sent."""
+    delimiter = DELIMITER_NAMES.get(table.delimiter, repr(table.delimiter))
+    header = "a header row" if table.has_header else "no header row"
+    if table.column == ALL_COLUMNS:
+        where = "every cell"
     else:
-        texts = list(args.to)
-        where = [f"--to #{i + 1}" for i in range(len(texts))]
-    checked = check_recipients(texts, region)
-    if checked.rejected:
-        for rejected in checked.rejected[:MAX_SHOWN]:
-            out.note(f"{where[rejected.index]}: {rejected.text[:40]!r}: {rejected.reason}")
-        if len(checked.rejected) > MAX_SHOWN:
-            out.note(f"... and {len(checked.rejected) - MAX_SHOWN} more unusable numbers")
+        title = table.titles()[table.column] if table.column < table.width else ""
+        where = f"column {table.column + 1}" + (f" ({title[:40]!r})" if title else "")
+    return (
+        f"{path.name}: {table.data_rows:,} row(s), {table.encoding}, {delimiter}-separated, "
+        f"{header}; recipients from {where}"
+    )
+
+
+def as_check(listing: RecipientList) -> RecipientCheck:
+    """An import's result as a send's check: `entry` is the row (or --to) number."""
+    rejected = tuple(Rejected(r.row - 1, r.text, r.reason) for r in listing.invalid)
+    return RecipientCheck(listing.numbers, rejected, listing.duplicates)
+
+
+async def send_recipients(args: argparse.Namespace, region: str, out: Output) -> RecipientCheck:
+    """The recipients checked once, by `gwdesk.importing` (a file or the --to values)."""
+    if args.csv:
+        path = Path(args.csv)
+        table, listing = await asyncio.to_thread(read_csv, path, region, args.column)
+        out.note(csv_summary(path, table))
+        where = "row "
+    else:
+        if args.column is not None:
+            raise UsageError("--column goes with --csv.")
+        entries = [(number, text) for number, text in enumerate(args.to, start=1)]
+        try:
+            listing = check_entries(entries, region, total=max(1, len(entries)))
+        except ImportFailed as exc:
+            raise UsageError(exc.message) from None
+        where = "--to #"
+    if listing.invalid:
+        for row in listing.invalid[:MAX_SHOWN]:
+            out.note(f"{where}{row.row}: {row.text[:40]!r}: {row.reason}")
+        if len(listing.invalid) > MAX_SHOWN:
+            out.note(f"... and {len(listing.invalid) - MAX_SHOWN:,} more unusable entries")
         if not args.skip_invalid:
             raise UsageError(
-                f"{len(checked.rejected)} recipient(s) are not usable; nothing was sent "
+                f"{len(listing.invalid):,} recipient(s) are not usable; nothing was sent "
                 "(--skip-invalid sends to the rest)."
             )
-    if checked.duplicates:
-        out.note(f"{checked.duplicates} repeated number(s) will be sent to once")
-    return list(checked.numbers)
+    if listing.duplicates:
+        out.note(f"{listing.duplicates:,} repeated number(s) will be sent to once")
+    return as_check(listing)
 
 
 def chunk_json(chunk: ChunkResult) -> dict[str, Any]:
@@ -235,12 +257,12 @@ def report_send(outcome: SendOutcome, out: Output, *, batch: int | None = None) 
 async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
     if bool(args.reply_type) != bool(args.reply_path):
         raise UsageError("--reply-type and --reply-path go together.")
-    numbers = _recipients(args, service.profile.region, out)
-    if not numbers:
+    checked = await send_recipients(args, service.profile.region, out)
+    if not checked.numbers:
         raise UsageError("There is no usable recipient; nothing was sent.")
     outgoing = Outgoing(
         text=args.message,
-        recipients=numbers,
+        recipients=checked.numbers,
         source=args.source,
         send_at=args.send_at,
         reply_type=args.reply_type.upper() if args.reply_type else None,
@@ -249,7 +271,10 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
         tags=args.tags,
     )
     with outbox_sender(service) as sender:
-        outcome, batch = await sender.send(outgoing)
+        # Checked once, above: the send does not check the numbers again.
+        outcome, batch = await sender.send(
+            outgoing, skip_invalid=args.skip_invalid, checked=checked
+        )
     return report_send(outcome, out, batch=batch.id)
 
 
@@ -259,9 +284,21 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--to", action="append", metavar="NUMBER", help="a recipient (repeatable)")
     who.add_argument(
-        "--csv", metavar="FILE", help="recipients: a number/phone column, else the first"
+        "--csv",
+        metavar="FILE",
+        help="recipients from a CSV or text file, read as the console's Batch import reads it "
+        "(encoding, delimiter, header and the phone-number column are found)",
     )
-    p.add_argument("--skip-invalid", action="store_true", help="send to the usable numbers only")
+    p.add_argument(
+        "--column",
+        metavar="N|HEADER",
+        help="with --csv: the recipients' column, by number (1 is the first) or header",
+    )
+    p.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="send to the usable numbers only (without it, one unusable entry stops the send)",
+    )
     p.add_argument("--from", dest="source", metavar="X", help="sender number or name")
     p.add_argument(
         "--send-at", type=_when, metavar="ISO", help="schedule (local time without offset)"

@@ -74,7 +74,7 @@ def test_csv_rows_that_are_not_numbers_stop_the_send(
     sheet.write_text("name,phone\nAda,0412 345 678\nBob,not known\nCy,0412 345 679\n")
     done = run(gateway, "send", "--csv", str(sheet), "Hi")
     assert done.returncode == 2
-    assert "line 3: 'not known'" in done.stderr
+    assert "row 3: 'not known': " in done.stderr
     assert "nothing was sent" in done.stderr
     assert gateway.query("SELECT COUNT(*) FROM messages") == [(0,)]
 
@@ -86,8 +86,10 @@ def test_csv_with_skip_invalid_sends_to_the_good_rows(
     sheet.write_text("0412 345 678\nnot known\n0412 345 679\n")
     done = run(gateway, "send", "--csv", str(sheet), "--skip-invalid", "--json", "Hi")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["lodged"] == 2
-    assert "line 2" in done.stderr
+    result = json.loads(done.stdout)
+    assert result["lodged"] == 2
+    assert [r["entry"] for r in result["rejected"]] == [2]
+    assert "row 2: 'not known': " in done.stderr
 
 
 def test_status_and_logs_and_balance_as_json(gateway: SandboxThread) -> None:

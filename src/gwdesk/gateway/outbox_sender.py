@@ -21,7 +21,10 @@ WAP push) carry no ExternalSystemId, so an interrupted one is left for the opera
 to check, never resent by itself.
 
 Database work runs on worker threads (`asyncio.to_thread`), one short transaction
-each, so neither the event loop nor a transaction waits on the network.
+each, so neither the event loop nor a transaction waits on the network, and the
+event loop (the console's GUI thread) never waits on the database: every outbox
+write, the batch claims included, can wait out SQLite's busy timeout (5 s) while
+another process writes the file.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import functools
 import logging
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Final, ParamSpec, TypeVar
 
 from gwdesk.domain.numbers import RecipientCheck
@@ -169,18 +172,33 @@ class OutboxSender:
 
         return await self._db(work)
 
-    @contextlib.contextmanager
-    def claimed(self, batch_id: int) -> Iterator[None]:
+    @contextlib.asynccontextmanager
+    async def claimed(self, batch_id: int) -> AsyncIterator[None]:
         """Hold a batch while sending or settling it (`OutboxBusy` when someone else does).
 
-        Claiming and releasing are single short writes made on the calling thread, so
-        a cancelled task can never leave a claim behind.
+        Claiming and releasing are writes, which wait out SQLite's busy timeout while
+        another connection (the command line, a sync) holds the file's write lock, so
+        they run on a worker thread, never on the event loop's (in the console, the
+        GUI thread). Cancelling cannot leave a claim behind: neither write is cancelled
+        once started, and a claim that lands after its waiter was cancelled is released.
         """
-        self.outbox.claim(batch_id)
+        loop = asyncio.get_running_loop()
+        claim = loop.run_in_executor(None, self.outbox.claim, batch_id)
+        try:
+            await asyncio.shield(claim)
+        except asyncio.CancelledError:
+            claim.add_done_callback(functools.partial(self._release_late, batch_id))
+            raise
         try:
             yield
         finally:
-            self.outbox.release(batch_id)
+            await asyncio.shield(loop.run_in_executor(None, self.outbox.release, batch_id))
+
+    def _release_late(self, batch_id: int, claim: asyncio.Future[None]) -> None:
+        """A claim whose waiter was cancelled: let go of it if it was taken."""
+        if claim.cancelled() or claim.exception() is not None:
+            return
+        asyncio.get_running_loop().run_in_executor(None, self.outbox.release, batch_id)
 
     # ---- sending -----------------------------------------------------------------------
 
@@ -189,13 +207,17 @@ class OutboxSender:
         outgoing: Outgoing,
         *,
         skip_invalid: bool = False,
+        checked: RecipientCheck | None = None,
         concurrency: int = 4,
         on_chunk: Callable[[ChunkResult], None] | None = None,
     ) -> tuple[SendOutcome, OutboxBatch]:
-        """Check, record, then send every request: `GatewayService.send`, made durable."""
-        plan = await self.service.sender.prepare(outgoing, skip_invalid=skip_invalid)
+        """Check (unless `checked` is given: `Sender.prepare`), record, then send every
+        request: `GatewayService.send`, made durable."""
+        plan = await self.service.sender.prepare(
+            outgoing, skip_invalid=skip_invalid, checked=checked
+        )
         batch, entries = await self.record_plan(plan)
-        with self.claimed(batch.id):
+        async with self.claimed(batch.id):
             results = await self.send_entries(
                 batch, entries, concurrency=concurrency, on_chunk=on_chunk
             )
@@ -294,7 +316,7 @@ class OutboxSender:
             if not batch.count(EntryState.IN_FLIGHT, EntryState.UNKNOWN):
                 continue
             try:
-                with self.claimed(batch.id):
+                async with self.claimed(batch.id):
                     settled.extend(await self.settle_batch(batch, on_settled=on_settled))
             except OutboxBusy:
                 busy.append(batch.id)
@@ -407,7 +429,7 @@ class OutboxSender:
             if batch_ids is not None and batch.id not in batch_ids:
                 continue
             try:
-                with self.claimed(batch.id):
+                async with self.claimed(batch.id):
                     worked.append(batch.id)
                     settled.extend(await self.settle_batch(batch, on_settled=on_settled))
                     given_up += await self._requeue_retryable(batch)
@@ -448,7 +470,7 @@ class OutboxSender:
 
     async def discard(self, batch_id: int) -> int:
         """Give up what a batch has left (nothing is sent); the number of entries given up."""
-        with self.claimed(batch_id):
+        async with self.claimed(batch_id):
             return await self._db(self.outbox.discard, batch_id)
 
     # ---- Lodge requests ----------------------------------------------------------------
@@ -476,7 +498,7 @@ class OutboxSender:
             entries=[NewEntry(1, tuple(recipients), description, None, own_id=False)],
         )
         entry = entries[0]
-        with self.claimed(batch.id):
+        async with self.claimed(batch.id):
             await self._db(self.outbox.begin, entry.id)
             try:
                 answer = await call()

@@ -220,15 +220,24 @@ class Sender:
         self.region = region
         self.clock = clock
 
-    async def prepare(self, outgoing: Outgoing, *, skip_invalid: bool = False) -> SendPlan:
+    async def prepare(
+        self,
+        outgoing: Outgoing,
+        *,
+        skip_invalid: bool = False,
+        checked: RecipientCheck | None = None,
+    ) -> SendPlan:
         """Check everything and fix the ExternalSystemIds; no send request is made.
 
         Unusable numbers stop the send unless `skip_invalid`, when they are left out
-        and listed in the plan. An operator's own ExternalSystemId costs one status
-        query here (the messages it already names are never taken as this send's).
+        and listed in the plan. `checked` is a check already made (`gwdesk send --csv`
+        imports through `gwdesk.importing`): its numbers are sent, not checked again.
+        An operator's own ExternalSystemId costs one status query here (the messages
+        it already names are never taken as this send's).
         """
         outgoing.check()
-        checked = await check_numbers(outgoing.recipients, self.region)
+        if checked is None:
+            checked = await check_numbers(outgoing.recipients, self.region)
         if checked.rejected and not skip_invalid:
             raise InvalidRecipientsError([(r.index, r.text, r.reason) for r in checked.rejected])
         if not checked.numbers:

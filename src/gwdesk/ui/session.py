@@ -6,7 +6,9 @@ for `changed`, so switching profile (or starting on the sandbox) is one place.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
@@ -55,7 +57,7 @@ class Session(QObject):
     async def activate(self, profile: Profile, password: Secret, *, sandbox: bool = False) -> None:
         await self.close()
         name = SANDBOX_STORE if sandbox else slug(profile.name)
-        self.store = LocalStore(self.paths.profile_db(name))
+        self.store = await open_store(self.paths.profile_db(name))
         self.service = self._factory(profile, password)
         self.profile = profile
         self.is_sandbox = sandbox
@@ -72,4 +74,21 @@ class Session(QObject):
         if service is not None:
             await service.aclose()
         if store is not None:
-            store.close()
+            await asyncio.to_thread(store.close)  # may wait for a worker's write to end
+
+
+async def open_store(path: Path) -> LocalStore:
+    """Open (and upgrade) a profile's file on a worker thread, never the GUI thread: each
+    of its connections takes the write lock to check its migrations, which another
+    process (`gwdesk send`, a second console) may hold for seconds."""
+    opening = asyncio.ensure_future(asyncio.to_thread(LocalStore, path))
+    try:
+        return await asyncio.shield(opening)
+    except asyncio.CancelledError:
+        opening.add_done_callback(_close_unwanted)  # cancelled: nobody will close it
+        raise
+
+
+def _close_unwanted(opening: asyncio.Future[LocalStore]) -> None:
+    if not opening.cancelled() and opening.exception() is None:
+        opening.result().close()

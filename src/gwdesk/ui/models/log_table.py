@@ -8,7 +8,8 @@ Design (fixed row count, windowed data; no `canFetchMore`):
   `MAX_WINDOWS` of them, least recently used dropped first. `data()` for a row whose
   window is missing asks for it and shows a placeholder; the windows asked for
   during one paint are fetched on the reader thread (`LogReader`) after it, and a
-  window scrolled past before its turn is never read.
+  window scrolled past before its turn is never read (`windowed.WindowedModel`,
+  shared with the Replies table).
 - Filtering and sorting are SQL (`gwdesk.store.logcache_query`). A new filter or
   sort is one job (count and first window) and then one model reset; until it
   lands the old rows stay on screen.
@@ -22,20 +23,11 @@ Design (fixed row count, windowed data; no `canFetchMore`):
 from __future__ import annotations
 
 import sqlite3
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-    QTimer,
-    Signal,
-)
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
 from gwdesk.store.logcache_query import (
     LogFilter,
@@ -47,7 +39,8 @@ from gwdesk.store.logcache_query import (
 )
 from gwdesk.store.logcache_rows import FIELDS, RECEIPT_RAW_INDEX, from_us
 from gwdesk.ui.formatting import local_time, status_colour
-from gwdesk.ui.models.log_reader import LogReader, Skipped, Ticket
+from gwdesk.ui.models.log_reader import Job, Skipped
+from gwdesk.ui.models.windowed import WindowedModel
 
 Index = QModelIndex | QPersistentModelIndex
 Row = tuple[Any, ...]
@@ -104,38 +97,29 @@ def cell_text(column: int, row: Row) -> str:
     return str(value)
 
 
-class LogTableModel(QAbstractTableModel):
+class LogTableModel(WindowedModel[Row]):
     """Rows of the log cache for a `LogQuery`, read a window at a time off the GUI thread."""
 
     loaded = Signal(int)
     """A new query's count and first rows are in (the count)."""
     refreshed = Signal(object)
     """A refresh landed (`Refreshed`): where to scroll and what to select."""
-    failed = Signal(str)
+
+    window_rows = WINDOW
+    max_windows = MAX_WINDOWS
+    max_in_flight = MAX_IN_FLIGHT
+    what = "The log cache"
 
     def __init__(self, path: Path | str, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._reader = LogReader(path, "table", self)
+        super().__init__(path, "table", parent)
         self.query = LogQuery()
-        self._generation = 0
-        self._total = 0
-        self._windows: OrderedDict[int, list[Row]] = OrderedDict()
-        self._wanted: set[int] = set()
-        self._in_flight: dict[int, Ticket] = {}
         self._counts: dict[LogFilter, int] = {}
         self._refreshing = False
         self._again: Anchor | None = None
         self.pending = False
         """A new query or a refresh is on its way."""
-        self._tick = QTimer(self)
-        self._tick.setSingleShot(True)
-        self._tick.setInterval(0)
-        self._tick.timeout.connect(self._fetch_wanted)
 
     # ---- Qt ----------------------------------------------------------------------------------
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else self._total
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(FIELDS)
@@ -185,20 +169,6 @@ class LogTableModel(QAbstractTableModel):
 
     # ---- rows --------------------------------------------------------------------------------
 
-    def row(self, number: int) -> Row | None:
-        """Row `number` if its window is here; otherwise None, and the window is asked for."""
-        if not 0 <= number < self._total:
-            return None
-        window = number // WINDOW
-        rows = self._windows.get(window)
-        if rows is None:
-            self._wanted.add(window)
-            self._tick.start()
-            return None
-        self._windows.move_to_end(window)
-        offset = number - window * WINDOW
-        return rows[offset] if offset < len(rows) else None
-
     def message_id_at(self, number: int) -> str | None:
         row = self.row(number)
         return None if row is None else str(row[MESSAGE_ID])
@@ -211,71 +181,15 @@ class LogTableModel(QAbstractTableModel):
                     return window * WINDOW + offset
         return None
 
-    def has_rows(self, first: int, last: int) -> bool:
-        """Whether rows `first … last` are all held (tests and benchmarks wait on this)."""
-        last = min(last, self._total - 1)
-        return (
-            all(w in self._windows for w in range(max(0, first) // WINDOW, last // WINDOW + 1))
-            if last >= first
-            else True
-        )
+    def window_job(self, window: int) -> Job:
+        query, total = self.query, self._total
 
-    def _fetch_wanted(self) -> None:
-        wanted, self._wanted = self._wanted, set()
-        if len(self._in_flight) + len(wanted) > MAX_IN_FLIGHT:
-            for window, ticket in list(self._in_flight.items()):
-                if window not in wanted:
-                    ticket.cancel()  # scrolled past before its turn
-                    del self._in_flight[window]
-        generation, query, total = self._generation, self.query, self._total
-        for window in sorted(wanted - self._windows.keys() - self._in_flight.keys()):
-            self._in_flight[window] = self._fetch(generation, query, total, window)
-
-    def _fetch(self, generation: int, query: LogQuery, total: int, window: int) -> Ticket:
         def job(conn: sqlite3.Connection) -> list[Row]:
             return fetch_window(conn, query, window * WINDOW, WINDOW, total)
 
-        def done(rows: Any, error: BaseException | None) -> None:
-            if self._in_flight.get(window) is ticket:
-                del self._in_flight[window]
-            if generation != self._generation or isinstance(error, Skipped):
-                return
-            if error is not None:
-                self._report(error)
-                return
-            self._store(window, rows)
-            first = window * WINDOW
-            last = min(first + len(rows), self._total) - 1
-            if last >= first:
-                self.dataChanged.emit(self.index(first, 0), self.index(last, len(FIELDS) - 1))
-
-        ticket = self._reader.submit(job, done)
-        return ticket
-
-    def _store(self, window: int, rows: list[Row]) -> None:
-        self._windows[window] = rows
-        self._windows.move_to_end(window)
-        while len(self._windows) > MAX_WINDOWS:
-            self._windows.popitem(last=False)
-
-    def _report(self, error: BaseException) -> None:
-        if isinstance(error, sqlite3.OperationalError) and "interrupt" in str(error):
-            return  # superseded on purpose
-        if isinstance(error, sqlite3.Error):
-            self.failed.emit(f"The log cache could not be read: {error}.")
-            return
-        raise error
+        return job
 
     # ---- queries and refreshes -----------------------------------------------------------------
-
-    def _supersede(self) -> int:
-        self._generation += 1
-        for ticket in self._in_flight.values():
-            ticket.cancel()
-        self._in_flight.clear()
-        self._wanted.clear()
-        self._reader.interrupt()
-        return self._generation
 
     def set_query(self, query: LogQuery) -> None:
         """Show another filter or sort: the table changes when its first rows are in."""
@@ -343,18 +257,6 @@ class LogTableModel(QAbstractTableModel):
 
         self._reader.submit(job, done)
 
-    def _reset(self, total: int, windows: dict[int, list[Row]]) -> None:
-        self.beginResetModel()
-        self._total = total
-        self._windows = OrderedDict(sorted(windows.items()))
-        self._wanted.clear()
-        self.endResetModel()
-
     def forget_counts(self) -> None:
         """The cache changed: counts of other filters are no longer right."""
         self._counts.clear()
-
-    def close(self) -> None:
-        self._supersede()
-        self._tick.stop()
-        self._reader.close()

@@ -1,7 +1,8 @@
 """The Replies tab's table model: every stored reply, read from SQLite a window at a time.
 
-Like the Logs tab's model (fixed row count from an SQL `COUNT`, windows of rows
-read on a worker thread, placeholders until they land), plus live growth: a
+Like the Logs tab's model (`windowed.WindowedModel`: fixed row count from an SQL
+`COUNT`, windows of rows read on a worker thread, placeholders until they land),
+plus live growth: a
 `ReplyDelivery` whose replies all sort after the newest row shown (the live
 case: replies received now) is appended in place with one `beginInsertRows`,
 its rows put straight into the windows held, without reading anything back.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -24,21 +24,19 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QModelRoleData,
     QModelRoleDataSpan,
     QObject,
     QPersistentModelIndex,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import QBrush, QColor
 
 from gwdesk.domain.numbers import display
 from gwdesk.ui.formatting import local_time
-from gwdesk.ui.models.log_reader import LogReader, Skipped, Ticket
+from gwdesk.ui.models.log_reader import Job, Skipped
 from gwdesk.ui.models.reply_query import (
     Listing,
     ReplyRow,
@@ -48,6 +46,7 @@ from gwdesk.ui.models.reply_query import (
     position,
     row_of,
 )
+from gwdesk.ui.models.windowed import WindowedModel
 from gwdesk.ui.reply_state import ReplyDelivery
 
 Index = QModelIndex | QPersistentModelIndex
@@ -122,25 +121,23 @@ def one_line(text: str, limit: int = SHOWN_TEXT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-class RepliesTableModel(QAbstractTableModel):
+class RepliesTableModel(WindowedModel[ReplyRow]):
     """Stored replies matching a `ReplySearch`, oldest first, newest at the bottom."""
 
     loaded = Signal(int)
     """A new search's count and newest rows are in (the count)."""
     refreshed = Signal(object)
     """A re-read landed (`Refreshed`): where the view should be."""
-    failed = Signal(str)
+
+    window_rows = WINDOW
+    max_windows = MAX_WINDOWS
+    partial_windows = True  # live deliveries grow the last window
+    what = "The replies"
 
     def __init__(self, path: Path | str, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._reader = LogReader(path, "replies-table", self)
+        super().__init__(path, "replies-table", parent)
         self.search = ReplySearch()
-        self._generation = 0
-        self._total = 0
         self._last: tuple[str, int] | None = None
-        self._windows: OrderedDict[int, list[ReplyRow]] = OrderedDict()
-        self._wanted: set[int] = set()
-        self._in_flight: dict[int, Ticket] = {}
         self._numbers: dict[str, str] = {}
         self._day = (0.0, date.min)
         self.muted: QColor | QBrush | None = None
@@ -151,15 +148,8 @@ class RepliesTableModel(QAbstractTableModel):
         self._again = False
         self.anchor: Callable[[], Anchor] = Anchor
         """Where the view is now (the tab sets it): what a re-read keeps in place."""
-        self._tick = QTimer(self)
-        self._tick.setSingleShot(True)
-        self._tick.setInterval(0)
-        self._tick.timeout.connect(self._fetch_wanted)
 
     # ---- Qt ----------------------------------------------------------------------------------
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else self._total
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS)
@@ -253,77 +243,19 @@ class RepliesTableModel(QAbstractTableModel):
 
     # ---- rows --------------------------------------------------------------------------------
 
-    @property
-    def total(self) -> int:
-        return self._total
-
-    def row(self, number: int) -> ReplyRow | None:
-        """Row `number` if its window is held; otherwise None, and the window is asked for."""
-        if not 0 <= number < self._total:
-            return None
-        window, offset = divmod(number, WINDOW)
-        rows = self._windows.get(window)
-        if rows is None or offset >= len(rows):
-            self._wanted.add(window)
-            self._tick.start()
-            return None
-        self._windows.move_to_end(window)
-        return rows[offset]
-
-    def has_rows(self, first: int, last: int) -> bool:
-        """Whether rows `first … last` are all held (tests and benchmarks wait on this)."""
-        last = min(last, self._total - 1)
-        for number in range(max(first, 0), last + 1):
-            window, offset = divmod(number, WINDOW)
-            rows = self._windows.get(window)
-            if rows is None or offset >= len(rows):
-                return False
-        return True
-
-    def _fetch_wanted(self) -> None:
-        wanted, self._wanted = self._wanted, set()
-        for window in sorted(wanted - self._in_flight.keys()):
-            self._in_flight[window] = self._fetch(window)
-
-    def _fetch(self, window: int) -> Ticket:
-        generation, search = self._generation, self.search
+    def window_job(self, window: int) -> Job:
+        search = self.search
 
         def job(conn: sqlite3.Connection) -> list[ReplyRow]:
             return fetch_window(conn, search, window * WINDOW, WINDOW)
 
-        def done(rows: Any, error: BaseException | None) -> None:
-            if self._in_flight.get(window) is ticket:
-                del self._in_flight[window]
-            if generation != self._generation or isinstance(error, Skipped):
-                return
-            if error is not None:
-                self._report(error)
-                return
-            self._store(window, rows)
-            first = window * WINDOW
-            last = min(first + len(rows), self._total) - 1
-            if last >= first:
-                self.dataChanged.emit(self.index(first, 0), self.index(last, len(COLUMNS) - 1))
-
-        ticket = self._reader.submit(job, done)
-        return ticket
+        return job
 
     def _store(self, window: int, rows: list[ReplyRow]) -> None:
         # A window read while replies were being stored may hold rows the model has not
         # been handed yet: they come with the delivery, in their place.
         room = self._total - window * WINDOW
-        self._windows[window] = rows[: max(room, 0)]
-        self._windows.move_to_end(window)
-        while len(self._windows) > MAX_WINDOWS:
-            self._windows.popitem(last=False)
-
-    def _report(self, error: BaseException) -> None:
-        if isinstance(error, sqlite3.OperationalError) and "interrupt" in str(error):
-            return
-        if isinstance(error, sqlite3.Error):
-            self.failed.emit(f"The replies could not be read: {error}.")
-            return
-        raise error
+        super()._store(window, rows[: max(room, 0)])
 
     # ---- live growth ---------------------------------------------------------------------------
 
@@ -384,15 +316,6 @@ class RepliesTableModel(QAbstractTableModel):
 
     # ---- searches and re-reads -----------------------------------------------------------------
 
-    def _supersede(self) -> int:
-        self._generation += 1
-        for ticket in self._in_flight.values():
-            ticket.cancel()
-        self._in_flight.clear()
-        self._wanted.clear()
-        self._reader.interrupt()
-        return self._generation
-
     def set_search(self, search: ReplySearch) -> None:
         """Show another search: the table changes when its count and newest rows are in."""
         self.search = search
@@ -439,12 +362,8 @@ class RepliesTableModel(QAbstractTableModel):
                 self._report(error)
                 return
             found, first, windows = result
-            self.beginResetModel()
-            self._total = found.total
             self._last = found.last
-            self._windows = OrderedDict(sorted(windows.items()))
-            self._wanted.clear()
-            self.endResetModel()
+            self._reset(found.total, windows)
             if new_search:
                 self.loaded.emit(found.total)
             self.refreshed.emit(Refreshed(first, anchor.at_bottom))
@@ -456,11 +375,6 @@ class RepliesTableModel(QAbstractTableModel):
                     break  # the new read holds the rest
 
         self._reader.submit(job, done)
-
-    def close(self) -> None:
-        self._supersede()
-        self._tick.stop()
-        self._reader.close()
 
 
 def _key(row: ReplyRow) -> tuple[str, int]:

@@ -232,7 +232,7 @@ async def send_chunks(
         if first:
             log.info("batch recorded in the outbox as batch %d", batch.id)
         ready = {e.id: e for e in entries}
-        with sender.claimed(batch.id):
+        async with sender.claimed(batch.id):
             await _lanes(sender, run, batch, queue, ready, stop, changed)
     except OutboxBusy as exc:
         run.halted = str(exc)
@@ -309,7 +309,7 @@ async def settle_uncertain(
     if not uncertain or batch is None:
         return
     try:
-        with sender.claimed(batch.id):
+        async with sender.claimed(batch.id):
             for chunk in uncertain:
                 entry = await asyncio.to_thread(sender.outbox.entry, chunk.entry_id or 0)
                 if entry is None:

@@ -34,7 +34,8 @@ from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
 from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.gateway.service import GatewayService
-from gwdesk.store.database import StoreError
+from gwdesk.store.database import StoreError, connect
+from gwdesk.store.drafts import DraftStore
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.formatting import local_time
@@ -371,8 +372,8 @@ def save_draft_at(path: Path | str, draft: dict[str, Any]) -> None:
     """Save into a profile's store that is no longer open (the session just switched)."""
     if str(path) == ":memory:":
         return
-    store = LocalStore(path)
+    conn = connect(path)  # the drafts alone: not the outbox, replies and log cache too
     try:
-        store.drafts.save(DRAFT_KEY, draft)
+        DraftStore(conn).save(DRAFT_KEY, draft)
     finally:
-        store.close()
+        conn.close()

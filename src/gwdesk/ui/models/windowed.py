@@ -1,0 +1,188 @@
+"""A table model over SQLite rows held a window at a time: what the Logs and Replies tables share.
+
+A table of a million rows cannot hold a million Python objects, and the GUI
+thread must never wait on SQLite. So the row count is fixed by an SQL `COUNT`
+(the subclass sets it with `_reset`), and rows live in windows of `window_rows`,
+at most `max_windows` of them, least recently used dropped first. `row(n)` answers
+from a held window or asks for the missing one and returns None (the cell shows a
+placeholder); the windows asked for during one paint are read on the reader
+thread (`LogReader`) right after it, and land with one `dataChanged` each.
+
+Every job is stamped with the model's generation: a new query or re-read calls
+`_supersede`, which cancels what has not started, interrupts the statement
+running now and makes any late answer drop itself, so old rows never land in a
+new listing.
+
+A subclass says how one window is read (`window_job`) and sets the class
+attributes below; everything else about windows lives here, once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QTimer,
+    Signal,
+)
+
+from gwdesk.ui.models.log_reader import Job, LogReader, Skipped, Ticket
+
+R = TypeVar("R")
+Index = QModelIndex | QPersistentModelIndex
+
+
+class WindowedModel(QAbstractTableModel, Generic[R]):
+    """Rows `0 … total-1`, read from SQLite `window_rows` at a time off the GUI thread."""
+
+    failed = Signal(str)
+    """A read failed (an operator-facing sentence)."""
+
+    window_rows: ClassVar[int] = 500
+    max_windows: ClassVar[int] = 24
+    max_in_flight: ClassVar[int | None] = None
+    """With more windows than this on their way, those no longer wanted are cancelled
+    (scrolled past before their turn); None: every window asked for is read."""
+    partial_windows: ClassVar[bool] = False
+    """Rows are appended live, so a held window may be shorter than it will be: a row
+    beyond its end is read again when asked for. Without it a held window is final."""
+    what: ClassVar[str] = "The table"
+    """What a failed read names ("… could not be read")."""
+
+    def __init__(self, path: Path | str, reader: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._reader = LogReader(path, reader, self)
+        self._generation = 0
+        self._total = 0
+        self._windows: OrderedDict[int, list[R]] = OrderedDict()
+        self._wanted: set[int] = set()
+        self._in_flight: dict[int, Ticket] = {}
+        self._tick = QTimer(self)
+        self._tick.setSingleShot(True)
+        self._tick.setInterval(0)
+        self._tick.timeout.connect(self._fetch_wanted)
+
+    def window_job(self, window: int) -> Job:
+        """The job reading window `window` for the query shown now (run on the reader)."""
+        raise NotImplementedError
+
+    # ---- Qt ----------------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else self._total
+
+    # ---- rows --------------------------------------------------------------------------------
+
+    @property
+    def total(self) -> int:
+        return self._total
+
+    def row(self, number: int) -> R | None:
+        """Row `number` if its window is held; otherwise None, and the window is asked for."""
+        if not 0 <= number < self._total:
+            return None
+        window, offset = divmod(number, self.window_rows)
+        rows = self._windows.get(window)
+        if rows is None or (self.partial_windows and offset >= len(rows)):
+            self._wanted.add(window)
+            self._tick.start()
+            return None
+        self._windows.move_to_end(window)
+        return rows[offset] if offset < len(rows) else None
+
+    def has_rows(self, first: int, last: int) -> bool:
+        """Whether rows `first … last` are all held (tests and benchmarks wait on this)."""
+        size = self.window_rows
+        last = min(last, self._total - 1)
+        if last < first:
+            return True
+        for window in range(max(0, first) // size, last // size + 1):
+            rows = self._windows.get(window)
+            if rows is None:
+                return False
+            if self.partial_windows and len(rows) <= min(last, window * size + size - 1) % size:
+                return False
+        return True
+
+    def _fetch_wanted(self) -> None:
+        wanted, self._wanted = self._wanted, set()
+        limit = self.max_in_flight
+        if limit is not None and len(self._in_flight) + len(wanted) > limit:
+            for window, ticket in list(self._in_flight.items()):
+                if window not in wanted:
+                    ticket.cancel()  # scrolled past before its turn
+                    del self._in_flight[window]
+        due = wanted - self._in_flight.keys()
+        if not self.partial_windows:
+            due -= self._windows.keys()
+        for window in sorted(due):
+            self._in_flight[window] = self._fetch(window)
+
+    def _fetch(self, window: int) -> Ticket:
+        """Read one window on the reader; it lands only if nothing superseded it meanwhile."""
+        generation = self._generation
+
+        def done(rows: Any, error: BaseException | None) -> None:
+            if self._in_flight.get(window) is ticket:
+                del self._in_flight[window]
+            if generation != self._generation or isinstance(error, Skipped):
+                return
+            if error is not None:
+                self._report(error)
+                return
+            self._store(window, rows)
+            first = window * self.window_rows
+            last = min(first + len(rows), self._total) - 1
+            if last >= first:
+                self.dataChanged.emit(
+                    self.index(first, 0), self.index(last, self.columnCount() - 1)
+                )
+
+        ticket = self._reader.submit(self.window_job(window), done)
+        return ticket
+
+    def _store(self, window: int, rows: list[R]) -> None:
+        self._windows[window] = rows
+        self._windows.move_to_end(window)
+        while len(self._windows) > self.max_windows:
+            self._windows.popitem(last=False)
+
+    def _report(self, error: BaseException) -> None:
+        if isinstance(error, sqlite3.OperationalError) and "interrupt" in str(error):
+            return  # superseded on purpose
+        if isinstance(error, sqlite3.Error):
+            self.failed.emit(f"{self.what} could not be read: {error}.")
+            return
+        raise error
+
+    # ---- new listings ----------------------------------------------------------------------
+
+    def _supersede(self) -> int:
+        """A new listing is coming: drop every read on its way; the new generation."""
+        self._generation += 1
+        for ticket in self._in_flight.values():
+            ticket.cancel()
+        self._in_flight.clear()
+        self._wanted.clear()
+        self._reader.interrupt()
+        return self._generation
+
+    def _reset(self, total: int, windows: dict[int, list[R]]) -> None:
+        """Show a new listing (its count and the windows read with it) in one reset."""
+        self.beginResetModel()
+        self._total = total
+        self._windows = OrderedDict(sorted(windows.items()))
+        self._wanted.clear()
+        self.endResetModel()
+
+    def close(self) -> None:
+        self._supersede()
+        self._tick.stop()
+        self._reader.close()
