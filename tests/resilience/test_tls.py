@@ -23,7 +23,7 @@ from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import GatewayError, TransientError
 from gwdesk.gateway.http import HttpSettings
-from gwdesk.gateway.legacy_soap import LodgeTransport
+from gwdesk.gateway.legacy_zeep import LodgeTransport
 from gwdesk.gateway.retry import RetryPolicy
 from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
