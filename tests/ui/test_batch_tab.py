@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.batch_run import ChunkState
+from gwdesk.ui.tabs.batch_run import FOLLOW_GIVE_UP, ChunkState
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 
@@ -94,6 +94,25 @@ async def test_batch_progress_is_followed_until_every_message_is_created(
     await wait_until(lambda: tab.results.created_bar.value() == 250)
     assert tab.results.created_bar.maximum() == 250
     assert all(c.reference for c in tab.run.chunks)
+    await idle(tab, ui)
+
+
+async def test_follow_progress_asks_again_about_requests_it_had_given_up_on(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot)
+    tab.send()
+    await sent(tab)
+    await idle(tab, ui)
+    assert tab.run is not None
+    for chunk in tab.run.chunks:  # as after five failed status look-ups each
+        chunk.created = 0
+        chunk.status_failures = FOLLOW_GIVE_UP
+    assert tab.run.following_due() == []
+
+    tab.results.follow_button.click()
+
+    await wait_until(lambda: tab.run is not None and tab.run.created == 250, 20)
     await idle(tab, ui)
 
 

@@ -97,12 +97,20 @@ class BatchTab(BaseTab):
         self.figures: dict[str, QLabel] = {}
         totals = self._totals_box(theme)
 
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(self.compose)  # its natural height: the results get the rest
-        right_layout.addWidget(totals)
-        right_layout.addWidget(self.results, 5)
+        sending = QWidget()
+        sending_layout = QVBoxLayout(sending)
+        sending_layout.setContentsMargins(0, 0, 0, 0)
+        sending_layout.addWidget(totals)
+        sending_layout.addWidget(self.results, 1)
+        # The message keeps its natural height and the requests table the rest; the
+        # operator can drag the split to see more requests of a big batch.
+        self.message_split = QSplitter(Qt.Orientation.Vertical)
+        self.message_split.setChildrenCollapsible(False)
+        self.message_split.addWidget(self.compose)
+        self.message_split.addWidget(sending)
+        self.message_split.setStretchFactor(0, 0)
+        self.message_split.setStretchFactor(1, 1)
+        right = self.message_split
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(self.recipients)
@@ -471,6 +479,7 @@ class BatchTab(BaseTab):
             if self._follow_stop is not None:
                 self._follow_stop.set()
         elif self.run is not None:
+            self.run.follow_again()
             self._follow(self.run)
 
     # ---- state ---------------------------------------------------------------------------

@@ -71,7 +71,7 @@ COLUMNS: list[Column[Chunk]] = [
     ),
     Column("Created", _created, "Messages the gateway has created so far (status endpoint)"),
 ]
-WIDTHS: Final = (34, 86, 290, 168, 100, 72, 84)
+WIDTHS: Final = (34, 86, 210, 168, 100, 72, 84)
 OUTCOME_COLUMN: Final = 4
 
 
@@ -115,6 +115,8 @@ class ResultsPanel(QGroupBox):
         self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)
+        # Generated ExternalSystemIds differ at their ends (batch stamp, request number).
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)

@@ -158,6 +158,13 @@ class BatchRun:
     def finished(self) -> bool:
         return not self.sending and not self.remaining()
 
+    def follow_again(self) -> None:
+        """The operator asked to follow again: requests given up on are asked about anew."""
+        for chunk in self.chunks:
+            if chunk.state is ChunkState.LODGED and not chunk.complete:
+                chunk.status_failures = 0
+                chunk.note = ""
+
     def following_due(self) -> list[Chunk]:
         return [
             c
