@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
@@ -193,10 +194,34 @@ def connect(path: Path | str) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout=5000")
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    migrate(conn)
+    try:
+        _when_unlocked(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+        conn.execute("PRAGMA synchronous=NORMAL")
+        _when_unlocked(lambda: migrate(conn))
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def _when_unlocked(step: Callable[[], object], patience: float = 5.0) -> None:
+    """Run `step`, again while SQLite says "locked" without waiting (up to `patience` s).
+
+    Openers racing on a new file can get SQLITE_BUSY at once, without the busy
+    timeout: switching the file to WAL, or reading while another opener does, is
+    refused rather than waited for. Both steps are safe to repeat.
+    """
+    deadline = time.monotonic() + patience
+    delay = 0.005
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 def migrate(conn: sqlite3.Connection) -> None:

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+
+from gwdesk.store.background_writer import BackgroundWriter
+
+HISTORY_WHAT = "the send history"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,27 +30,61 @@ class HistoryEntry:
 
 
 class HistoryStore:
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    """The console `queue`s its rows (the store's writer thread writes them); `since`
+    lists the queued ones too until they are in the file, each once."""
+
+    def __init__(self, conn: sqlite3.Connection, writer: BackgroundWriter) -> None:
         self._conn = conn
+        self._writer = writer
+        self._lock = threading.Lock()
+        self._queued: list[HistoryEntry] = []
 
     def add(self, entry: HistoryEntry) -> HistoryEntry:
-        cursor = self._conn.execute(
-            "INSERT INTO history(at, channel, recipients, text, ok, message_id, batch_code, "
-            "status, external_system_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                entry.at.astimezone(UTC).isoformat(), entry.channel, entry.recipients,
-                entry.text, int(entry.ok), entry.message_id, entry.batch_code, entry.status,
-                entry.external_system_id, entry.detail,
-            ),
-        )  # fmt: skip
-        return replace(entry, id=cursor.lastrowid)
+        """Write now, on this thread (it may wait for the file's write lock)."""
+        return _insert(self._conn, entry)
+
+    def queue(self, entry: HistoryEntry) -> Future[HistoryEntry]:
+        """Hand the row to the writer thread and return at once; the future gives it
+        with its id (a failure is reported by the writer)."""
+        entry = replace(entry, id=None)
+        with self._lock:
+            self._queued.append(entry)
+        written = self._writer.submit(functools.partial(_insert, entry=entry), what=HISTORY_WHAT)
+        written.add_done_callback(functools.partial(self._written, entry))
+        return written
 
     def since(self, moment: datetime, limit: int = 1000) -> list[HistoryEntry]:
+        start = moment.astimezone(UTC)
+        with self._lock:  # first: a row written meanwhile is then found in the file
+            queued = [e for e in self._queued if e.at.astimezone(UTC) >= start]
         rows = self._conn.execute(
             "SELECT * FROM history WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?",
-            (moment.astimezone(UTC).isoformat(), limit),
+            (start.isoformat(), limit),
         ).fetchall()
-        return [_entry(row) for row in rows]
+        stored = [_entry(row) for row in rows]
+        if not queued:
+            return stored
+        written = {replace(e, id=None) for e in stored}
+        merged = stored + [e for e in queued if e not in written]
+        merged.sort(key=lambda e: e.at.astimezone(UTC), reverse=True)
+        return merged[:limit]
+
+    def _written(self, entry: HistoryEntry, _written: Future[HistoryEntry]) -> None:
+        with self._lock:
+            self._queued = [e for e in self._queued if e is not entry]
+
+
+def _insert(conn: sqlite3.Connection, entry: HistoryEntry) -> HistoryEntry:
+    cursor = conn.execute(
+        "INSERT INTO history(at, channel, recipients, text, ok, message_id, batch_code, "
+        "status, external_system_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            entry.at.astimezone(UTC).isoformat(), entry.channel, entry.recipients,
+            entry.text, int(entry.ok), entry.message_id, entry.batch_code, entry.status,
+            entry.external_system_id, entry.detail,
+        ),
+    )  # fmt: skip
+    return replace(entry, id=cursor.lastrowid)
 
 
 def _entry(row: sqlite3.Row) -> HistoryEntry:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.database import connect
 from gwdesk.store.drafts import DraftStore
 from gwdesk.store.history import HistoryStore
@@ -16,8 +17,12 @@ class LocalStore:
     def __init__(self, path: Path | str) -> None:
         self.path = path
         self.conn = connect(path)
-        self.drafts = DraftStore(self.conn)
-        self.history = HistoryStore(self.conn)
+        # Drafts and send history are written by a thread of its own, in order: the
+        # console hands them over and never waits for another process's write lock.
+        memory = str(path) == ":memory:"
+        self.writer = BackgroundWriter(path, shared=self.conn if memory else None)
+        self.drafts = DraftStore(self.conn, self.writer)
+        self.history = HistoryStore(self.conn, self.writer)
         # The log cache: small reads here; syncs and the Logs tab open connections of their own.
         self.logs = LogCache(self.conn, path)
         # Its own connections: the reply listener writes from its own thread (group commit).
@@ -26,6 +31,7 @@ class LocalStore:
         self.outbox = OutboxStore(path)
 
     def close(self) -> None:
+        self.writer.close()  # first: what was handed over goes into the file (may wait)
         self.replies.close()
         self.outbox.close()
         self.conn.close()

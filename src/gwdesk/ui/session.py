@@ -7,6 +7,8 @@ for `changed`, so switching profile (or starting on the sandbox) is one place.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +33,8 @@ class Session(QObject):
     changed = Signal()
     activity = Signal(str, bool)
     """(what happened, ok) after each gateway call a tab reports: drives the status bar."""
+    closing = Signal()
+    """The store is about to close: tabs hand over what they have not saved yet (drafts)."""
 
     def __init__(self, paths: AppPaths, service_factory: ServiceFactory) -> None:
         super().__init__()
@@ -58,6 +62,9 @@ class Session(QObject):
         await self.close()
         name = SANDBOX_STORE if sandbox else slug(profile.name)
         self.store = await open_store(self.paths.profile_db(name))
+        # A draft or history row given up by the store's writer thread: once, in the status bar.
+        loop = asyncio.get_running_loop()
+        self.store.writer.on_failure = functools.partial(_report_from_thread, loop, self.report)
         self.service = self._factory(profile, password)
         self.profile = profile
         self.is_sandbox = sandbox
@@ -67,6 +74,8 @@ class Session(QObject):
         self.activity.emit(what, ok)
 
     async def close(self) -> None:
+        if self.store is not None:
+            self.closing.emit()  # the tabs queue their last drafts; store.close writes them
         await self.replies.shutdown()  # first: its inbox writes into the store
         service, store = self.service, self.store
         self.service = self.store = self.profile = None
@@ -74,7 +83,8 @@ class Session(QObject):
         if service is not None:
             await service.aclose()
         if store is not None:
-            await asyncio.to_thread(store.close)  # may wait for a worker's write to end
+            # Waits (off the GUI thread) for a worker's write and for the queued drafts.
+            await asyncio.to_thread(store.close)
 
 
 async def open_store(path: Path) -> LocalStore:
@@ -87,6 +97,13 @@ async def open_store(path: Path) -> LocalStore:
     except asyncio.CancelledError:
         opening.add_done_callback(_close_unwanted)  # cancelled: nobody will close it
         raise
+
+
+def _report_from_thread(
+    loop: asyncio.AbstractEventLoop, report: Callable[[str, bool], None], message: str
+) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop is closed: the console has quit
+        loop.call_soon_threadsafe(report, message, False)
 
 
 def _close_unwanted(opening: asyncio.Future[LocalStore]) -> None:

@@ -10,7 +10,9 @@ keeps the run: what was lodged stays listed, what was not can be sent with
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
+import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -57,6 +59,7 @@ from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
+log = logging.getLogger("gwdesk.ui.batch")
 #: Bigger batches are confirmed with their totals before anything is sent.
 CONFIRM_ABOVE: Final = 1000
 SEND_KEY: Final = "batch-send"
@@ -144,6 +147,7 @@ class BatchTab(BaseTab):
                 tasks.cancel(key)
 
         self.destroyed.connect(stop_work)
+        self.connect_tracked(session.closing, self.save_draft)
         self.update_totals()
         self._update_buttons()
         if session.active:  # built after the profile was chosen: take it now
@@ -430,7 +434,7 @@ class BatchTab(BaseTab):
         self.session.report(f"batch: {text}", lodged == total)
         self._update_buttons(False)
         first = next((c for c in run.chunks if c.state is ChunkState.LODGED), None)
-        store.history.add(
+        store.history.queue(  # by the store's writer thread, never this one
             HistoryEntry(
                 at=datetime.now(UTC),
                 channel="REST batch",
@@ -521,10 +525,12 @@ class BatchTab(BaseTab):
             self._draft_timer.start()
 
     def save_draft(self) -> None:
+        """Hand the draft to the store's writer thread: another process may hold the file's
+        write lock for seconds, and a failure is reported (once) in the status bar."""
         self._draft_timer.stop()
         store = self.session.store
         if store is not None:
-            store.drafts.save(DRAFT_KEY, {**self.compose.draft(), **self.recipients.state()})
+            store.drafts.queue(DRAFT_KEY, {**self.compose.draft(), **self.recipients.state()})
 
     def on_session_changed(self) -> None:
         for key in (SEND_KEY, FOLLOW_KEY):
@@ -539,7 +545,11 @@ class BatchTab(BaseTab):
         self.recipients.set_region(profile.region if profile else DEFAULT_REGION)
         store = self.session.store
         if store is not None:
-            data = store.drafts.load(DRAFT_KEY)
+            try:
+                data = store.drafts.load(DRAFT_KEY)
+            except sqlite3.Error as exc:
+                log.warning("batch draft could not be read: %s", exc)
+                data = {}
             self._restoring = True
             try:
                 self.compose.restore(data)

@@ -357,12 +357,8 @@ class FaxMmsTab(BaseTab):
         if store is not self.session.store:
             return
         for entry in reversed(entries):
-            try:
-                saved = store.history.add(entry)
-            except sqlite3.Error as exc:
-                log.warning("fax/MMS history could not be written: %s", exc)
-                saved = entry
-            self.history.add(saved)
+            store.history.queue(entry)  # by the store's writer thread, never this one
+            self.history.add(entry)
 
     def _refused(self, exc: ValidationError) -> None:
         """At its input (focused, marked) when there is one, and in the result line."""

@@ -1,10 +1,11 @@
 """Send tab: one message to one recipient by REST SMS, Lodge SMS or WAP push.
 
 The compose form (`send_form`) is on the left, this session's results on the right.
-What the operator types is never lost: the draft is saved 400 ms after the last
-edit (and when the tab hides or the profile switches), restored when the tab is
-built, and a refused or failed send leaves every field as it was, with the
-refusal beside the field it names.
+What the operator types is never lost: the draft is handed to the store's writer
+thread 400 ms after the last edit (and when the tab hides or the profile's store
+closes), restored when the tab is built, and a refused or failed send leaves every
+field as it was, with the refusal beside the field it names. Drafts and history
+rows are never written on the GUI thread: another process may hold the file's lock.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import asyncio
 import logging
 import sqlite3
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
 
 from PySide6.QtCore import Qt, QTimer
@@ -34,8 +34,6 @@ from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
 from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.gateway.service import GatewayService
-from gwdesk.store.database import StoreError, connect
-from gwdesk.store.drafts import DraftStore
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.formatting import local_time
@@ -156,6 +154,7 @@ class SendTab(BaseTab):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(self.send)
+        self.connect_tracked(session.closing, self.save_draft)
         key = self._task_key
         self.destroyed.connect(lambda: tasks.cancel(key))
         self._attach_session()
@@ -219,20 +218,13 @@ class SendTab(BaseTab):
         return {**self.form.draft(), "keep_text": self.keep_text.isChecked()}
 
     def save_draft(self) -> None:
-        """Write the draft now to the store it belongs to (even one the session just closed)."""
+        """Hand the draft to the store it belongs to (even one the session just closed);
+        the store's writer thread saves it, and reports a failure in the status bar."""
         self._draft_timer.stop()
         store = self._store
         if not self._pending or store is None:
             return
-        try:
-            if store is self.session.store:
-                store.drafts.save(DRAFT_KEY, self.draft())
-            else:
-                save_draft_at(store.path, self.draft())
-        except (sqlite3.Error, StoreError, OSError, UnicodeError) as exc:
-            log.warning("send draft could not be saved: %s", exc)
-            self._show_status(f"The draft could not be saved: {exc}", "error")
-            return
+        store.drafts.queue(DRAFT_KEY, self.draft())
         self._pending = False
 
     def hideEvent(self, event: QHideEvent) -> None:
@@ -302,10 +294,7 @@ class SendTab(BaseTab):
 
     def _record(self, store: LocalStore, entry: HistoryEntry) -> None:
         if store is self.session.store:
-            try:
-                entry = store.history.add(entry)
-            except sqlite3.Error as exc:
-                log.warning("send history could not be written: %s", exc)
+            store.history.queue(entry)  # by the store's writer thread
             self.history.add(entry)
 
     def _succeeded(self, store: LocalStore, request: Prepared, delivered: Delivered) -> None:
@@ -366,14 +355,3 @@ class SendTab(BaseTab):
     def _show_status(self, text: str, role: str) -> None:
         self.status_label.setText(text)
         set_role(self.status_label, role)
-
-
-def save_draft_at(path: Path | str, draft: dict[str, Any]) -> None:
-    """Save into a profile's store that is no longer open (the session just switched)."""
-    if str(path) == ":memory:":
-        return
-    conn = connect(path)  # the drafts alone: not the outbox, replies and log cache too
-    try:
-        DraftStore(conn).save(DRAFT_KEY, draft)
-    finally:
-        conn.close()

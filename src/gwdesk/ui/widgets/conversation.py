@@ -10,6 +10,7 @@ fails keeps its text in the box, with the reason under it.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import logging
 import sqlite3
@@ -18,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+import shiboken6
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
@@ -320,7 +322,6 @@ class ConversationPane(QWidget):
             self._record(store, request, None, exc)
             self._show_result(f"{prefix}: {exc.message} Your text is kept.", "error")
             self.session.report(f"reply failed: {exc.message}", False)
-            self.reload()
             return
         self._record(store, request, delivered, None)
         if store is self.session.store and self.number == request.recipient:
@@ -328,7 +329,6 @@ class ConversationPane(QWidget):
         self._show_result(f"Sent to {display(delivered.recipient)}.", "ok")
         self.session.report(f"reply sent to {display(delivered.recipient)}", True)
         self.sent.emit(request.recipient)
-        self.reload()
 
     def _record(
         self,
@@ -350,10 +350,16 @@ class ConversationPane(QWidget):
             external_system_id=delivered.external_system_id if delivered else None,
             detail=error.message if error else REPLY_DETAIL,
         )
-        try:
-            store.history.add(entry)
-        except sqlite3.Error as exc:
-            log.warning("a reply's send history could not be written: %s", exc)
+        # By the store's writer thread, never this one; the transcript is read again
+        # once the row is in the file (a failure is reported in the status bar).
+        written = asyncio.wrap_future(store.history.queue(entry))
+        written.add_done_callback(self._history_written)
+
+    def _history_written(self, written: asyncio.Future[HistoryEntry]) -> None:
+        if not written.cancelled():
+            written.exception()  # retrieved: the writer has logged and reported it
+        if shiboken6.isValid(self):
+            self.reload()
 
     def _show_result(self, text: str, role: str) -> None:
         self.result_label.setText(text)
