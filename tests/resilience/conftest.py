@@ -4,18 +4,15 @@ pytest applies a conftest's hooks only to the tests below it, and refuses
 `pytest_plugins` in a conftest that is not at the root, so the tests/ui hooks are
 re-exported here instead. Only tests that use the `ui` bundle are affected: they
 run on the qasync loop (Qt events and asyncio tasks both progress, as in the
-console) with the garbage collector kept on the GUI thread; every other test here
-keeps a plain asyncio loop and the collector as it is.
+console); every other test here keeps a plain asyncio loop. (The collector is kept
+on the main thread for every test, by tests/conftest.py.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
-
-import pytest
 
 from tests.ui import conftest as ui_conftest
 from tests.ui.conftest import (  # noqa: F401 - re-exported: the fixture and the hook wrapper
@@ -28,15 +25,3 @@ def pytest_asyncio_loop_factories(config: Any, item: Any) -> Mapping[str, Callab
     if "ui" in getattr(item, "fixturenames", ()):
         return ui_conftest.pytest_asyncio_loop_factories(config, item)
     return {"asyncio": asyncio.new_event_loop}
-
-
-@pytest.fixture(autouse=True)
-def collect_garbage_on_the_gui_thread(request: pytest.FixtureRequest) -> Iterator[None]:
-    """tests/ui's rule (see there) for tests with widgets: no collection on another thread."""
-    if "ui" not in request.fixturenames:
-        yield
-        return
-    gc.disable()
-    yield
-    gc.collect()
-    gc.enable()

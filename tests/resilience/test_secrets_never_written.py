@@ -34,7 +34,6 @@ from gwdesk.ui.console import configure_logging
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import (  # noqa: F401 - the console's fixtures, used here too
     UiBundle,
-    collect_garbage_on_the_gui_thread,
     ui,
 )
 from tests.ui.send_support import fill, send_and_wait, send_tab

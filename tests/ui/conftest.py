@@ -9,9 +9,8 @@ test if anything unexpected was reported.
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,20 +81,6 @@ async def wait_until(
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"timed out waiting: {message or predicate}")
         await asyncio.sleep(0.01)
-
-
-@pytest.fixture(autouse=True)
-def collect_garbage_on_the_gui_thread() -> Iterator[None]:
-    """No automatic collection during a UI test, a full one after it, on this thread.
-
-    Otherwise the collector may run on a sandbox or worker thread and destroy a
-    finished test's Qt objects there, which crashes a later event loop (the
-    console does the same with `gwdesk.ui.gc_guard.GuiThreadCollector`).
-    """
-    gc.disable()
-    yield
-    gc.collect()
-    gc.enable()
 
 
 @dataclass

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
 from gwdesk.gateway.errors import GatewayError
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.elided_label import ElidedLabel
 from gwdesk.ui.widgets.listener_status import ListenerStatusWidget
 
 ACTIVITY_CHARS = 40
@@ -38,8 +39,10 @@ class GatewayStatusBar(QStatusBar):
         self.sandbox_badge = QLabel("SANDBOX")
         self.sandbox_badge.setObjectName("SandboxBadge")
         self.sandbox_badge.setToolTip("A local simulated gateway: nothing reaches real phones.")
-        self.profile_label = QLabel("No profile")
-        self.connection_label = QLabel("Not connected")
+        # These two give way (shortened with …) when the line is full, so the items
+        # after them, the reply listener's above all, always stay in view.
+        self.profile_label = ElidedLabel("No profile", Qt.TextElideMode.ElideMiddle)
+        self.connection_label = ElidedLabel("Not connected")
         self.balance_label = QLabel("Balance: –")
         self.balance_button = QToolButton()
         self.balance_button.setIcon(theme.icon("refresh"))
@@ -78,7 +81,9 @@ class GatewayStatusBar(QStatusBar):
             self.connection_label.setText("Not connected")
         else:
             profile = session.profile
-            self.profile_label.setText(f"{profile.name} ({profile.username} @ {profile.rest_url})")
+            who = f"{profile.name} ({profile.username} @ {profile.rest_url})"
+            self.profile_label.setText(who)
+            self.profile_label.setToolTip(who)
             self.connection_label.setText("Connecting…")
             self.refresh_balance()
         self.balance_button.setEnabled(session.active)
