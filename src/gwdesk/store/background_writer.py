@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from gwdesk.store.database import is_busy
+
 log = logging.getLogger("gwdesk.store.writer")
 T = TypeVar("T")
 
@@ -35,7 +37,6 @@ BUSY_TIMEOUT_MS: Final = 100
 """SQLite's own wait per attempt: short, so that writes handed over meanwhile join the next."""
 FIRST_BACKOFF: Final = 0.02
 MAX_BACKOFF: Final = 0.5
-BUSY_CODES: Final = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 
 Apply = Callable[[sqlite3.Connection], Any]
 
@@ -56,15 +57,6 @@ class _Write:
                 future.set_result(result)
             else:
                 future.set_exception(error)
-
-
-def is_busy(exc: BaseException) -> bool:
-    """Whether `exc` means another connection holds the lock (worth trying again)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if isinstance(code, int):
-        return code & 0xFF in BUSY_CODES
-    text = str(exc).lower()
-    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 def _running_future() -> Future[Any]:

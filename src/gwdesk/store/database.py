@@ -204,6 +204,18 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return conn
 
 
+BUSY_CODES: Final = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether `exc` means another connection holds the lock (worth trying again)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in BUSY_CODES
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
 def _when_unlocked(step: Callable[[], object], patience: float = 5.0) -> None:
     """Run `step`, again while SQLite says "locked" without waiting (up to `patience` s).
 
@@ -218,7 +230,7 @@ def _when_unlocked(step: Callable[[], object], patience: float = 5.0) -> None:
             step()
             return
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
+            if not is_busy(exc) or time.monotonic() > deadline:
                 raise
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
