@@ -380,7 +380,9 @@ async def test_headers_that_trickle_forever_are_cut_off(hostile: Hostile) -> Non
     async with service(hostile) as gateway:
         error = await failure(gateway.balance())
     assert isinstance(error, TransientError)
-    assert "sent its answer too slowly" in error.message
+    # No answer yet: it could be this side's network as well, so the gateway is not blamed.
+    assert "was too slow (no answer after" in error.message
+    assert "may or may not have been done" in error.message
     assert time.monotonic() - started < 6
 
 

@@ -204,10 +204,12 @@ async def exchange(
     started = time.monotonic()
     timeout = client.timeout
     loop = asyncio.get_running_loop()
+    answered = False
     try:
         async with asyncio.timeout(_grace(timeout, request)) as deadline:
             try:
                 response = await client.send(request, stream=True)
+                answered = True
                 try:
                     declared = response.headers.get("content-length")
                     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
@@ -237,10 +239,18 @@ async def exchange(
                 ) from None
     except TimeoutError:
         log.info("%s %s failed: too slow", method, request.url.path)
+        took = time.monotonic() - started
+        if answered:
+            what = (
+                f"{_where(request)} sent its answer too slowly (still arriving after {took:.1f} s)"
+            )
+        else:  # the upload, or the headers, crawled: it may be this side's connection
+            what = (
+                f"The exchange with {_where(request)} was too slow (no answer after {took:.1f} s;"
+                " the network may be too slow, or the gateway stalled)"
+            )
         raise TransientError(
-            f"{_where(request)} sent its answer too slowly (still arriving after "
-            f"{time.monotonic() - started:.1f} s); the request may or may not have been done.",
-            maybe_processed=True,
+            f"{what}; the request may or may not have been done.", maybe_processed=True
         ) from None
     log.debug(
         "%s %s -> %s in %.0f ms",
