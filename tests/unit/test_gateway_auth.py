@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from gwdesk.domain.models import Secret, Token
 from gwdesk.gateway.auth import Credentials, TokenCache
+from gwdesk.gateway.errors import TransientError
 
 
 class Clock:
@@ -80,3 +83,18 @@ def test_credentials_show_no_password() -> None:
     credentials = Credentials("ops", Secret("pa55word"))
     assert "pa55word" not in repr(credentials) + str(credentials)
     assert credentials.basic_header() == "Basic b3BzOnBhNTV3b3Jk"
+
+
+async def test_a_token_that_expired_before_it_arrived_is_a_transient_error_not_a_login_refusal() -> (
+    None
+):
+    clock = Clock()
+
+    async def slow_issuer() -> Token:
+        clock.now += 2.5  # the answer took longer than the token lives
+        return Token.model_validate({"access_token": "t1", "expires_in": 2})
+
+    cache = TokenCache(slow_issuer, clock=clock)
+    with pytest.raises(TransientError, match="expired by the time it arrived") as caught:
+        await cache.get()
+    assert not caught.value.maybe_processed  # nothing was sent: safe to try again

@@ -17,6 +17,7 @@ from typing import Final
 
 from gwdesk.domain.models import Secret, Token
 from gwdesk.domain.profile import AuthMode
+from gwdesk.gateway.errors import TransientError
 
 MARGIN_RATIO: Final = 0.1
 MAX_MARGIN: Final = 60.0
@@ -86,6 +87,15 @@ class TokenCache:
             self.fetches += 1
             fresh = await self._fetch()
             lifetime = float(min(fresh.expires_in, MAX_LIFETIME))
+            took = self._clock() - started
+            if 0 < lifetime <= took:  # (no lifetime: it serves this one call)
+                # Dead on arrival: using it would get a 401 that reads as refused
+                # credentials. Nothing was sent yet, so a retry is safe.
+                raise TransientError(
+                    f"The gateway's access token had expired by the time it arrived: it "
+                    f"lasts {lifetime:g} s and the token request took {took:.1f} s. The "
+                    "connection to the gateway is too slow, or the gateway stalled."
+                )
             self._held = _Held(fresh.access_token, started + lifetime - self.margin(lifetime))
             self.expires_at = time.time() + lifetime - (self._clock() - started)
             return fresh.access_token
