@@ -10,14 +10,7 @@ gap of half the hold), and the work must finish once the lock is let go.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-import threading
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from pathlib import Path
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMainWindow
 from pytestqt.qtbot import QtBot
 
@@ -28,81 +21,12 @@ from gwdesk.ui.outbox_startup import CHECK_KEY, OutboxMonitor
 from gwdesk.ui.session import SANDBOX_STORE
 from gwdesk.ui.tabs.batch_run import ChunkState
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.lock_support import while_locked
 from tests.ui.test_batch_tab import idle, ready_tab, sent
 from tests.ui.test_outbox_ui import crashed_batch
 
 HOLD = 1.0
 """Seconds the other connection keeps the write lock (SQLite's busy timeout is 5)."""
-
-
-class Heartbeat:
-    """A 10 ms timer on the GUI thread; `longest` is the longest it went without a tick."""
-
-    def __init__(self) -> None:
-        self.longest = 0.0
-        self._last = time.monotonic()
-        self._timer = QTimer()
-        self._timer.setInterval(10)
-        self._timer.timeout.connect(self._tick)
-
-    def _tick(self) -> None:
-        now = time.monotonic()
-        self.longest = max(self.longest, now - self._last)
-        self._last = now
-
-    def start(self) -> None:
-        self._last = time.monotonic()
-        self._timer.start()
-
-    def stop(self) -> None:
-        self._timer.stop()
-        self._tick()
-
-
-class WriteLock:
-    """The file's write lock, taken now by a connection of its own and let go after `HOLD`
-    by a thread of its own, as another process would: whatever the GUI thread does."""
-
-    def __init__(self, path: Path | str) -> None:
-        self.conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.released_at: float | None = None
-        self._guard = threading.Lock()
-        self._timer = threading.Timer(HOLD, self.release)
-        self._timer.start()
-
-    def release(self) -> None:
-        with self._guard:
-            if self.released_at is None:
-                self.conn.execute("ROLLBACK")
-                self.conn.close()
-                self.released_at = time.monotonic()
-
-    def close(self) -> None:
-        self._timer.cancel()
-        self.release()
-
-
-@dataclass(frozen=True)
-class Locked:
-    waited: bool
-    """The work ended only after the lock was let go (it really met the lock)."""
-    longest_stall: float
-    """The longest the GUI thread went without a heartbeat tick meanwhile."""
-
-
-async def while_locked(path: Path | str, work: Callable[[], Awaitable[object]]) -> Locked:
-    """Run `work` while another connection holds the file's write lock for `HOLD`."""
-    heartbeat = Heartbeat()
-    heartbeat.start()
-    lock = WriteLock(path)
-    try:
-        await work()
-        ended = time.monotonic()
-    finally:
-        lock.close()
-        heartbeat.stop()
-    return Locked(lock.released_at is not None and ended >= lock.released_at, heartbeat.longest)
 
 
 async def test_a_batch_started_while_the_file_is_write_locked_keeps_the_gui_running(
@@ -116,7 +40,7 @@ async def test_a_batch_started_while_the_file_is_write_locked_keeps_the_gui_runn
         tab.send()
         await sent(tab, 30)
 
-    locked = await while_locked(ui.session.store.path, send)
+    locked = await while_locked(ui.session.store.path, send, HOLD)
     assert locked.waited
     assert [c.state for c in tab.run.chunks] == [ChunkState.LODGED] * 3
     assert locked.longest_stall < HOLD / 2
@@ -138,7 +62,7 @@ async def test_settling_the_outbox_while_the_file_is_write_locked_keeps_the_gui_
         checked = ui.tasks.run(monitor.check(), key=CHECK_KEY, context="checking the outbox")
         await wait_until(checked.done, 20, "the outbox check")
 
-    locked = await while_locked(ui.session.store.path, check)
+    locked = await while_locked(ui.session.store.path, check, HOLD)
     assert locked.waited
     assert [(s.seq, s.outcome) for s in monitor.report.settled] == [(2, Settled.LODGED)]
     assert locked.longest_stall < HOLD / 2
@@ -150,7 +74,7 @@ async def test_opening_a_profile_whose_file_is_write_locked_keeps_the_gui_runnin
     path = ui.paths.profile_db(SANDBOX_STORE)
     await asyncio.to_thread(lambda: LocalStore(path).close())  # the file exists, up to date
     # Each of the store's connections checks its migrations under the write lock.
-    locked = await while_locked(path, lambda: ui.connect(sandbox))
+    locked = await while_locked(path, lambda: ui.connect(sandbox), HOLD)
     assert locked.waited
     assert ui.session.store is not None
     assert locked.longest_stall < HOLD / 2

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -31,39 +30,15 @@ from gwdesk.ui.status_bar import GatewayStatusBar
 from gwdesk.ui.tabs import batch, send
 from gwdesk.ui.tabs.batch import BatchTab
 from gwdesk.ui.tabs.send import SendTab
+from tests.sqlite_locks import HeldLock
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.lock_support import Heartbeat, while_locked
 from tests.ui.send_support import fill, send_tab
-from tests.ui.test_outbox_gui_thread import Heartbeat
 
 HOLD = 1.5
 """Seconds the other connection keeps the write lock: longer than either draft timer."""
 STALL = 0.5
 """The longest the GUI thread may go without a heartbeat tick (a generous bound)."""
-
-
-class HeldLock:
-    """The file's write lock, taken now by a connection of its own and let go after
-    `hold` seconds by a timer thread (or by `release`), as another process would."""
-
-    def __init__(self, path: Path | str, hold: float | None = HOLD) -> None:
-        self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        self._conn.execute("BEGIN IMMEDIATE")
-        self.released_at: float | None = None
-        self._guard = threading.Lock()
-        self._timer = threading.Timer(hold or 0, self.release)
-        if hold is not None:
-            self._timer.start()
-
-    def release(self) -> None:
-        with self._guard:
-            if self.released_at is None:
-                self._conn.execute("ROLLBACK")
-                self._conn.close()
-                self.released_at = time.monotonic()
-
-    def close(self) -> None:
-        self._timer.cancel()
-        self.release()
 
 
 def read_file(path: Path | str, sql: str, *args: object) -> list[tuple[Any, ...]]:
@@ -91,21 +66,16 @@ async def test_typing_a_send_draft_while_the_file_is_locked_keeps_the_gui_runnin
     tab = await send_tab(ui, qtbot, sandbox)
     store = ui.session.store
     assert store is not None
-    heartbeat = Heartbeat()
-    heartbeat.start()
-    lock = HeldLock(store.path)
-    try:
+
+    async def type_draft() -> None:
         qtbot.keyClicks(tab.form.editor.edit, "Typed while locked")
         await wait_until(lambda: not tab._draft_timer.isActive(), 3, "the draft timer")
         assert (await draft_in_file(store.path, send.DRAFT_KEY)).get("text") is None
         await store.writer.flushed()
-        written = time.monotonic()
-    finally:
-        lock.close()
-        heartbeat.stop()
-    assert lock.released_at is not None
-    assert written >= lock.released_at
-    assert heartbeat.longest < STALL
+
+    locked = await while_locked(store.path, type_draft, HOLD)
+    assert locked.waited
+    assert locked.longest_stall < STALL
     assert (await draft_in_file(store.path, send.DRAFT_KEY))["text"] == "Typed while locked"
     assert not ui.reporter.errors
 
@@ -118,21 +88,16 @@ async def test_typing_a_batch_draft_while_the_file_is_locked_keeps_the_gui_runni
     assert store is not None
     tab = BatchTab(ui.session, ui.tasks, ui.theme)
     qtbot.addWidget(tab)
-    heartbeat = Heartbeat()
-    heartbeat.start()
-    lock = HeldLock(store.path)
-    try:
+
+    async def type_draft() -> None:
         qtbot.keyClicks(tab.compose.editor.edit, "Batch typed while locked")
         await wait_until(lambda: not tab._draft_timer.isActive(), 3, "the draft timer")
         assert (await draft_in_file(store.path, batch.DRAFT_KEY)).get("text") is None
         await store.writer.flushed()
-        written = time.monotonic()
-    finally:
-        lock.close()
-        heartbeat.stop()
-    assert lock.released_at is not None
-    assert written >= lock.released_at
-    assert heartbeat.longest < STALL
+
+    locked = await while_locked(store.path, type_draft, HOLD)
+    assert locked.waited
+    assert locked.longest_stall < STALL
     assert (await draft_in_file(store.path, batch.DRAFT_KEY))["text"] == "Batch typed while locked"
     assert not ui.reporter.errors
 
@@ -153,7 +118,7 @@ class LockAfterTheSend(QObject):
             if not watched.isEnabled():
                 self._sending = True
             elif self._sending and self.lock is None:
-                self.lock = HeldLock(self.path)
+                self.lock = HeldLock(self.path, release_after=HOLD)
         return False
 
 
@@ -204,7 +169,7 @@ async def test_many_draft_edits_while_locked_write_only_the_newest_text(
             """
         )
     )
-    lock = HeldLock(store.path)
+    lock = HeldLock(store.path, release_after=HOLD)
     try:
         for word in ("one", " two", " three", " four", " five"):
             qtbot.keyClicks(tab.form.editor.edit, word)
@@ -271,7 +236,7 @@ async def test_a_draft_that_cannot_be_saved_is_reported_once_and_stays_in_the_ed
     reports: list[tuple[str, bool]] = []
     ui.session.activity.connect(lambda what, ok: reports.append((what, ok)))
     store.writer.retry_for = 0.3
-    lock = HeldLock(store.path, hold=None)
+    lock = HeldLock(store.path)
     try:
         for words in ("Kept", " in the editor"):
             qtbot.keyClicks(tab.form.editor.edit, words)

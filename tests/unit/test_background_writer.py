@@ -20,33 +20,10 @@ import pytest
 from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
+from tests.sqlite_locks import HeldLock
 
 WAIT = 10.0
 """Seconds a test waits for a future: far beyond what any write here needs."""
-
-
-class HeldLock:
-    """The file's write lock, held by a connection of its own until `release` (or a timer)."""
-
-    def __init__(self, path: Path, release_after: float | None = None) -> None:
-        self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        self._conn.execute("BEGIN IMMEDIATE")
-        self._guard = threading.Lock()
-        self.released_at: float | None = None
-        self._timer = threading.Timer(release_after or 0, self.release)
-        if release_after is not None:
-            self._timer.start()
-
-    def release(self) -> None:
-        with self._guard:
-            if self.released_at is None:
-                self._conn.execute("ROLLBACK")
-                self._conn.close()
-                self.released_at = time.monotonic()
-
-    def close(self) -> None:
-        self._timer.cancel()
-        self.release()
 
 
 @pytest.fixture
