@@ -29,6 +29,7 @@ from gwdesk.domain.models import Secret
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.profile import DEFAULT_NAMESPACE, DEFAULT_TIMEZONE, Profile
 from gwdesk.ui.dialogs.profile_choices import AUTH_CHOICES, LODGE_PORTS, regions, time_zones
+from gwdesk.ui.widgets.field_errors import error_label
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
 PASSWORD = "password"  # noqa: S105 - the key of the password field
@@ -170,11 +171,7 @@ class ProfileForm(QWidget):
             column.addWidget(widget)
         if key == PASSWORD:
             column.addWidget(self.password_hint)
-        error = QLabel()
-        error.setProperty("role", "error")
-        error.setWordWrap(True)
-        error.setAccessibleName(f"{FIELD_LABELS[key].replace('&', '')} error")
-        error.hide()
+        error = error_label(f"{FIELD_LABELS[key].replace('&', '')} error")
         column.addWidget(error)
         self.errors[key] = error
         return box

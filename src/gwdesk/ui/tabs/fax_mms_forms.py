@@ -40,7 +40,7 @@ from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.attachment_files import LoadedFile
 from gwdesk.ui.widgets.attachments import AttachmentsPanel
-from gwdesk.ui.widgets.field_errors import error_label
+from gwdesk.ui.widgets.field_errors import error_label, stacked
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
@@ -104,16 +104,6 @@ def chain_focus(*widgets: QWidget) -> None:
     """Tab moves through `widgets` in this order (hidden ones are skipped)."""
     for first, second in itertools.pairwise(widgets):
         QWidget.setTabOrder(first, second)
-
-
-def field_box(*widgets: QWidget) -> QWidget:
-    box = QWidget()
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(2)
-    for widget in widgets:
-        layout.addWidget(widget)
-    return box
 
 
 class RecipientList(QWidget):
@@ -280,7 +270,7 @@ class MmsForm(ComposeForm):
         self.text.textChanged.connect(self._count)
         # Not a QStackedWidget: that would be as tall as the recipient list even when the
         # single recipient field is shown.
-        self.to_box = field_box(self.recipient, self.recipients)
+        self.to_box = stacked(self.recipient, self.recipients)
 
         self.message_box = QGroupBox("MMS")
         form = QFormLayout(self.message_box)
@@ -290,10 +280,10 @@ class MmsForm(ComposeForm):
         form.addRow(self.to_label, self.to_box)
         subject_label = QLabel("&Subject")
         subject_label.setBuddy(self.subject)
-        form.addRow(subject_label, field_box(self.subject, self.subject_error))
+        form.addRow(subject_label, stacked(self.subject, self.subject_error))
         text_label = QLabel("Te&xt")
         text_label.setBuddy(self.text)
-        form.addRow(text_label, field_box(self.text, self.count, self.text_error))
+        form.addRow(text_label, stacked(self.text, self.count, self.text_error))
 
         self.attachments_box = QGroupBox("Attachments")
         QVBoxLayout(self.attachments_box).addWidget(self.attachments)
@@ -311,7 +301,7 @@ class MmsForm(ComposeForm):
         url_form = QFormLayout()
         url_label = QLabel("&URL")
         url_label.setBuddy(self.url)
-        url_form.addRow(url_label, field_box(self.url, self.url_check))
+        url_form.addRow(url_label, stacked(self.url, self.url_check))
         url_layout = QVBoxLayout(self.url_box)
         url_layout.addLayout(url_form)
         url_layout.addWidget(url_explainer(theme), 1)
@@ -427,8 +417,8 @@ class FaxForm(ComposeForm):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         for text, widget, buddy in (
             ("Fax &number", self.recipient, self.recipient.edit),
-            ("&Subject", field_box(self.subject, self.subject_error), self.subject),
-            ("&Cover page", field_box(self.text, self.text_error), self.text),
+            ("&Subject", stacked(self.subject, self.subject_error), self.subject),
+            ("&Cover page", stacked(self.text, self.text_error), self.text),
         ):
             label = QLabel(text)
             label.setBuddy(buddy)
