@@ -20,7 +20,7 @@ so one instance can be used from several threads.
 A batch is "claimed" by the outbox instance sending or reconciling it (see
 `outbox_claims`): another gwdesk process leaves it alone while that one lives.
 Rows that cannot be read (edited or damaged files) come back with `damaged` set and
-are never sent.
+are never sent (`outbox_rows` holds the values and their decoding).
 """
 
 from __future__ import annotations
@@ -32,25 +32,41 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
 
 from gwdesk.store.database import StoreError, connect, transaction
 from gwdesk.store.outbox_claims import OwnerLocks
+from gwdesk.store.outbox_rows import (
+    BATCH_SELECT,
+    COUNT_SELECT,
+    ENTRY_SELECT,
+    OPEN_STATES,
+    SMS,
+    EntryState,
+    NewEntry,
+    OutboxBatch,
+    OutboxEntry,
+    StateCount,
+    batch_from_row,
+    entry_from_row,
+    state_of,
+)
 
+__all__ = [
+    "OPEN_STATES",
+    "SMS",
+    "EntryState",
+    "NewEntry",
+    "OutboxBatch",
+    "OutboxBusy",
+    "OutboxEntry",
+    "OutboxError",
+    "OutboxStore",
+    "StateCount",
+    "TransitionError",
+]
 
-class EntryState(StrEnum):
-    PENDING = "pending"
-    IN_FLIGHT = "in_flight"
-    LODGED = "lodged"
-    FAILED = "failed"
-    UNKNOWN = "unknown"
-
-
-#: Entries that still need something done: sending, or learning whether they were lodged.
-OPEN_STATES: Final = (EntryState.PENDING, EntryState.IN_FLIGHT, EntryState.UNKNOWN)
 #: To each state, the states an entry may reach it from.
 SOURCES: Final[Mapping[EntryState, tuple[EntryState, ...]]] = {
     EntryState.IN_FLIGHT: (EntryState.PENDING,),
@@ -64,19 +80,7 @@ SOURCES: Final[Mapping[EntryState, tuple[EntryState, ...]]] = {
     ),
     EntryState.PENDING: (EntryState.IN_FLIGHT, EntryState.UNKNOWN, EntryState.FAILED),
 }
-SMS: Final = "sms"
-"""The REST channel: the only one with ExternalSystemIds, so the only one reconciled."""
 MAX_LABEL: Final = 80
-BATCH_SELECT: Final = (
-    "SELECT id, send_id, gateway, channel, label, baseline, created_us, updated_us, closed, "
-    "owner FROM outbox_batches "
-)
-COUNT_SELECT: Final = "SELECT batch_id, state, COUNT(*), TOTAL(recipient_count) FROM outbox_entries"
-ENTRY_SELECT: Final = (
-    "SELECT e.*, b.channel AS channel, (SELECT COUNT(*) FROM outbox_entries s "
-    "WHERE s.external_system_id = e.external_system_id) AS sharing "
-    "FROM outbox_entries e JOIN outbox_batches b ON b.id = e.batch_id"
-)
 
 
 class OutboxError(StoreError):
@@ -99,84 +103,6 @@ class TransitionError(OutboxError):
 
 def now_us() -> int:
     return time.time_ns() // 1000
-
-
-@dataclass(frozen=True, slots=True)
-class NewEntry:
-    """One request of a batch about to be recorded."""
-
-    seq: int
-    recipients: tuple[str, ...]
-    body: Mapping[str, Any]
-    """What the request carries besides its recipients (message, options, or a
-    description of a Lodge request), as JSON-ready values."""
-    external_system_id: str | None = None
-    own_id: bool = True
-    """The ExternalSystemId was generated for this request alone (not the operator's)."""
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxEntry:
-    id: int
-    batch_id: int
-    seq: int
-    channel: str
-    external_system_id: str | None
-    own_id: bool
-    recipients: tuple[str, ...]
-    recipient_count: int
-    body: Mapping[str, Any]
-    state: EntryState
-    attempts: int
-    message_id: str | None
-    batch_code: str | None
-    found: int
-    reason: str
-    error_kind: str | None
-    retryable: bool
-    created_us: int
-    updated_us: int
-    sent_us: int | None
-    sharing: int = 1
-    """Entries holding this ExternalSystemId (more than 1 only in a damaged file, or for
-    an operator's own id)."""
-    damaged: str = ""
-    """Why the row cannot be used as it is ('' when it can)."""
-
-
-@dataclass(frozen=True, slots=True)
-class StateCount:
-    entries: int = 0
-    recipients: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxBatch:
-    id: int
-    send_id: str
-    gateway: str
-    channel: str
-    label: str
-    created_us: int
-    updated_us: int
-    closed: bool
-    owner: str | None
-    baseline: frozenset[str] = frozenset()
-    counts: Mapping[EntryState, StateCount] = field(default_factory=dict)
-
-    def count(self, *states: EntryState) -> int:
-        return sum(self.counts.get(s, StateCount()).entries for s in states)
-
-    def recipients_in(self, *states: EntryState) -> int:
-        return sum(self.counts.get(s, StateCount()).recipients for s in states)
-
-    @property
-    def entries(self) -> int:
-        return self.count(*EntryState)
-
-    @property
-    def recipients(self) -> int:
-        return self.recipients_in(*EntryState)
 
 
 class OutboxStore:
@@ -489,14 +415,14 @@ class OutboxStore:
                 marks = ", ".join("?" for _ in part)
                 query = f"{COUNT_SELECT} WHERE batch_id IN ({marks}) GROUP BY batch_id, state"
                 for row in self.conn.execute(query, part):
-                    state = _state(row[1])
+                    state = state_of(row[1])
                     if state is None:
                         state = EntryState.UNKNOWN
                     old = counts[int(row[0])].get(state, StateCount())
                     counts[int(row[0])][state] = StateCount(
                         old.entries + int(row[2]), old.recipients + int(row[3])
                     )
-        return [_batch(row, counts[int(row["id"])]) for row in rows]
+        return [batch_from_row(row, counts[int(row["id"])]) for row in rows]
 
     def entry(self, entry_id: int) -> OutboxEntry | None:
         found = self._entries("e.id = ?", (entry_id,))
@@ -524,93 +450,7 @@ class OutboxStore:
         with self._lock:
             query = f"{ENTRY_SELECT} WHERE {where} ORDER BY e.batch_id, e.seq"
             rows = self.conn.execute(query, values).fetchall()
-        return [_entry(row) for row in rows]
-
-
-# ---- rows ------------------------------------------------------------------------------
-
-
-def _state(value: object) -> EntryState | None:
-    try:
-        return EntryState(str(value))
-    except ValueError:
-        return None
-
-
-def _batch(row: sqlite3.Row, counts: Mapping[EntryState, StateCount]) -> OutboxBatch:
-    baseline: frozenset[str] = frozenset()
-    try:
-        loaded = json.loads(row["baseline"] or "[]")
-        if isinstance(loaded, list):
-            baseline = frozenset(str(v) for v in loaded)
-    except (json.JSONDecodeError, TypeError):
-        pass
-    return OutboxBatch(
-        id=int(row["id"]),
-        send_id=str(row["send_id"]),
-        gateway=str(row["gateway"]),
-        channel=str(row["channel"]),
-        label=str(row["label"] or ""),
-        created_us=int(row["created_us"] or 0),
-        updated_us=int(row["updated_us"] or 0),
-        closed=bool(row["closed"]),
-        owner=row["owner"] if isinstance(row["owner"], str) else None,
-        baseline=baseline,
-        counts=dict(counts),
-    )
-
-
-def _entry(row: sqlite3.Row) -> OutboxEntry:
-    problems: list[str] = []
-    recipients: tuple[str, ...] = ()
-    try:
-        loaded = json.loads(row["recipients"])
-        if isinstance(loaded, list) and loaded and all(isinstance(v, str) for v in loaded):
-            recipients = tuple(loaded)
-        else:
-            problems.append("its recipients are not a list of numbers")
-    except (json.JSONDecodeError, TypeError):
-        problems.append("its recipients cannot be read")
-    body: Mapping[str, Any] = {}
-    try:
-        loaded_body = json.loads(row["body"])
-        if isinstance(loaded_body, dict):
-            body = loaded_body
-        else:
-            problems.append("its message and options are not a JSON object")
-    except (json.JSONDecodeError, TypeError):
-        problems.append("its message and options cannot be read")
-    state = _state(row["state"])
-    if state is None:
-        problems.append(f"its state {str(row['state'])[:20]!r} is not one gwdesk knows")
-        state = EntryState.UNKNOWN
-    external = row["external_system_id"]
-    if row["channel"] == SMS and not isinstance(external, str):
-        problems.append("it has no ExternalSystemId")
-    return OutboxEntry(
-        id=int(row["id"]),
-        batch_id=int(row["batch_id"]),
-        seq=int(row["seq"]),
-        channel=str(row["channel"]),
-        external_system_id=external if isinstance(external, str) else None,
-        own_id=bool(row["own_id"]),
-        recipients=recipients,
-        recipient_count=int(row["recipient_count"] or len(recipients)),
-        body=body,
-        state=state,
-        attempts=int(row["attempts"] or 0),
-        message_id=row["message_id"],
-        batch_code=row["batch_code"],
-        found=int(row["found"] or 0),
-        reason=str(row["reason"] or ""),
-        error_kind=row["error_kind"],
-        retryable=bool(row["retryable"]),
-        created_us=int(row["created_us"] or 0),
-        updated_us=int(row["updated_us"] or 0),
-        sent_us=int(row["sent_us"]) if row["sent_us"] is not None else None,
-        sharing=int(row["sharing"] or 1),
-        damaged="; ".join(problems),
-    )
+        return [entry_from_row(row) for row in rows]
 
 
 def _integrity_message(exc: sqlite3.IntegrityError) -> str:
