@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.tabs.fax_mms_request import Mode
+from gwdesk.app.media import Mode
 from tests.contract.lodge_client_support import png
 from tests.ui.conftest import UiBundle
 from tests.ui.fax_mms_support import (

@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.tabs.send import DRAFT_KEY, SendTab
-from gwdesk.ui.tabs.send_request import Channel
+from gwdesk.app.sms import Channel
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.send_support import (

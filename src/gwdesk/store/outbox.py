@@ -216,8 +216,8 @@ class OutboxStore:
         batch_code: str | None = None,
         found: int = 0,
         reason: str = "",
-    ) -> None:
-        self._move(
+    ) -> OutboxEntry:
+        return self._move(
             entry_id,
             EntryState.LODGED,
             "message_id = ?, batch_code = ?, found = ?, reason = ?, error_kind = NULL",
@@ -226,26 +226,25 @@ class OutboxStore:
 
     def failed(
         self, entry_id: int, *, reason: str, error_kind: str | None = None, retryable: bool = False
-    ) -> None:
-        self._move(
+    ) -> OutboxEntry:
+        return self._move(
             entry_id,
             EntryState.FAILED,
             "reason = ?, error_kind = ?, retryable = ?",
             (reason, error_kind, int(retryable)),
         )
 
-    def unknown(self, entry_id: int, *, reason: str) -> None:
-        self._move(entry_id, EntryState.UNKNOWN, "reason = ?", (reason,))
+    def unknown(self, entry_id: int, *, reason: str) -> OutboxEntry:
+        return self._move(entry_id, EntryState.UNKNOWN, "reason = ?", (reason,))
 
     def requeue(
         self, entry_id: int, *, reason: str = "", body: Mapping[str, Any] | None = None
-    ) -> None:
+    ) -> OutboxEntry:
         """Back to pending: proved not lodged, or a failure to be sent again."""
         if body is None:
-            self._move(entry_id, EntryState.PENDING, "reason = ?", (reason,))
-        else:
-            text = json.dumps(dict(body), ensure_ascii=False, default=str)
-            self._move(entry_id, EntryState.PENDING, "reason = ?, body = ?", (reason, text))
+            return self._move(entry_id, EntryState.PENDING, "reason = ?", (reason,))
+        text = json.dumps(dict(body), ensure_ascii=False, default=str)
+        return self._move(entry_id, EntryState.PENDING, "reason = ?, body = ?", (reason, text))
 
     def set_body(self, entry_id: int, body: Mapping[str, Any]) -> bool:
         """Replace what a pending entry will send (the operator edited the message)."""
@@ -278,9 +277,9 @@ class OutboxStore:
                 self._touch(opened[0], now)
         return opened
 
-    def give_up(self, entry_id: int, reason: str) -> None:
+    def give_up(self, entry_id: int, reason: str) -> OutboxEntry:
         """Failed for good, whatever state it claims (but lodged): a damaged row, or a Lodge
-        request that cannot be sent again from the outbox."""
+        request that cannot be sent again from the outbox. The entry as it now is."""
         now = self._clock()
         with self._lock:
             self.conn.execute(
@@ -289,6 +288,17 @@ class OutboxStore:
                 (reason, now, entry_id),
             )
             self._touch(entry_id, now)
+        return self._read(entry_id, EntryState.FAILED)
+
+    def note(self, entry_ids: Sequence[int], reason: str) -> None:
+        """Say why pending entries were not sent (a run was cancelled or halted)."""
+        now = self._clock()
+        with self._lock, transaction(self.conn):
+            self.conn.executemany(
+                "UPDATE outbox_entries SET reason = ?, updated_us = ? "
+                "WHERE id = ? AND state = 'pending'",
+                [(reason, now, entry_id) for entry_id in entry_ids],
+            )
 
     def discard(self, batch_id: int, reason: str = "discarded by the operator") -> int:
         """Give up on what a batch has left: its open and failed entries become failed,
@@ -309,7 +319,8 @@ class OutboxStore:
 
     def _move(
         self, entry_id: int, state: EntryState, assignments: str, values: tuple[Any, ...]
-    ) -> None:
+    ) -> OutboxEntry:
+        """Move an entry to `state` from one of its `SOURCES`; the entry as it now is."""
         sources = SOURCES[state]
         marks = ", ".join("?" for _ in sources)
         now = self._clock()
@@ -325,6 +336,13 @@ class OutboxStore:
                 ).fetchone()
                 raise TransitionError(entry_id, state, None if row is None else str(row[0]))
             self._touch(entry_id, now)
+        return self._read(entry_id, state)
+
+    def _read(self, entry_id: int, state: EntryState) -> OutboxEntry:
+        entry = self.entry(entry_id)
+        if entry is None:
+            raise TransitionError(entry_id, state, None)
+        return entry
 
     def _touch(self, entry_id: int, now: int) -> None:
         """Keep the batch's time and `closed` flag current (under the lock)."""

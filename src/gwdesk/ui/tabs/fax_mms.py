@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Final
 
@@ -33,28 +34,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.media import MODE_TIPS, PORT_LABELS, MediaMessage, Mode, summary, target_of
+from gwdesk.app.sending import Outcome, Sending
 from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.domain.profile import LodgePort
 from gwdesk.gateway.errors import GatewayError, ValidationError
-from gwdesk.gateway.legacy import LodgeClient
-from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
-from gwdesk.ui.outbox_startup import outbox_sender_for
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tabs.fax_mms_forms import ComposeForm, FaxForm, MmsForm
-from gwdesk.ui.tabs.fax_mms_request import (
-    MODE_TIPS,
-    PORT_LABELS,
-    Mode,
-    Prepared,
-    deliver,
-    failure_entry,
-    history_entries,
-    prepare,
-    summary,
-    target_of,
-)
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import HistoryView
@@ -271,42 +260,30 @@ class FaxMmsTab(BaseTab):
         form = self.form()
         form.clear_errors()
         values = self.fax.values() if self.mode is Mode.FAX else self.mms.values()
-        profile = self.session.profile
         try:
-            request = prepare(values, profile.region if profile else DEFAULT_REGION)
-            service, store = self.session.require()
-            legacy = service.legacy
+            sending = self.session.require_sending()
+            message = sending.check_media(values)
         except ValidationError as exc:
             self._refused(exc)
             return
         except GatewayError as exc:
             self._show_status(exc.message, "error")
             return
-        self._set_sending(True, request, legacy)
-        outbox = outbox_sender_for(self.session)  # recorded before it leaves
+        self._set_sending(True, message, sending.runner.gateway.legacy.port)
         self.tasks.run(
-            self._send(legacy, store, request, outbox),
+            self._send(sending, self.session.store, message),
             key=SEND_TASK,
-            context=f"sending {request.describe()}",
+            context=f"sending {message.describe()}",
         )
 
     async def _send(
-        self,
-        legacy: LodgeClient,
-        store: LocalStore,
-        request: Prepared,
-        outbox: OutboxSender | None = None,
+        self, sending: Sending, store: LocalStore | None, message: MediaMessage
     ) -> None:
         try:
-            lodged = await deliver(legacy, request, outbox)
+            outcome = await sending.send_media(message)
         except GatewayError as exc:
             self._set_sending(False)
-            self._record(store, [failure_entry(request, exc, datetime.now(UTC))])
-            self.session.report(f"{request.mode.label} not sent: {exc.message}", False)
-            if isinstance(exc, ValidationError):
-                self._refused(exc)
-            else:
-                self._show_status(f"Not sent: {exc.message}", "error")
+            self._show_status(f"Not sent: {exc.message}", "error")
             return
         except asyncio.CancelledError:
             raise  # cancelled by the operator (the tab shows it) or the tab is going away
@@ -317,11 +294,21 @@ class FaxMmsTab(BaseTab):
             )
             raise
         self._set_sending(False)
-        entries = history_entries(request, lodged, datetime.now(UTC))
-        self._record(store, entries)
-        text, ok = summary(request, lodged)
-        self._show_status(text, "ok" if ok else "error")
-        self.session.report(text, ok)
+        self._record(store, outcome.history)
+        self._show_outcome(message, outcome)
+
+    def _show_outcome(self, message: MediaMessage, outcome: Outcome) -> None:
+        if outcome.lodged_media:
+            text, ok = summary(message, outcome.lodged_media)
+            self._show_status(text, "ok" if ok else "error")
+            self.session.report(text, ok)
+            return
+        error = outcome.error or GatewayError("It was not sent.")
+        self.session.report(f"{message.mode.label} not sent: {error.message}", False)
+        if isinstance(error, ValidationError):
+            self._refused(error)
+        else:
+            self._show_status(f"Not sent: {error.message}", "error")
 
     def cancel(self) -> None:
         if not self.sending():
@@ -335,7 +322,7 @@ class FaxMmsTab(BaseTab):
         )
 
     def _set_sending(
-        self, sending: bool, request: Prepared | None = None, legacy: LodgeClient | None = None
+        self, sending: bool, request: MediaMessage | None = None, port: LodgePort | None = None
     ) -> None:
         self.stack.setEnabled(not sending)
         for button in self.mode_buttons.values():
@@ -345,19 +332,19 @@ class FaxMmsTab(BaseTab):
         self.cancel_button.setVisible(sending)
         if sending and request is not None:
             self.send_button.setText("Sending…")
-            port = PORT_LABELS[legacy.port] if legacy is not None else "Lodge"
-            if request.mode is Mode.MULTI_MMS and legacy is not None:
-                port = port if legacy.port in ("soap11", "soap12") else PORT_LABELS["soap11"]
-            self._show_status(f"Sending {request.describe()} via Lodge ({port})…", "hint")
+            shown = PORT_LABELS[port] if port is not None else "Lodge"
+            if request.mode is Mode.MULTI_MMS and port is not None:
+                shown = shown if port in ("soap11", "soap12") else PORT_LABELS["soap11"]
+            self._show_status(f"Sending {request.describe()} via Lodge ({shown})…", "hint")
         else:
             self.send_button.setText(f"Send {'fax' if self.mode is Mode.FAX else self.mode.label}")
 
-    def _record(self, store: LocalStore, entries: list[HistoryEntry]) -> None:
-        """Into the profile's history and the list; the first message ends on top."""
+    def _record(self, store: LocalStore | None, entries: Sequence[HistoryEntry]) -> None:
+        """Into this session's list (the send wrote the profile's history); the first
+        message ends on top."""
         if store is not self.session.store:
             return
         for entry in reversed(entries):
-            store.history.queue(entry)  # by the store's writer thread, never this one
             self.history.add(entry)
 
     def _refused(self, exc: ValidationError) -> None:

@@ -25,17 +25,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.domain.numbers import DEFAULT_REGION, check_recipients
-from gwdesk.gateway.errors import ValidationError
-from gwdesk.gateway.legacy_docs import http_url
-from gwdesk.gateway.legacy_files import FAX_RULES, MMS_RULES
-from gwdesk.ui.tabs.fax_mms_request import (
+from gwdesk.app.media import (
     Attached,
-    FormValues,
+    MediaForm,
     Mode,
     Target,
     split_numbers,
 )
+from gwdesk.domain.numbers import DEFAULT_REGION, check_recipients
+from gwdesk.gateway.errors import ValidationError
+from gwdesk.gateway.legacy_docs import http_url
+from gwdesk.gateway.legacy_files import FAX_RULES, MMS_RULES
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.attachment_files import LoadedFile
@@ -346,8 +346,8 @@ class MmsForm(ComposeForm):
         super().set_region(region)
         self.recipients.set_region(region)
 
-    def values(self) -> FormValues:
-        return FormValues(
+    def values(self) -> MediaForm:
+        return MediaForm(
             self.mode,
             recipient=self.recipient.text(),
             recipients=self.recipients.text(),
@@ -448,8 +448,8 @@ class FaxForm(ComposeForm):
         super().set_region(region)
         self.recipient.edit.setPlaceholderText(f"e.g. (02) 9999 8888 (read in region {region})")
 
-    def values(self) -> FormValues:
-        return FormValues(
+    def values(self) -> MediaForm:
+        return MediaForm(
             Mode.FAX,
             recipient=self.recipient.text(),
             subject=self.subject.text(),

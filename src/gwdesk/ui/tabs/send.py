@@ -30,25 +30,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
+from gwdesk.app.sms import CHANNEL_LABELS, SmsForm
 from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
-from gwdesk.gateway.outbox_sender import OutboxSender
-from gwdesk.gateway.service import GatewayService
-from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.formatting import local_time
-from gwdesk.ui.outbox_startup import outbox_sender_for
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tabs.send_form import ComposeForm
-from gwdesk.ui.tabs.send_request import (
-    CHANNEL_LABELS,
-    Channel,
-    Delivered,
-    Prepared,
-    deliver,
-    prepare,
-)
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import HistoryView
@@ -61,18 +51,21 @@ SEND_TASK: Final = "send-tab"
 READY_TEXT: Final = "Ctrl+Enter sends from any field."
 
 
-def success_text(request: Prepared, delivered: Delivered) -> str:
-    to = display(delivered.recipient)
-    if delivered.message_id:
-        what = f"MessageId {delivered.message_id}"
-        if delivered.status:
-            what += f", {delivered.status}"
-    elif delivered.batch_code:
-        what = f"BatchCode {delivered.batch_code}"
+def success_text(form: SmsForm, outcome: Outcome) -> str:
+    sent = outcome.sent[0]
+    to = shown_recipient(sent)
+    first, entry = sent.message, sent.entry
+    if first is not None or entry.message_id:
+        what = f"MessageId {first.message_id if first else entry.message_id}"
+        status = first.status if first else None
+        if status:
+            what += f", {status}"
+    elif entry.batch_code:
+        what = f"BatchCode {entry.batch_code}"
     else:
         what = "lodged (Lodge returns no MessageId for this operation)"
-    if request.send_at is not None:
-        return f"Scheduled for {to} at {local_time(request.send_at, False)} (your time): {what}."
+    if form.send_at is not None:
+        return f"Scheduled for {to} at {local_time(form.send_at, False)} (your time): {what}."
     return f"Sent to {to}: {what}."
 
 
@@ -237,40 +230,34 @@ class SendTab(BaseTab):
         return self.tasks.running(self._task_key)
 
     def send(self) -> None:
-        """Check the form and send it; a refusal points at its field, with no request made."""
+        """Send the form through the profile's sending; a refusal points at its field."""
         if self.sending():
             return
         self.form.clear_errors()
-        profile = self.session.profile
+        form = self.form.values()
         try:
-            request = prepare(self.form.values(), profile.region if profile else DEFAULT_REGION)
-            service, store = self.session.require()
-            if request.channel is not Channel.REST_SMS:
-                service.legacy  # noqa: B018 - raises when the profile has no Lodge client
-        except ValidationError as exc:
+            sending = self.session.require_sending()
+            ready = sending.check_message(form)
+        except ValidationError as exc:  # refused before anything is recorded
             self._refused(exc)
             return
         except GatewayError as exc:
             self._show_status(exc.message, "error")
             return
-        self._set_sending(True, request)
-        outbox = outbox_sender_for(self.session)  # recorded before it leaves
+        store = self.session.store
+        self._set_sending(True, ready)
         self.tasks.run(
-            self._send(service, store, request, outbox), key=self._task_key, context="sending"
+            self._send(sending, store, form, ready), key=self._task_key, context="sending"
         )
 
     async def _send(
-        self,
-        service: GatewayService,
-        store: LocalStore,
-        request: Prepared,
-        outbox: OutboxSender | None = None,
+        self, sending: Sending, store: LocalStore | None, form: SmsForm, ready: Ready
     ) -> None:
         try:
-            delivered = await deliver(service, request, outbox)
+            outcome = await sending.send_message(ready)
         except GatewayError as exc:
             self._set_sending(False)
-            self._failed(store, request, exc)
+            self._show_status(exc.message, "error")
             return
         except asyncio.CancelledError:
             raise  # the tab or the console is going away: nothing left to update
@@ -279,72 +266,41 @@ class SendTab(BaseTab):
             self._show_status("The send failed unexpectedly; your message is kept.", "error")
             raise
         self._set_sending(False)
-        self._succeeded(store, request, delivered)
+        if store is self.session.store:
+            for row in outcome.history:
+                self.history.add(row)
+        error = outcome.error
+        if error is None and outcome.ok:
+            self._succeeded(store, form, outcome)
+        else:
+            self._failed(error or GatewayError("The message was not sent."))
 
-    def _set_sending(self, sending: bool, request: Prepared | None = None) -> None:
+    def _set_sending(self, sending: bool, ready: Ready | None = None) -> None:
         self.form.setEnabled(not sending)
         self.keep_text.setEnabled(not sending)
         self.send_button.setEnabled(not sending)
         self.send_button.setText("Sending…" if sending else "Send")
         self.busy.setVisible(sending)
-        if sending and request is not None:
-            self._show_status(
-                f"Sending to {display(request.recipient)} by {request.channel.label}…", "hint"
-            )
+        if sending and ready is not None:
+            channel = ready.message.channel.label
+            self._show_status(f"Sending to {display(ready.recipient)} by {channel}…", "hint")
 
-    def _record(self, store: LocalStore, entry: HistoryEntry) -> None:
-        if store is self.session.store:
-            store.history.queue(entry)  # by the store's writer thread
-            self.history.add(entry)
-
-    def _succeeded(self, store: LocalStore, request: Prepared, delivered: Delivered) -> None:
-        detail = delivered.detail
-        if request.send_at is not None:
-            detail = f"Scheduled for {request.send_at.isoformat()}. {detail}".strip()
-        self._record(
-            store,
-            HistoryEntry(
-                at=datetime.now(UTC),
-                channel=request.channel.label,
-                recipients=delivered.recipient,
-                text=request.shown_text,
-                ok=True,
-                message_id=delivered.message_id,
-                batch_code=delivered.batch_code,
-                status=delivered.status,
-                external_system_id=delivered.external_system_id,
-                detail=detail,
-            ),
-        )
-        self._show_status(success_text(request, delivered), "ok")
-        self.session.report(f"message sent to {display(delivered.recipient)}", True)
+    def _succeeded(self, store: LocalStore | None, form: SmsForm, outcome: Outcome) -> None:
+        self._show_status(success_text(form, outcome), "ok")
+        to = shown_recipient(outcome.sent[0])
+        self.session.report(f"message sent to {to}", True)
         if store is self.session.store:
             self.form.clear_sent(self.keep_text.isChecked())
             self._pending = True
             self.save_draft()
         self.form.recipient.setFocus(Qt.FocusReason.OtherFocusReason)
 
-    def _failed(self, store: LocalStore, request: Prepared, exc: GatewayError) -> None:
-        ambiguous = isinstance(exc, AmbiguousSendError)
-        external_id = exc.external_system_id if isinstance(exc, AmbiguousSendError) else None
-        self._record(
-            store,
-            HistoryEntry(
-                at=datetime.now(UTC),
-                channel=request.channel.label,
-                recipients=request.recipient,
-                text=request.shown_text,
-                ok=False,
-                status="Unknown" if ambiguous else "Failed",
-                external_system_id=external_id or request.external_id,
-                detail=exc.message,
-            ),
-        )
+    def _failed(self, exc: GatewayError) -> None:
         self.session.report(f"send failed: {exc.message}", False)
         if isinstance(exc, ValidationError):
             self._refused(exc)
             return
-        prefix = "Outcome unknown" if ambiguous else "Not sent"
+        prefix = "Outcome unknown" if isinstance(exc, AmbiguousSendError) else "Not sent"
         self._show_status(f"{prefix}: {exc.message}", "error")
 
     def _refused(self, exc: ValidationError) -> None:

@@ -27,13 +27,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.domain.numbers import DEFAULT_REGION
-from gwdesk.ui.tabs.send_request import (
+from gwdesk.app.sms import (
     CHANNEL_TIPS,
     LODGE_REPLY_TYPES,
     Channel,
-    FormValues,
+    SmsForm,
 )
+from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.ui.widgets.field_errors import error_label, stacked
 from gwdesk.ui.widgets.message_editor import MessageEditor
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
@@ -255,8 +255,8 @@ class ComposeForm(QWidget):
         self.region = region
         self.recipient.set_region(region)
 
-    def values(self) -> FormValues:
-        return FormValues(
+    def values(self) -> SmsForm:
+        return SmsForm(
             channel=self.channel(),
             recipient=self.recipient.text(),
             text=self.editor.text(),

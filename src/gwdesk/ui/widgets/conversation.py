@@ -15,7 +15,6 @@ import html
 import logging
 import sqlite3
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,19 +31,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.domain.numbers import DEFAULT_REGION, display
+from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
+from gwdesk.app.sms import Channel, SmsForm
+from gwdesk.domain.numbers import display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
-from gwdesk.gateway.outbox_sender import OutboxSender
-from gwdesk.gateway.service import GatewayService
 from gwdesk.store.history import HistoryEntry
-from gwdesk.store.local import LocalStore
 from gwdesk.ui.formatting import local_time
 from gwdesk.ui.models.log_reader import LogReader, Skipped
 from gwdesk.ui.models.reply_query import ConversationEntry, conversation, number_variants
-from gwdesk.ui.outbox_startup import outbox_sender_for
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import Session
-from gwdesk.ui.tabs.send_request import Channel, Delivered, FormValues, Prepared, deliver, prepare
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.message_editor import MessageEditor
@@ -281,28 +277,24 @@ class ConversationPane(QWidget):
         number = self.number
         if number is None or self.sending():
             return
-        profile = self.session.profile
         template = self.session.replies.template
         route = (
             ("HTTP", template.render())
             if template is not None and self.route_box.isChecked() and self.route_box.isEnabled()
             else None
         )
-        values = FormValues(
+        form = SmsForm(
             channel=Channel.REST_SMS, recipient=number, text=self.editor.text(), reply=route
         )
         try:
-            request = prepare(values, profile.region if profile else DEFAULT_REGION)
-            service, store = self.session.require()
-            outbox = outbox_sender_for(self.session)  # recorded before it leaves
+            sending = self.session.require_sending()
+            ready = sending.check_message(form)
         except GatewayError as exc:
             self._show_result(f"Not sent: {exc.message}", "error")
             return
-        self._show_result(f"Sending to {display(request.recipient)}…", "hint")
+        self._show_result(f"Sending to {display(ready.recipient)}…", "hint")
         self.send_button.setText("Sending…")
-        task = self.tasks.run(
-            self._send(service, store, request, outbox), key=self._task_key, context="replying"
-        )
+        task = self.tasks.run(self._send(sending, ready), key=self._task_key, context="replying")
         self._in_flight = True
         task.add_done_callback(lambda _t: self._sent_or_not())
         self._enable()
@@ -312,48 +304,36 @@ class ConversationPane(QWidget):
         self.send_button.setText("Send reply")
         self._enable()
 
-    async def _send(
-        self, service: GatewayService, store: LocalStore, request: Prepared, outbox: OutboxSender
-    ) -> None:
+    async def _send(self, sending: Sending, ready: Ready) -> None:
         try:
-            delivered = await deliver(service, request, outbox)
+            outcome = await sending.send_message(ready, note=REPLY_DETAIL)
         except GatewayError as exc:
-            prefix = "Outcome unknown" if isinstance(exc, AmbiguousSendError) else "Not sent"
-            self._record(store, request, None, exc)
-            self._show_result(f"{prefix}: {exc.message} Your text is kept.", "error")
-            self.session.report(f"reply failed: {exc.message}", False)
+            self._failed(exc)
             return
-        self._record(store, request, delivered, None)
-        if store is self.session.store and self.number == request.recipient:
+        self._reload_when_written(sending, outcome)
+        error = outcome.error
+        if error is not None or not outcome.ok:
+            self._failed(error or GatewayError("The reply was not sent."))
+            return
+        if sending is self.session.sending and self.number == ready.recipient:
             self.editor.clear()
-        self._show_result(f"Sent to {display(delivered.recipient)}.", "ok")
-        self.session.report(f"reply sent to {display(delivered.recipient)}", True)
-        self.sent.emit(request.recipient)
+        to = shown_recipient(outcome.sent[0])
+        self._show_result(f"Sent to {to}.", "ok")
+        self.session.report(f"reply sent to {to}", True)
+        self.sent.emit(ready.recipient)
 
-    def _record(
-        self,
-        store: LocalStore,
-        request: Prepared,
-        delivered: Delivered | None,
-        error: GatewayError | None,
-    ) -> None:
-        if store is not self.session.store:
+    def _failed(self, exc: GatewayError) -> None:
+        prefix = "Outcome unknown" if isinstance(exc, AmbiguousSendError) else "Not sent"
+        self._show_result(f"{prefix}: {exc.message} Your text is kept.", "error")
+        self.session.report(f"reply failed: {exc.message}", False)
+
+    def _reload_when_written(self, sending: Sending, outcome: Outcome) -> None:
+        """The transcript is read again once the history row is in the file (the store's
+        writer thread writes it; a failure is reported in the status bar)."""
+        if sending is not self.session.sending:
             return
-        entry = HistoryEntry(
-            at=datetime.now(UTC),
-            channel=request.channel.label,
-            recipients=delivered.recipient if delivered else request.recipient,
-            text=request.text,
-            ok=error is None,
-            message_id=delivered.message_id if delivered else None,
-            status=delivered.status if delivered else "Failed",
-            external_system_id=delivered.external_system_id if delivered else None,
-            detail=error.message if error else REPLY_DETAIL,
-        )
-        # By the store's writer thread, never this one; the transcript is read again
-        # once the row is in the file (a failure is reported in the status bar).
-        written = asyncio.wrap_future(store.history.queue(entry))
-        written.add_done_callback(self._history_written)
+        for written in outcome.written:
+            asyncio.wrap_future(written).add_done_callback(self._history_written)
 
     def _history_written(self, written: asyncio.Future[HistoryEntry]) -> None:
         if not written.cancelled():

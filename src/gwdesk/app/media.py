@@ -1,12 +1,12 @@
-"""What the Fax/MMS tab sends, kept free of Qt: checks before sending, delivery, results.
+"""An MMS (attachments, by URL, multi-MMS) or an eFax, as composed and as checked.
 
-The form's values become a `Prepared` request only when everything the gateway
+The form's values become a checked `MediaMessage` only when everything the gateway
 layer would refuse has been refused here, naming the Lodge field (`PhoneNumber`,
-`MMSSubject`, `FileName2`, `objFile`, ...), so the tab can point at the input or
-the attachment to fix and no request is made. The value and file checks are the
-gateway layer's own (`legacy_docs`, `legacy_files`), called, not copied. Delivery
-goes through `LodgeClient`'s console helpers; results become history entries like
-the Send tab's.
+`MMSSubject`, `FileName2`, `objFile`, ...), so the Fax / MMS tab can point at the
+input or the attachment to fix and no request is made. The value and file checks
+are the Lodge client's own (`legacy_docs`, `legacy_files`), called, not copied.
+`lodge_call` is the Lodge request itself (the outbox runner makes it); its results
+become history entries like every other send's. Qt-free.
 """
 
 from __future__ import annotations
@@ -19,15 +19,14 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
+from gwdesk.app.sms import refuse
 from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import NumberError, check_recipients, display, normalise
 from gwdesk.domain.profile import LodgePort
-from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
+from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
 from gwdesk.gateway.legacy import LodgeClient
 from gwdesk.gateway.legacy_docs import MAX_DOCUMENT_MESSAGES, LodgeMms, http_url, optional_text
 from gwdesk.gateway.legacy_files import FAX_RULES, MMS_RULES, FileRules, LodgeFile, check_file
-from gwdesk.gateway.outbox_records import LodgeVerdict
-from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.store.history import HistoryEntry
 
 
@@ -89,7 +88,7 @@ class Attached:
 
 
 @dataclass(frozen=True, slots=True)
-class FormValues:
+class MediaForm:
     """Everything the tab's current view holds, as typed."""
 
     mode: Mode
@@ -104,8 +103,8 @@ class FormValues:
 
 
 @dataclass(frozen=True, slots=True)
-class Prepared:
-    """A checked request."""
+class MediaMessage:
+    """A checked MMS or fax, with its recipients (a Lodge request names them)."""
 
     mode: Mode
     recipients: tuple[str, ...]
@@ -149,20 +148,16 @@ class Lodged:
     detail: str = ""
 
 
-def _refuse(message: str, wire_field: str) -> ValidationError:
-    return ValidationError(message, field=wire_field, status=None)
-
-
 # ---- checks ------------------------------------------------------------------------------
 
 
 def check_number(text: str, region: str, wire_field: str, what: str) -> str:
     if not text.strip():
-        raise _refuse(f"Type the {what}.", wire_field)
+        raise refuse(f"Type the {what}.", wire_field)
     try:
         return normalise(text, region)
     except NumberError as exc:
-        raise _refuse(f"The {what} is not usable: {exc.reason}.", wire_field) from None
+        raise refuse(f"The {what} is not usable: {exc.reason}.", wire_field) from None
 
 
 def split_numbers(text: str) -> list[str]:
@@ -173,14 +168,14 @@ def check_numbers(text: str, region: str) -> tuple[str, ...]:
     """Multi-MMS recipients: all usable, deduplicated, at most one document's worth."""
     entries = split_numbers(text)
     if not entries:
-        raise _refuse("Add the recipients, one number a line.", "Messages")
+        raise refuse("Add the recipients, one number a line.", "Messages")
     checked = check_recipients(entries, region)
     if checked.rejected:
         shown = "; ".join(f"{r.text!r}: {r.reason}" for r in checked.rejected[:3])
         more = f" (and {len(checked.rejected) - 3} more)" if len(checked.rejected) > 3 else ""
-        raise _refuse(f"Not usable: {shown}{more}. Fix or remove them.", "Messages")
+        raise refuse(f"Not usable: {shown}{more}. Fix or remove them.", "Messages")
     if len(checked.numbers) > MAX_DOCUMENT_MESSAGES:
-        raise _refuse(
+        raise refuse(
             f"{len(checked.numbers)} recipients: one multi-MMS document holds at most "
             f"{MAX_DOCUMENT_MESSAGES}. Use the Batch tab for more.",
             "Messages",
@@ -193,24 +188,24 @@ def check_files(files: Sequence[Attached], rules: FileRules, *, required: bool) 
     (`FileName`, `FileName2`, `FileName3` for one file; the content field for the set)."""
     content_field = "objFile" if rules is FAX_RULES else "MMSContentBase64"
     if required and not files:
-        raise _refuse(
+        raise refuse(
             f"{rules.kind[0].upper()}{rules.kind[1:]} needs at least one attachment: "
             "drop a file here or use Add files….",
             content_field,
         )
     if len(files) > rules.max_files:
-        raise _refuse(f"At most {rules.max_files} files; remove one.", content_field)
+        raise refuse(f"At most {rules.max_files} files; remove one.", content_field)
     for index, attached in enumerate(files):
         if attached.reading:
-            raise _refuse(
+            raise refuse(
                 f"{attached.name} is still being read; send again in a moment.",
                 file_field(index),
             )
         if attached.error or attached.content is None:
-            raise _refuse(attached.error or f"{attached.name} cannot be sent.", file_field(index))
+            raise refuse(attached.error or f"{attached.name} cannot be sent.", file_field(index))
     total = sum(len(a.content or b"") for a in files)
     if total > rules.max_bytes:
-        raise _refuse(
+        raise refuse(
             f"The files come to {total:,} bytes; {rules.kind} may carry {rules.max_bytes:,} "
             f"({rules.size_label}) in all. Remove or shrink a file.",
             content_field,
@@ -227,7 +222,7 @@ def file_field(index: int) -> str:
     return "FileName" if index == 0 else f"FileName{index + 1}"
 
 
-def prepare(values: FormValues, region: str) -> Prepared:
+def check_media(values: MediaForm, region: str) -> MediaMessage:
     """A checked request, or the `ValidationError` of the first thing to fix."""
     mode = values.mode
     if mode is Mode.FAX:
@@ -236,12 +231,12 @@ def prepare(values: FormValues, region: str) -> Prepared:
         cover = optional_text(values.text, "CoverPageText")
         files = check_files(values.files, FAX_RULES, required=False)
         if not files and not cover.strip():
-            raise _refuse(
+            raise refuse(
                 "A fax needs at least one file or a cover page: add a PDF, TIFF or text "
                 "file, or type the cover page.",
                 "objFile",
             )
-        return Prepared(mode, (to,), subject, cover, files=tuple(files))
+        return MediaMessage(mode, (to,), subject, cover, files=tuple(files))
     if mode is Mode.MULTI_MMS:
         recipients = check_numbers(values.recipients, region)
     else:
@@ -250,32 +245,16 @@ def prepare(values: FormValues, region: str) -> Prepared:
     text = optional_text(values.text, "MMSMessageText")
     if mode is Mode.MMS_URL:
         if not values.url.strip():
-            raise _refuse("Type the web address of the MMS content.", "URL")
-        return Prepared(mode, recipients, subject, text, url=http_url(values.url, "URL"))
+            raise refuse("Type the web address of the MMS content.", "URL")
+        return MediaMessage(mode, recipients, subject, text, url=http_url(values.url, "URL"))
     files = check_files(values.files, MMS_RULES, required=True)
-    return Prepared(mode, recipients, subject, text, files=tuple(files))
+    return MediaMessage(mode, recipients, subject, text, files=tuple(files))
 
 
 # ---- delivering --------------------------------------------------------------------------
 
 
-async def deliver(
-    legacy: LodgeClient, request: Prepared, outbox: OutboxSender | None = None
-) -> list[Lodged]:
-    """Send `request` (recorded in `outbox` first when given); one `Lodged` per message.
-    A `GatewayError` says why nothing went."""
-    if outbox is None:
-        return await _deliver(legacy, request)
-    return await outbox.lodge(
-        request.mode.channel.lower(),
-        request.recipients,
-        outbox_description(request),
-        lambda: _deliver(legacy, request),
-        verdict,
-    )
-
-
-def outbox_description(request: Prepared) -> dict[str, object]:
+def outbox_description(request: MediaMessage) -> dict[str, object]:
     """What the outbox keeps of a request: its text and the files' names and sizes (the
     files themselves are not copied)."""
     return {
@@ -288,15 +267,8 @@ def outbox_description(request: Prepared) -> dict[str, object]:
     }
 
 
-def verdict(lodged: Sequence[Lodged]) -> LodgeVerdict:
-    good = [item for item in lodged if item.ok]
-    first = next((item.message_id for item in good if item.message_id), None)
-    if len(lodged) == 1:
-        return LodgeVerdict(bool(good), first, lodged[0].detail[:300])
-    return LodgeVerdict(bool(good), first, f"{len(good)} of {len(lodged)} lodged")
-
-
-async def _deliver(legacy: LodgeClient, request: Prepared) -> list[Lodged]:
+async def lodge_call(legacy: LodgeClient, request: MediaMessage) -> list[Lodged]:
+    """The Lodge request for `request`: one `Lodged` per message (a multi-MMS names each)."""
     if request.mode is Mode.FAX:
         result = await legacy.send_fax(
             request.recipients[0], request.files, subject=request.subject, cover_page=request.text
@@ -347,7 +319,7 @@ def missing(recipient: str) -> Lodged:
     )
 
 
-def summary(request: Prepared, lodged: Sequence[Lodged]) -> tuple[str, bool]:
+def summary(request: MediaMessage, lodged: Sequence[Lodged]) -> tuple[str, bool]:
     """(one line about the outcome, all lodged?)."""
     good = [item for item in lodged if item.ok]
     if len(lodged) == 1:
@@ -367,7 +339,7 @@ def summary(request: Prepared, lodged: Sequence[Lodged]) -> tuple[str, bool]:
 
 
 def history_entries(
-    request: Prepared, lodged: Sequence[Lodged], at: datetime
+    request: MediaMessage, lodged: Sequence[Lodged], at: datetime
 ) -> list[HistoryEntry]:
     return [
         HistoryEntry(
@@ -384,7 +356,7 @@ def history_entries(
     ]
 
 
-def failure_entry(request: Prepared, error: GatewayError, at: datetime) -> HistoryEntry:
+def failure_entry(request: MediaMessage, error: GatewayError, at: datetime) -> HistoryEntry:
     """A send the gateway refused, or whose fate is unknown (an answer lost)."""
     to = request.recipients[0] if len(request.recipients) == 1 else ", ".join(request.recipients)
     return HistoryEntry(
