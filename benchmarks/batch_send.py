@@ -61,7 +61,7 @@ import httpx
 
 from benchmarks.sandbox_throughput import sandbox_server
 from gwdesk.cli import Output
-from gwdesk.cli_commands import send_recipients
+from gwdesk.cli.commands import send_recipients
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.outbox_records import gateway_key
@@ -70,7 +70,7 @@ from gwdesk.gateway.sending import MAX_RECIPIENTS_PER_REQUEST, Outgoing
 from gwdesk.gateway.service import GatewayService
 from gwdesk.importing.recipients import import_file
 from gwdesk.store.outbox import OutboxStore
-from gwdesk.ui.tabs.batch_run import (
+from gwdesk.ui.batch.run import (
     DEFAULT_CONCURRENCY,
     BatchRun,
     Chunk,
@@ -167,7 +167,7 @@ async def wait_created(db: Path, count: int, started: float) -> float:
 
 @contextmanager
 def outbox_sender(service: GatewayService, folder: Path) -> Iterator[OutboxSender]:
-    """What `gwdesk.cli_commands.outbox_sender` builds, on a throw-away outbox file."""
+    """What `gwdesk.cli.commands.outbox_sender` builds, on a throw-away outbox file."""
     outbox = OutboxStore(folder / "profile.sqlite3")
     try:
         yield OutboxSender(service, outbox, gateway_key(service.profile))

@@ -41,14 +41,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from gwdesk.domain.profile import Profile
+from gwdesk.logs.cache import open_reader
+from gwdesk.logs.query import LogFilter, LogQuery, LogSort, count, fetch_window
+from gwdesk.logs.rows import FIELDS
 from gwdesk.paths import AppPaths
 from gwdesk.store.local import LocalStore
-from gwdesk.store.logcache import open_reader
-from gwdesk.store.logcache_query import LogFilter, LogQuery, LogSort, count, fetch_window
-from gwdesk.store.logcache_rows import FIELDS
 from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.logs.tab import LogsTab
 from gwdesk.ui.session import Session
-from gwdesk.ui.tabs.logs import LogsTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 

@@ -58,7 +58,7 @@ import httpx
 
 from benchmarks.reply_flood import ZONE, missing_acknowledged
 from benchmarks.sandbox_throughput import sandbox_server
-from gwdesk.cli_commands import outbox_sender
+from gwdesk.cli.commands import outbox_sender
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.domain.webhook_time import format_webhook_time

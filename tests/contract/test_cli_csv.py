@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gwdesk.cli import UsageError
-from gwdesk.cli_commands import read_csv
+from gwdesk.cli.commands import read_csv
 from gwdesk.sandbox.server import SandboxThread
 from tests.conftest import SandboxFactory
 from tests.contract.test_cli import PASSWORD, run

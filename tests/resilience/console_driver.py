@@ -55,7 +55,7 @@ class Operator:
             self.resume(window)
 
     def send(self, window: Any) -> None:
-        from gwdesk.ui.tabs.batch import BatchTab
+        from gwdesk.ui.batch.tab import BatchTab
 
         tab = window.tab(BatchTab)
         if not tab.session.active:
@@ -75,7 +75,7 @@ class Operator:
             tab.send()
 
     def resume(self, window: Any) -> None:
-        from gwdesk.ui.outbox_dialog import RESUME_KEY, OutboxDialog
+        from gwdesk.ui.outbox.dialog import RESUME_KEY, OutboxDialog
 
         dialogs = [d for d in window.findChildren(OutboxDialog) if d.isVisible()]
         if not dialogs:

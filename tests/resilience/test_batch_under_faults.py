@@ -27,10 +27,10 @@ from pytestqt.qtbot import QtBot
 
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.outbox import EntryState
+from gwdesk.ui.batch.results import OUTCOME_COLUMN
+from gwdesk.ui.batch.run import ChunkState
+from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.batch_results import OUTCOME_COLUMN
-from gwdesk.ui.tabs.batch_run import ChunkState
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 

@@ -240,7 +240,7 @@ async def test_a_lodge_send_is_recorded_with_its_msg_id(
             "lodge_sms",
             ["0412345678"],
             {"label": "Two-way", "text": "Reply YES"},
-            lambda: service.legacy.send_sms(
+            lambda: service.lodge.send_sms(
                 "0412345678", "Reply YES", reply_type="HTTP", reply_path="http://example.com/r"
             ),
             lodge_verdict,

@@ -23,7 +23,7 @@ from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import GatewayError, TransientError
 from gwdesk.gateway.http import HttpSettings
-from gwdesk.gateway.legacy_zeep import LodgeTransport
+from gwdesk.gateway.lodge.zeep_client import LodgeTransport
 from gwdesk.gateway.retry import RetryPolicy
 from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
@@ -91,7 +91,7 @@ async def refusal(gateway: GatewayService, face: Face) -> GatewayError:
         assert chunk.error is not None
         return chunk.error
     with pytest.raises(GatewayError) as caught:
-        await gateway.legacy.lodge_sms(MOBILE, "Over TLS")
+        await gateway.lodge.lodge_sms(MOBILE, "Over TLS")
     return caught.value
 
 
@@ -122,7 +122,7 @@ async def test_a_lodge_soap_call_over_https_works_with_the_profiles_ca_bundle(
 ) -> None:
     sandbox = https_sandbox(sandbox_factory, ca.issue())
     async with service(sandbox, ca.path, lodge_port=port) as gateway:
-        result = await gateway.legacy.lodge_sms(MOBILE, "Over TLS")
+        result = await gateway.lodge.lodge_sms(MOBILE, "Over TLS")
     assert result.text == "Message sent successfully."
     assert lodged(sandbox) == 1
 
@@ -193,7 +193,7 @@ async def test_every_client_a_profile_gets_verifies_certificates_and_names(
         assert context.verify_mode == ssl.CERT_REQUIRED
         assert context.check_hostname
         # zeep's transport has no HTTP client of its own: it sends on the verifying one.
-        transport = gateway.legacy.soap.transport
+        transport = gateway.lodge.soap.transport
         assert isinstance(transport, LodgeTransport)
         assert transport.client is gateway.http
         assert transport.wsdl_client is None

@@ -29,9 +29,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from gwdesk.sandbox.server import SandboxThread
+from gwdesk.ui.fax_mms.attachments import AttachmentsPanel
+from gwdesk.ui.fax_mms.tab import FaxMmsTab
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.tabs.fax_mms import FaxMmsTab
-from gwdesk.ui.widgets.attachments import AttachmentsPanel
 from tests.ui.conftest import UiBundle, wait_until
 
 COLUMNS = ("type", "to_number", "subject", "message", "url", "attachments")

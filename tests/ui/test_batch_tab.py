@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.batch_run import FOLLOW_GIVE_UP, ChunkState
+from gwdesk.ui.batch.run import FOLLOW_GIVE_UP, ChunkState
+from gwdesk.ui.batch.tab import BatchTab
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 

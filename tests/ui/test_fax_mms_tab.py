@@ -7,11 +7,11 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
+from gwdesk.app.media import Mode
 from gwdesk.domain.models import Secret
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.controller import sandbox_profile
 from gwdesk.ui.sandbox_process import SandboxAddresses
-from gwdesk.app.media import Mode
 from gwdesk.ui.widgets.validity import is_invalid
 from tests.contract.lodge_client_support import png
 from tests.ui.conftest import UiBundle, wait_until

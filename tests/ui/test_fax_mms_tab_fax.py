@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gwdesk.sandbox.server import SandboxThread
 from gwdesk.app.media import Mode
+from gwdesk.sandbox.server import SandboxThread
 from tests.contract.lodge_client_support import png
 from tests.ui.conftest import UiBundle
 from tests.ui.fax_mms_support import (

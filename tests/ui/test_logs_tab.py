@@ -13,11 +13,11 @@ from PySide6.QtCharts import QBarCategoryAxis
 from PySide6.QtCore import QDate, QPoint, Qt
 from PySide6.QtWidgets import QMainWindow
 
+from gwdesk.logs.query import DayCounts
+from gwdesk.logs.rows import FIELDS
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.store.logcache_query import DayCounts
-from gwdesk.store.logcache_rows import FIELDS
-from gwdesk.ui.tabs.logs import NO_MATCH, NO_RECORDS, SYNCING, LogsTab
-from gwdesk.ui.widgets.log_chart import LogChart
+from gwdesk.ui.logs.chart import LogChart
+from gwdesk.ui.logs.tab import NO_MATCH, NO_RECORDS, SYNCING, LogsTab
 from tests.conftest import SandboxFactory
 from tests.sandbox.seed_support import seed
 from tests.ui.conftest import UiBundle, wait_until

@@ -22,13 +22,13 @@ from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.outbox import EntryState, OutboxStore
+from gwdesk.ui.batch.run import ChunkState
+from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import sandbox_profile
-from gwdesk.ui.outbox_dialog import RESUME_KEY, OutboxDialog
-from gwdesk.ui.outbox_startup import OutboxMonitor
+from gwdesk.ui.outbox.dialog import RESUME_KEY, OutboxDialog
+from gwdesk.ui.outbox.monitor import OutboxMonitor
 from gwdesk.ui.sandbox_process import SandboxAddresses
 from gwdesk.ui.session import SANDBOX_STORE
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.batch_run import ChunkState
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.send_support import fill, send_and_wait, send_tab
 

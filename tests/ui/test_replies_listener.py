@@ -16,13 +16,13 @@ from gwdesk.sandbox.server import SandboxThread
 from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.store.replies import ReplyStore
 from gwdesk.ui.controller import AppController
-from gwdesk.ui.dialogs.listener_settings import ALL_INTERFACES, ListenerSettingsDialog
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.reply_state import ListenerSettings, ListenerState
+from gwdesk.ui.replies.listener_settings import ALL_INTERFACES, ListenerSettingsDialog
+from gwdesk.ui.replies.state import ListenerSettings, ListenerState
+from gwdesk.ui.replies.tab import RepliesTab
+from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.session import SANDBOX_STORE
 from gwdesk.ui.status_bar import GatewayStatusBar
-from gwdesk.ui.tabs.replies import RepliesTab
-from gwdesk.ui.tabs.send import SendTab
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from tests.conftest import SandboxFactory
 from tests.sandbox.webhook_receiver import lodge, make_reply, wait_for_attempts

@@ -21,16 +21,16 @@ from gwdesk.domain.profile import Profile
 from gwdesk.sandbox.seed import seed_account
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.settings import PasswordVault, ProfileStore
+from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import default_tabs
 from gwdesk.ui.dialogs.about import AboutDialog
 from gwdesk.ui.dialogs.profiles import ProfilesDialog
+from gwdesk.ui.fax_mms.tab import FaxMmsTab
+from gwdesk.ui.logs.tab import LogsTab
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.fax_mms import FaxMmsTab
-from gwdesk.ui.tabs.logs import LogsTab
-from gwdesk.ui.tabs.replies import RepliesTab
-from gwdesk.ui.tabs.send import SendTab
-from gwdesk.ui.tabs.status import StatusTab
+from gwdesk.ui.replies.tab import RepliesTab
+from gwdesk.ui.send.tab import SendTab
+from gwdesk.ui.status.tab import StatusTab
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.fax_mms_support import attach, picture, write

@@ -8,10 +8,10 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.sms import Channel
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.tabs.send import DRAFT_KEY, SendTab
-from gwdesk.app.sms import Channel
+from gwdesk.ui.send.tab import DRAFT_KEY, SendTab
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.send_support import (

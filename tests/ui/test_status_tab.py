@@ -6,8 +6,8 @@ import httpx
 from PySide6.QtCore import Qt
 
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.tabs.status import LEGACY, StatusTab
-from gwdesk.ui.tabs.status_rows import COLUMN
+from gwdesk.ui.status.rows import COLUMN
+from gwdesk.ui.status.tab import LEGACY, StatusTab
 from gwdesk.ui.widgets.validity import is_invalid
 from tests.ui.conftest import UiBundle, wait_until
 
@@ -99,7 +99,7 @@ async def test_a_legacy_lookup_shows_the_lodge_status_of_a_message_lodged_throug
 ) -> None:
     await ui.connect(sandbox)
     assert ui.session.service is not None
-    lodged = await ui.session.service.legacy.lodge_sms_with_reply_xml(
+    lodged = await ui.session.service.lodge.lodge_sms_with_reply_xml(
         "0412 345 611", "Your table is ready", "EMAIL", "desk@example.com"
     )
     assert lodged.msg_id

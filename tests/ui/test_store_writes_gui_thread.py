@@ -17,19 +17,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gwdesk.ui.tabs import batch, send
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from gwdesk.domain.models import Secret
 from gwdesk.sandbox.server import SandboxThread
+from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import default_service_factory, sandbox_profile
 from gwdesk.ui.sandbox_process import SandboxAddresses
+from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.session import Session
 from gwdesk.ui.status_bar import GatewayStatusBar
-from gwdesk.ui.tabs import batch, send
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.send import SendTab
 from tests.sqlite_locks import HeldLock
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.lock_support import Heartbeat, while_locked

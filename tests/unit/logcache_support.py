@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from gwdesk.logs.cache import LogCacheWriter, WriteResult
+from gwdesk.logs.rows import TimeReader, to_row
 from gwdesk.store.local import LocalStore
-from gwdesk.store.logcache import LogCacheWriter, WriteResult
-from gwdesk.store.logcache_rows import TimeReader, to_row
 
 ZONE = ZoneInfo("Australia/Sydney")
 START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gwdesk.gateway.errors import ValidationError
 from gwdesk.app.sms import Channel, SmsForm, SmsMessage, check_message, check_sms
+from gwdesk.gateway.errors import ValidationError
 
 NOW = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gwdesk.store.logcache import LogCache, LogCacheError
-from gwdesk.store.logcache_query import LogFilter, count, split_text
-from gwdesk.store.logcache_rows import TimeReader, parse_page, time_us
+from gwdesk.logs.cache import LogCache, LogCacheError
+from gwdesk.logs.query import LogFilter, count, split_text
+from gwdesk.logs.rows import TimeReader, parse_page, time_us
 from tests.unit.logcache_support import ZONE, cache, record, write
 
 

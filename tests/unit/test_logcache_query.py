@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from gwdesk.store.logcache_export import ExportCancelled, export_csv
-from gwdesk.store.logcache_query import (
+from gwdesk.logs.export import ExportCancelled, export_csv
+from gwdesk.logs.query import (
     LogFilter,
     LogQuery,
     LogSort,
@@ -22,7 +22,7 @@ from gwdesk.store.logcache_query import (
     per_day,
     position,
 )
-from gwdesk.store.logcache_rows import FIELDS, ID_INDEX, from_us, time_us
+from gwdesk.logs.rows import FIELDS, ID_INDEX, from_us, time_us
 from tests.unit.logcache_support import ZONE, cache, record, write
 
 N = 1234

@@ -13,9 +13,9 @@ from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import ProtocolError
 from gwdesk.gateway.service import GatewayService
+from gwdesk.logs.sync import LogCacheSync, SyncProgress, SyncReport
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.local import LocalStore
-from gwdesk.store.logcache_sync import LogCacheSync, SyncProgress, SyncReport
 from tests.conftest import SandboxFactory
 from tests.sandbox.seed_support import seed
 

@@ -287,7 +287,7 @@ def test_a_running_inbox_takes_checkpoints_off_the_commit_path(
 
 def test_the_replies_package_never_imports_qt() -> None:
     probe = (
-        "import sys, gwdesk.replies, gwdesk.cli_listen, gwdesk.store.replies; "
+        "import sys, gwdesk.replies, gwdesk.cli.listen, gwdesk.store.replies; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'qasync')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)

@@ -4,7 +4,7 @@ The form's values become a checked `MediaMessage` only when everything the gatew
 layer would refuse has been refused here, naming the Lodge field (`PhoneNumber`,
 `MMSSubject`, `FileName2`, `objFile`, ...), so the Fax / MMS tab can point at the
 input or the attachment to fix and no request is made. The value and file checks
-are the Lodge client's own (`legacy_docs`, `legacy_files`), called, not copied.
+are the Lodge client's own (`lodge.documents`, `lodge.files`), called, not copied.
 `lodge_call` is the Lodge request itself (the outbox runner makes it); its results
 become history entries like every other send's. Qt-free.
 """
@@ -24,9 +24,9 @@ from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import NumberError, check_recipients, display, normalise
 from gwdesk.domain.profile import LodgePort
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
-from gwdesk.gateway.legacy import LodgeClient
-from gwdesk.gateway.legacy_docs import MAX_DOCUMENT_MESSAGES, LodgeMms, http_url, optional_text
-from gwdesk.gateway.legacy_files import FAX_RULES, MMS_RULES, FileRules, LodgeFile, check_file
+from gwdesk.gateway.lodge.client import LodgeClient
+from gwdesk.gateway.lodge.documents import MAX_DOCUMENT_MESSAGES, LodgeMms, http_url, optional_text
+from gwdesk.gateway.lodge.files import FAX_RULES, MMS_RULES, FileRules, LodgeFile, check_file
 from gwdesk.store.history import HistoryEntry
 
 
@@ -267,10 +267,10 @@ def outbox_description(request: MediaMessage) -> dict[str, object]:
     }
 
 
-async def lodge_call(legacy: LodgeClient, request: MediaMessage) -> list[Lodged]:
+async def lodge_call(lodge: LodgeClient, request: MediaMessage) -> list[Lodged]:
     """The Lodge request for `request`: one `Lodged` per message (a multi-MMS names each)."""
     if request.mode is Mode.FAX:
-        result = await legacy.send_fax(
+        result = await lodge.send_fax(
             request.recipients[0], request.files, subject=request.subject, cover_page=request.text
         )
         return [from_result(request.recipients[0], result)]
@@ -278,14 +278,14 @@ async def lodge_call(legacy: LodgeClient, request: MediaMessage) -> list[Lodged]
         messages = [
             LodgeMms(to, request.files, request.subject, request.text) for to in request.recipients
         ]
-        answer = await legacy.send_mms_document(messages)
+        answer = await lodge.send_mms_document(messages)
         pairs = itertools.zip_longest(request.recipients, answer.results)
         return [
             from_result(to, found) if found is not None else missing(to)
             for to, found in pairs
             if to is not None
         ]
-    text = await legacy.send_mms(
+    text = await lodge.send_mms(
         request.recipients[0],
         files=request.files,
         url=request.url,

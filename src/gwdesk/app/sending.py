@@ -125,7 +125,7 @@ class Sending:
         refusal as the operator clicks); `send_message` takes what this returns."""
         message, recipient = check_sms(form, self.region, self.now())
         if message.channel is not Channel.REST_SMS:
-            self.runner.gateway.legacy  # noqa: B018 - a clear error when the profile has no Lodge
+            self.runner.gateway.lodge  # noqa: B018 - a clear error when the profile has no Lodge
         return Ready(message, recipient)
 
     async def send_message(self, form: SmsForm | Ready, *, note: str = "") -> Outcome:
@@ -150,15 +150,15 @@ class Sending:
         """The Lodge call of a Lodge SMS or WAP push entry."""
 
         async def transmit(_batch: OutboxBatch, entry: OutboxEntry) -> Attempt:
-            legacy = self.runner.gateway.legacy
+            lodge = self.runner.gateway.lodge
             try:
                 answer: LodgeText | LodgeResult
                 if message.channel is Channel.WAP_PUSH:
-                    answer = await legacy.send_wap_push(
+                    answer = await lodge.send_wap_push(
                         entry.recipients[0], message.wap_app, message.wap_url
                     )
                 else:
-                    answer = await legacy.send_sms(
+                    answer = await lodge.send_sms(
                         entry.recipients[0],
                         message.text,
                         reply_type=message.reply_type,
@@ -175,20 +175,20 @@ class Sending:
     def check_media(self, form: MediaForm) -> MediaMessage:
         """Check an MMS or fax (at once, as `check_message`); `send_media` takes it."""
         message = check_media(form, self.region)
-        self.runner.gateway.legacy  # noqa: B018 - a clear error when the profile has no Lodge
+        self.runner.gateway.lodge  # noqa: B018 - a clear error when the profile has no Lodge
         return message
 
     async def send_media(self, form: MediaForm | MediaMessage) -> Outcome:
         """An MMS (files, URL, multi-MMS) or a fax, through Lodge."""
         message = form if isinstance(form, MediaMessage) else self.check_media(form)
-        legacy = self.runner.gateway.legacy
+        lodge = self.runner.gateway.lodge
         batch, entries = await self.runner.record_lodge(
             message.mode.channel.lower(), message.recipients, outbox_description(message)
         )
 
         async def transmit(_batch: OutboxBatch, _entry: OutboxEntry) -> Attempt:
             try:
-                lodged = await lodge_call(legacy, message)
+                lodged = await lodge_call(lodge, message)
             except GatewayError as exc:
                 return Attempt(error=exc)
             return media_attempt(lodged)

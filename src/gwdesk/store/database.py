@@ -60,7 +60,7 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE INDEX replies_unseen ON replies(id) WHERE seen = 0;
     CREATE TABLE reply_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
-    # Log cache (gwdesk.store.logcache): the account's log records, one row per messageId.
+    # Log cache (gwdesk.logs.cache): the account's log records, one row per messageId.
     # Times are UTC microseconds; log_text (FTS5) is filled per batch up to log_sync.indexed_to.
     """
     CREATE TABLE log_records (

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gwdesk.logs.cache import LogCache
 from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.database import connect
 from gwdesk.store.drafts import DraftStore
 from gwdesk.store.history import HistoryStore
-from gwdesk.store.logcache import LogCache
 from gwdesk.store.outbox import OutboxStore
 from gwdesk.store.replies import ReplyStore
 

@@ -29,12 +29,12 @@ def default_service_factory(profile: Profile, password: Secret) -> GatewayServic
 
 
 def default_tabs() -> list[TabFactory]:
-    from gwdesk.ui.tabs.batch import BatchTab
-    from gwdesk.ui.tabs.fax_mms import FaxMmsTab
-    from gwdesk.ui.tabs.logs import LogsTab
-    from gwdesk.ui.tabs.replies import RepliesTab
-    from gwdesk.ui.tabs.send import SendTab
-    from gwdesk.ui.tabs.status import StatusTab
+    from gwdesk.ui.batch.tab import BatchTab
+    from gwdesk.ui.fax_mms.tab import FaxMmsTab
+    from gwdesk.ui.logs.tab import LogsTab
+    from gwdesk.ui.replies.tab import RepliesTab
+    from gwdesk.ui.send.tab import SendTab
+    from gwdesk.ui.status.tab import StatusTab
 
     return [SendTab, BatchTab, StatusTab, RepliesTab, LogsTab, FaxMmsTab]
 

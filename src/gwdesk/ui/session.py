@@ -21,7 +21,7 @@ from gwdesk.gateway.errors import GatewayError
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.local import LocalStore
-from gwdesk.ui.reply_hub import ReplyHub
+from gwdesk.ui.replies.hub import ReplyHub
 
 ServiceFactory = Callable[[Profile, Secret], GatewayService]
 NOT_CONNECTED = "No gateway is connected yet: choose a profile first."

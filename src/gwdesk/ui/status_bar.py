@@ -8,11 +8,11 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
 from gwdesk.gateway.errors import GatewayError
+from gwdesk.ui.replies.listener_status import ListenerStatusWidget
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.elided_label import ElidedLabel
-from gwdesk.ui.widgets.listener_status import ListenerStatusWidget
 
 ACTIVITY_CHARS = 40
 """Longest activity text shown in the bar; the whole text is in its tooltip."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from gwdesk.store.logcache import open_reader
+from gwdesk.logs.cache import open_reader
 
 Job = Callable[[sqlite3.Connection], Any]
 Callback = Callable[[Any, BaseException | None], None]

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from gwdesk.ui.widgets.validity import set_invalid
 
 if TYPE_CHECKING:
-    from gwdesk.ui.reply_hub import ReplyHub
+    from gwdesk.ui.replies.hub import ReplyHub
 
 
 class ReplyMode(StrEnum):

@@ -1,0 +1,286 @@
+"""`gwdesk`: the console without arguments, the gateway's operations as subcommands.
+
+Subcommands are registered by small functions (`COMMANDS`), each adding its own
+parser with the shared gateway options and a handler; a new family of commands
+is one more registrar. A gateway is a saved profile (`--profile NAME`) or given
+inline (`--base-url`, `--username`, ...); the password comes from the environment
+variable GWDESK_PASSWORD or, for a saved profile, the system keyring: never from
+an argument, where other users of the machine could read it.
+
+Exit status: 0 success; 1 the gateway refused or failed; 2 usage or set-up problem;
+3 authentication refused; 4 a send whose outcome is unknown (check before resending);
+5 a send that was lodged only in part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Final, TextIO, TypeAlias
+
+from gwdesk import __version__
+
+if TYPE_CHECKING:
+    from gwdesk.domain.models import Secret
+    from gwdesk.domain.profile import Profile
+    from gwdesk.gateway.service import GatewayService
+
+PASSWORD_ENV: Final = "GWDESK_PASSWORD"  # noqa: S105 - a variable name
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_AUTH: Final = 3
+EXIT_AMBIGUOUS: Final = 4
+EXIT_PARTIAL: Final = 5
+
+Handler = Callable[[argparse.Namespace, "GatewayService", "Output"], Awaitable[int]]
+SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Registrar = Callable[[SubParsers, argparse.ArgumentParser], None]
+
+
+class UsageError(Exception):
+    """A problem with how gwdesk was called or set up (exit status 2)."""
+
+
+class Output:
+    """Where results and errors go: lines for people, one JSON document with `--json`."""
+
+    def __init__(self, json_mode: bool, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+        self.json_mode = json_mode
+        self.out = out
+        self.err = err
+
+    def result(self, data: object, lines: Sequence[str]) -> None:
+        if self.json_mode:
+            import json
+
+            print(json.dumps(data, ensure_ascii=False, default=str), file=self.out)
+        else:
+            for line in lines:
+                print(line, file=self.out)
+
+    def note(self, line: str) -> None:
+        """Something the operator should know that is not the result (stderr)."""
+        print(f"gwdesk: {line}", file=self.err)
+
+    def failure(self, kind: str, message: str, **extra: object) -> None:
+        self.note(message)
+        if self.json_mode:
+            import json
+
+            body = {"ok": False, "error": {"type": kind, "message": message, **extra}}
+            print(json.dumps(body, ensure_ascii=False, default=str), file=self.out)
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options every gateway command takes (a parent parser)."""
+    common = argparse.ArgumentParser(add_help=False)
+    where = common.add_argument_group("gateway (a saved profile, or inline)")
+    where.add_argument("--profile", metavar="NAME", help="a saved profile")
+    where.add_argument(
+        "--base-url", metavar="URL", help="REST base URL (https, or http on localhost)"
+    )
+    where.add_argument(
+        "--lodge-url",
+        "--legacy-url",
+        dest="lodge_url",
+        metavar="URL",
+        help="Lodge service address (…/Lodge.asmx)",
+    )
+    where.add_argument("--namespace", metavar="NS", help="Lodge SOAP namespace")
+    where.add_argument("--username", metavar="USER")
+    where.add_argument("--auth", choices=("oauth", "basic"), help="default: oauth")
+    where.add_argument("--region", metavar="CC", help="region of national numbers (default AU)")
+    where.add_argument("--timezone", metavar="TZ", help="the gateway account's time zone")
+    where.add_argument("--ca-bundle", metavar="PEM", help="extra trusted CAs for TLS")
+    where.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="read time-out (default 30)"
+    )
+    common.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    common.add_argument("-v", "--verbose", action="store_true", help="log requests on stderr")
+    return common
+
+
+#: Modules whose `COMMANDS` (a sequence of registrars) make up the subcommands, in order.
+#: A new family of commands (the Lodge `mms`, `fax`, `wap`) is one more module here.
+COMMAND_MODULES: Final = (
+    "gwdesk.cli.commands",
+    "gwdesk.cli.lodge",
+    "gwdesk.cli.listen",
+    "gwdesk.cli.outbox",
+)
+
+
+def _registrars() -> list[Registrar]:
+    found: list[Registrar] = []
+    for name in COMMAND_MODULES:
+        found.extend(importlib.import_module(name).COMMANDS)
+    return found
+
+
+def build_parser(registrars: Sequence[Registrar] | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gwdesk",
+        description="Operator console for the messaging gateway. "
+        "Without a command it opens the console "
+        "(gwdesk [--profile NAME | --sandbox]).",
+        epilog=__doc__.split("\n\n")[-1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"gwdesk {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    common = common_options()
+    for register in registrars if registrars is not None else _registrars():
+        register(sub, common)
+    return parser
+
+
+def resolve_profile(args: argparse.Namespace) -> Profile:
+    """The profile named by `--profile`, with inline options laid over it, or an inline one."""
+    import pydantic
+
+    from gwdesk.domain.profile import Profile
+    from gwdesk.settings import ProfileStore, SettingsError
+
+    inline = {
+        "rest_url": args.base_url,
+        "lodge_url": args.lodge_url,
+        "soap_namespace": args.namespace,
+        "username": args.username,
+        "auth": args.auth,
+        "region": args.region,
+        "timezone": args.timezone,
+        "ca_bundle": args.ca_bundle,
+    }
+    given = {k: v for k, v in inline.items() if v is not None}
+    if args.profile:
+        try:
+            base = ProfileStore().get(args.profile).model_dump()
+        except SettingsError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        missing = [
+            f"--{k}" for k in ("base-url", "username") if getattr(args, k.replace("-", "_")) is None
+        ]
+        if missing:
+            raise UsageError(
+                f"Name a gateway: --profile NAME, or {' and '.join(missing)} (password in {PASSWORD_ENV})."
+            )
+        base = {"name": "command line"}
+    try:
+        return Profile.model_validate({**base, **given})
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = str(first["loc"][0]) if first["loc"] else "profile"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise UsageError(f"Gateway setting {where}: {message}.") from None
+
+
+def resolve_password(profile: Profile, from_store: bool, out: Output) -> Secret:
+    from gwdesk.domain.models import Secret
+    from gwdesk.settings import KeyringUnavailable, PasswordVault
+
+    stored: Secret | None
+
+    value = os.environ.get(PASSWORD_ENV)
+    if value:
+        return Secret(value)
+    if from_store:
+        try:
+            stored = PasswordVault().get(profile)
+        except KeyringUnavailable as exc:
+            out.note(str(exc))
+            stored = None
+        if stored is not None:
+            return stored
+    raise UsageError(f"No password: set the environment variable {PASSWORD_ENV}.")
+
+
+async def _run(args: argparse.Namespace, out: Output) -> int:
+    from gwdesk.gateway.http import HttpSettings
+    from gwdesk.gateway.service import GatewayService
+
+    profile = resolve_profile(args)
+    password = resolve_password(profile, bool(args.profile), out)
+    http = HttpSettings(read=args.timeout) if args.timeout else HttpSettings()
+    handler: Handler = args.handler
+    async with GatewayService(profile, password, http=http) as service:
+        return await handler(args, service, out)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed gateway command; every failure becomes a message and an exit status."""
+    from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError, GatewayError
+
+    out = Output(args.json)
+    if args.verbose:
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
+    try:
+        return asyncio.run(_run(args, out))
+    except UsageError as exc:
+        out.failure("usage", str(exc))
+        return EXIT_USAGE
+    except AuthenticationError as exc:
+        out.failure(exc.kind, exc.message, status=exc.status)
+        return EXIT_AUTH
+    except AmbiguousSendError as exc:
+        out.failure(exc.kind, exc.message, external_system_id=exc.external_system_id)
+        return EXIT_AMBIGUOUS
+    except GatewayError as exc:
+        field = getattr(exc, "field", None)
+        out.failure(exc.kind, exc.message, status=exc.status, field=field)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        out.note("interrupted")
+        return 130
+
+
+#: Options of the console itself (`gwdesk.ui.app`): given first, they open the console.
+CONSOLE_OPTIONS: Final = ("--profile", "--sandbox", "--quit-after")
+
+
+def wants_console(arguments: Sequence[str]) -> bool:
+    return not arguments or arguments[0].split("=", 1)[0] in CONSOLE_OPTIONS
+
+
+def open_console(arguments: Sequence[str] = ()) -> int:
+    """Start the Qt console (imported only now: the CLI must work without Qt)."""
+    try:
+        app = importlib.import_module("gwdesk.ui.app")
+    except ImportError as exc:
+        print(
+            f"gwdesk: the console cannot start ({exc}). Use a command instead; see gwdesk --help.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    code = app.main(list(arguments))
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if wants_console(arguments):
+        return open_console(arguments)
+    parser = build_parser()
+    args = parser.parse_args(arguments)
+    standalone = getattr(args, "run", None)
+    if standalone is not None:
+        # A command that needs no gateway session up front (`listen`) runs itself.
+        code: int = standalone(args)
+        return code
+    if getattr(args, "handler", None) is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    return run_command(args)
+
+
+if __name__ == "__main__":
+    # Run through the package module, so the command modules share this one's classes.
+    from gwdesk.cli import main as package_main
+
+    sys.exit(package_main())

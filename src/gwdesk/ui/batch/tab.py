@@ -1,0 +1,562 @@
+"""Batch tab: one message to many recipients, in requests of 100, cancellable, followed to the end.
+
+The recipients (pasted or imported, checked off the GUI thread), the message and
+its options, the totals that say what the batch will cost, and the per-request
+results come from their own modules; this one wires them to the service and
+keeps the run: what was lodged stays listed, what was not can be sent with
+"Send remaining", and nothing the operator composed is lost when a send fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import sqlite3
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Final
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.gateway.errors import GatewayError, ValidationError
+from gwdesk.gateway.sending import MAX_RECIPIENTS_PER_REQUEST, Outgoing
+from gwdesk.store.history import HistoryEntry
+from gwdesk.store.local import LocalStore
+from gwdesk.ui.batch.compose import BatchCompose
+from gwdesk.ui.batch.recipients import EXPORT_KEY, JOB_KEY, RecipientsPanel, plural
+from gwdesk.ui.batch.results import ResultsPanel, lodged_text
+from gwdesk.ui.batch.run import (
+    DEFAULT_CONCURRENCY,
+    MAX_CONCURRENCY,
+    BatchRun,
+    Chunk,
+    ChunkState,
+    follow,
+    send_chunks,
+    settle_uncertain,
+)
+from gwdesk.ui.batch.worker import alive
+from gwdesk.ui.outbox.monitor import outbox_sender_for
+from gwdesk.ui.session import Session
+from gwdesk.ui.tab_base import BaseTab
+from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.validity import set_role
+
+log = logging.getLogger("gwdesk.ui.batch")
+#: Bigger batches are confirmed with their totals before anything is sent.
+CONFIRM_ABOVE: Final = 1000
+SEND_KEY: Final = "batch-send"
+RESENDABLE: Final = (ChunkState.WAITING, ChunkState.NOT_SENT, ChunkState.FAILED)
+FOLLOW_KEY: Final = "batch-follow"
+DRAFT_KEY: Final = "batch"
+DRAFT_DELAY_MS: Final = 800
+REFRESH_MS: Final = 100
+PARALLEL_CHOICES: Final = tuple(n for n in (1, 2, 3, 4, 6, 8, 12, 16) if n <= MAX_CONCURRENCY)
+FIGURES: Final = (
+    ("valid", "Valid recipients", "Usable numbers, each once"),
+    ("duplicates", "Duplicates dropped", "Entries that repeat an earlier number"),
+    ("invalid", "Invalid", "Entries that are not usable numbers (listed on the left)"),
+    ("parts", "SMS parts each", "Parts one message needs (GSM 03.38)"),
+    ("messages", "Messages", "Recipients × parts: what the batch costs"),
+    ("requests", "Requests", "Requests of up to 100 recipients the batch is sent in"),
+)
+
+
+class BatchTab(BaseTab):
+    title = "Batch"
+    icon_name = "batch"
+
+    def __init__(
+        self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(session, tasks, theme, parent)
+        self.confirm_above = CONFIRM_ABOVE
+        self.run: BatchRun | None = None
+        self.confirm_box: QMessageBox | None = None
+        self._stop: asyncio.Event | None = None
+        self._follow_stop: asyncio.Event | None = None
+        self._restoring = False
+
+        self.recipients = RecipientsPanel(tasks, theme)
+        self.compose = BatchCompose()
+        self.results = ResultsPanel(theme)
+        self.figures: dict[str, QLabel] = {}
+        totals = self._totals_box(theme)
+
+        sending = QWidget()
+        sending_layout = QVBoxLayout(sending)
+        sending_layout.setContentsMargins(0, 0, 0, 0)
+        sending_layout.addWidget(totals)
+        sending_layout.addWidget(self.results, 1)
+        # The message keeps its natural height and the requests table the rest; the
+        # operator can drag the split to see more requests of a big batch.
+        self.message_split = QSplitter(Qt.Orientation.Vertical)
+        self.message_split.setChildrenCollapsible(False)
+        self.message_split.addWidget(self.compose)
+        self.message_split.addWidget(sending)
+        self.message_split.setStretchFactor(0, 0)
+        self.message_split.setStretchFactor(1, 1)
+        right = self.message_split
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.recipients)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 7)
+        self.splitter.setSizes([360, 900])
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.splitter)
+
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(REFRESH_MS)
+        self._refresh_timer.timeout.connect(self._refresh_run)
+        self._draft_timer = QTimer(self)
+        self._draft_timer.setSingleShot(True)
+        self._draft_timer.setInterval(DRAFT_DELAY_MS)
+        self._draft_timer.timeout.connect(self.save_draft)
+
+        self.recipients.checked.connect(self.update_totals)
+        self.recipients.paste.textChanged.connect(self._edited)
+        self.compose.changed.connect(self._edited)
+        self.compose.submit_requested.connect(self.send)
+        self.results.follow_button.clicked.connect(self._toggle_follow)
+        shortcut = QShortcut(QKeySequence("Ctrl+Return"), self, self.send)
+        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+
+        # Work the tab started stops with it (a closure: the tab is half gone by then).
+        def stop_work() -> None:
+            for key in (SEND_KEY, FOLLOW_KEY, JOB_KEY, EXPORT_KEY):
+                tasks.cancel(key)
+
+        self.destroyed.connect(stop_work)
+        self.connect_tracked(session.closing, self.save_draft)
+        self.update_totals()
+        self._update_buttons()
+        if session.active:  # built after the profile was chosen: take it now
+            self.on_session_changed()
+
+    def _totals_box(self, theme: Theme) -> QGroupBox:
+        box = QGroupBox("Totals")
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(18)
+        grid.setVerticalSpacing(0)
+        for column, (key, caption, tip) in enumerate(FIGURES):
+            value = QLabel("0")
+            value.setObjectName("TotalFigure")
+            value.setAccessibleName(caption)
+            value.setToolTip(tip)
+            value.setStyleSheet("font-size: 15pt; font-weight: 600;")
+            label = QLabel(caption)
+            label.setProperty("role", "hint")
+            label.setToolTip(tip)
+            grid.addWidget(value, 0, column)
+            grid.addWidget(label, 1, column)
+            self.figures[key] = value
+        self.concurrency = QComboBox()
+        for choice in PARALLEL_CHOICES:
+            self.concurrency.addItem(str(choice), choice)
+        self.concurrency.setCurrentIndex(PARALLEL_CHOICES.index(DEFAULT_CONCURRENCY))
+        self.concurrency.setAccessibleName("Parallel requests")
+        self.concurrency.setToolTip(
+            "Requests on the wire at once. Cancel lets these finish and starts no other."
+        )
+        self.send_button = QPushButton(theme.icon("send"), "Send batch")
+        self.send_button.setProperty("primary", True)
+        self.send_button.setAccessibleName("Send batch")
+        self.send_button.setToolTip("Send the message to every valid recipient (Ctrl+Enter)")
+        self.send_button.clicked.connect(self.send)
+        self.cancel_button = QPushButton(theme.icon("cancel"), "Cancel")
+        self.cancel_button.setAccessibleName("Cancel sending")
+        self.cancel_button.setToolTip("Stop before the next request; what was lodged stays lodged")
+        self.cancel_button.clicked.connect(self.cancel_send)
+        self.remaining_button = QPushButton(theme.icon("refresh"), "Send remaining")
+        self.remaining_button.setAccessibleName("Send remaining")
+        self.remaining_button.setToolTip(
+            "Send the requests that were not lodged (cancelled or failed), with the message "
+            "as it is now; requests whose outcome was unknown are looked up first"
+        )
+        self.remaining_button.clicked.connect(self.send_remaining)
+        self.outcome = QLabel()
+        self.outcome.setAccessibleName("Batch outcome")
+        self.outcome.setWordWrap(True)
+        self.outcome.setTextFormat(Qt.TextFormat.PlainText)
+        self.error = QLabel()
+        self.error.setAccessibleName("Batch error")
+        self.error.setProperty("role", "error")
+        self.error.setWordWrap(True)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
+        self.error.hide()
+        parallel = QLabel("Pa&rallel")
+        parallel.setBuddy(self.concurrency)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.outcome, 1)
+        buttons.addWidget(self.error, 1)
+        buttons.addWidget(parallel)
+        buttons.addWidget(self.concurrency)
+        buttons.addWidget(self.remaining_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.send_button)
+        layout = QVBoxLayout(box)
+        layout.addLayout(grid)
+        layout.addLayout(buttons)
+        return box
+
+    def parallel(self) -> int:
+        value = self.concurrency.currentData()
+        return value if isinstance(value, int) else DEFAULT_CONCURRENCY
+
+    def set_parallel(self, value: int) -> None:
+        self.concurrency.setCurrentIndex(max(0, self.concurrency.findData(value)))
+
+    # ---- totals --------------------------------------------------------------------------
+
+    def update_totals(self) -> None:
+        result = self.recipients.result
+        parts = self.compose.editor.info().parts
+        if self.recipients.busy:
+            for label in self.figures.values():
+                label.setText("…")
+            self.figures["parts"].setText(str(parts))
+            return
+        valid = len(result.numbers) if result else 0
+        values = {
+            "valid": valid,
+            "duplicates": result.duplicates if result else 0,
+            "invalid": len(result.invalid) if result else 0,
+            "parts": parts,
+            "messages": valid * parts,
+            "requests": math.ceil(valid / MAX_RECIPIENTS_PER_REQUEST),
+        }
+        for key, value in values.items():
+            self.figures[key].setText(f"{value:,}")
+
+    def totals_text(self) -> str:
+        names = {key: caption for key, caption, _tip in FIGURES}
+        return "\n".join(f"{names[k]}: {label.text()}" for k, label in self.figures.items())
+
+    # ---- sending -------------------------------------------------------------------------
+
+    @property
+    def sending(self) -> bool:
+        return self.tasks.running(SEND_KEY)
+
+    def send(self) -> None:
+        """Check everything, confirm a big batch, then send it in requests of 100."""
+        if self.sending or (self.confirm_box is not None and self.confirm_box.isVisible()):
+            return
+        self._clear_errors()
+        outgoing = self._checked_outgoing()
+        numbers = self._numbers()
+        if outgoing is None or numbers is None:
+            return
+        questions = []
+        run = self.run
+        if run is not None and run.count(ChunkState.LODGED) and run.remaining():
+            lodged = run.recipients_in(ChunkState.LODGED)
+            questions.append(
+                f"The last batch already reached {plural(lodged, 'recipient')}; Send remaining "
+                "sends only to the others. Send this batch to every recipient again?"
+            )
+        if len(numbers) > self.confirm_above:
+            questions.append(f"Send this batch?\n\n{self.totals_text()}")
+
+        def start() -> None:
+            self._start(BatchRun.plan(outgoing, numbers, self.parallel()))
+
+        if questions:
+            yes = f"Send to {plural(len(numbers), 'recipient')}"
+            self._confirm("\n\n".join(questions), yes, start)
+        else:
+            start()
+
+    def send_remaining(self) -> None:
+        """Send what the last run did not lodge, with the message as it is now."""
+        run = self.run
+        if run is None or self.sending or not run.remaining():
+            return
+        self._clear_errors()
+        outgoing = self._checked_outgoing()
+        if outgoing is None:
+            return
+        run.template = replace(outgoing, recipients=())
+        run.concurrency = self.parallel()
+        run.halted = ""
+        self._launch(run, run.remaining())
+
+    def cancel_send(self) -> None:
+        if self._stop is not None and self.sending:
+            self._stop.set()
+            if self.run is not None:
+                self.run.stopping = True
+            self.cancel_button.setEnabled(False)
+            self.outcome.setText("Stopping: the requests on the wire finish, no other starts…")
+            set_role(self.outcome, "hint")
+
+    def _checked_outgoing(self) -> Outgoing | None:
+        outgoing = self.compose.outgoing()
+        try:
+            replace(outgoing, recipients=("0",)).check()
+        except ValidationError as exc:
+            self._show_gateway_error(exc)
+            return None
+        try:
+            self.session.require()
+        except GatewayError as exc:
+            self._show_error(exc.message)
+            return None
+        return outgoing
+
+    def _numbers(self) -> list[str] | None:
+        panel = self.recipients
+        if panel.pending():
+            if not panel.busy:
+                panel.check_paste()  # the operator typed and sent at once: check now
+            panel.show_error("The recipients are still being checked; send when they are ready.")
+            return None
+        if panel.result is None or not panel.result.numbers:
+            panel.show_error("There is no usable recipient yet: paste numbers or import a file.")
+            return None
+        return list(panel.result.numbers)
+
+    def _confirm(self, text: str, yes: str, then: Callable[[], None]) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Send the batch?", text, parent=self)
+        send = box.addButton(yes, QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def finished(_result: int) -> None:
+            self.confirm_box = None
+            if box.clickedButton() is send:
+                then()
+
+        box.finished.connect(finished)
+        self.confirm_box = box
+        box.open()
+
+    def _start(self, run: BatchRun) -> None:
+        self.tasks.cancel(FOLLOW_KEY)  # the last run's progress is no longer shown
+        self.run = run
+        self.results.show_run(run)
+        self._launch(run, list(run.chunks))
+
+    def _launch(self, run: BatchRun, chunks: list[Chunk]) -> None:
+        if self.sending:  # the same key would cancel the send on the wire
+            return
+        self._stop = asyncio.Event()
+        self.tasks.run(self._send(run, chunks, self._stop), key=SEND_KEY, context="sending a batch")
+        self._update_buttons()
+
+    async def _send(self, run: BatchRun, chunks: list[Chunk], stop: asyncio.Event) -> None:
+        try:
+            _service, store = self.session.require()
+            sender = outbox_sender_for(self.session)  # every chunk goes through the outbox
+        except GatewayError as exc:
+            self._show_error(exc.message)
+            return
+        run.sending = True
+        run.stopping = False
+        self._set_sending(True)
+        count = sum(len(c.recipients) for c in chunks)
+        self.outcome.setText(f"Sending to {plural(count, 'recipient')}…")
+        set_role(self.outcome, "hint")
+        self._follow(run)
+        completed = False
+        try:
+            # Chunks whose outcome was unknown are looked up first, never resent blindly.
+            await settle_uncertain(sender, run, chunks, self._chunk_changed)
+            due = [c for c in chunks if c.state in RESENDABLE]
+            await send_chunks(sender, run, due, stop, self._chunk_changed)
+            completed = True
+        finally:
+            run.sending = False
+            if alive(self) and self.run is run:
+                self._set_sending(False)
+                if completed:
+                    self._finished(run, store)
+                else:
+                    self.results.refresh()
+
+    def _chunk_changed(self, chunk: Chunk) -> None:
+        if not alive(self):
+            return
+        self.results.chunk_changed(chunk)
+        error = chunk.result.error if chunk.result else None
+        if isinstance(error, ValidationError) and error.field:
+            self.compose.show_error(error.field, error.message)
+        if not self._refresh_timer.isActive():
+            self._refresh_timer.start()
+
+    def _refresh_run(self) -> None:
+        self.results.refresh()
+        self._update_buttons()
+
+    def _finished(self, run: BatchRun, store: LocalStore) -> None:
+        self.results.refresh()
+        lodged = run.count(ChunkState.LODGED)
+        total = len(run.chunks)
+        left = run.recipients - run.recipients_in(ChunkState.LODGED)
+        if lodged == total:
+            text, role = (
+                f"All {plural(total, 'request')} lodged: {plural(run.recipients, 'recipient')}.",
+                "ok",
+            )
+        elif run.halted:
+            text, role = f"Stopped: {run.halted} {plural(left, 'recipient')} not sent.", "error"
+        else:
+            failed = run.count(ChunkState.FAILED, ChunkState.UNCERTAIN)
+            why = f"{failed} failed" if failed else "cancelled"
+            text = (
+                f"{lodged} of {plural(total, 'request')} lodged ({why}); "
+                f"{plural(left, 'recipient')} not sent yet: Send remaining sends only to them."
+            )
+            role = "error" if failed else "hint"
+        self.outcome.setText(text)
+        set_role(self.outcome, role)
+        self.session.report(f"batch: {text}", lodged == total)
+        self._update_buttons(False)
+        first = next((c for c in run.chunks if c.state is ChunkState.LODGED), None)
+        store.history.queue(  # by the store's writer thread, never this one
+            HistoryEntry(
+                at=datetime.now(UTC),
+                channel="REST batch",
+                recipients=plural(run.recipients, "recipient"),
+                text=run.template.text,
+                ok=lodged == total,
+                batch_code=first.result.batch_code if first and first.result else None,
+                external_system_id=first.external_id if first else None,
+                detail=lodged_text(run),
+            )
+        )
+
+    # ---- following batch progress --------------------------------------------------------
+
+    def _follow(self, run: BatchRun) -> None:
+        if self.tasks.running(FOLLOW_KEY):
+            return
+        self._follow_stop = asyncio.Event()
+        self.tasks.run(
+            self._following(run, self._follow_stop), key=FOLLOW_KEY, context="batch progress"
+        )
+
+    async def _following(self, run: BatchRun, stop: asyncio.Event) -> None:
+        service, _store = self.session.require()
+        self.results.follow_button.setText("Stop following")
+        self.results.follow_button.show()
+        self.results.follow_label.setText("Following the batches through the status endpoint…")
+        try:
+            await follow(service, run, stop, self._chunk_changed)
+        finally:
+            if alive(self) and self.run is run:
+                self._followed(run, stop)
+
+    def _followed(self, run: BatchRun, stop: asyncio.Event) -> None:
+        self.results.refresh()
+        self.results.follow_button.setText("Follow progress")
+        done = run.created >= run.recipients_in(ChunkState.LODGED)
+        finished = done and not stop.is_set()
+        self.results.follow_label.setText(
+            "Every lodged message is created." if finished else "Not following."
+        )
+        self.results.follow_button.setVisible(not finished)
+
+    def _toggle_follow(self) -> None:
+        if self.tasks.running(FOLLOW_KEY):
+            if self._follow_stop is not None:
+                self._follow_stop.set()
+        elif self.run is not None:
+            self.run.follow_again()
+            self._follow(self.run)
+
+    # ---- state ---------------------------------------------------------------------------
+
+    def _set_sending(self, sending: bool) -> None:
+        self.compose.setEnabled(not sending)
+        self.recipients.set_enabled_for_send(not sending)
+        self._update_buttons(sending)
+
+    def _update_buttons(self, sending: bool | None = None) -> None:
+        sending = self.sending if sending is None else sending
+        run = self.run
+        self.send_button.setEnabled(not sending)
+        self.cancel_button.setEnabled(sending and not (run is not None and run.stopping))
+        self.remaining_button.setEnabled(not sending and run is not None and bool(run.remaining()))
+        self.concurrency.setEnabled(not sending)
+
+    def _clear_errors(self) -> None:
+        self.error.hide()
+        self.recipients.clear_error()
+        self.compose.clear_errors()
+
+    def _show_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.show()
+
+    def _show_gateway_error(self, exc: GatewayError) -> None:
+        field = exc.field if isinstance(exc, ValidationError) else None
+        if field in ("Recipients", "Recipient"):
+            self.recipients.show_error(exc.message)
+        elif not self.compose.show_error(field, exc.message):
+            self._show_error(exc.message)
+
+    # ---- drafts and sessions -------------------------------------------------------------
+
+    def _edited(self) -> None:
+        self.update_totals()
+        if not self._restoring:
+            self._draft_timer.start()
+
+    def save_draft(self) -> None:
+        """Hand the draft to the store's writer thread: another process may hold the file's
+        write lock for seconds, and a failure is reported (once) in the status bar."""
+        self._draft_timer.stop()
+        store = self.session.store
+        if store is not None:
+            store.drafts.queue(DRAFT_KEY, {**self.compose.draft(), **self.recipients.state()})
+
+    def on_session_changed(self) -> None:
+        for key in (SEND_KEY, FOLLOW_KEY):
+            self.tasks.cancel(key)
+        self.run = None
+        self.results.show_run(None)
+        self.outcome.clear()
+        self._clear_errors()
+        profile = self.session.profile
+        zone = (profile.zone, profile.timezone) if profile else (None, "")
+        self.compose.send_at.set_gateway_zone(*zone)
+        self.recipients.set_region(profile.region if profile else DEFAULT_REGION)
+        store = self.session.store
+        if store is not None:
+            try:
+                data = store.drafts.load(DRAFT_KEY)
+            except sqlite3.Error as exc:
+                log.warning("batch draft could not be read: %s", exc)
+                data = {}
+            self._restoring = True
+            try:
+                self.compose.restore(data)
+                pasted = data.get("pasted")
+                if isinstance(pasted, str) and pasted and not self.recipients.paste.toPlainText():
+                    self.recipients.paste.setPlainText(pasted[:200_000])
+            finally:
+                self._restoring = False
+        self.update_totals()
+        self._update_buttons()

@@ -1,0 +1,506 @@
+"""The console's side of the reply listener: one per session, bridged to the GUI thread.
+
+`gwdesk.replies` has no Qt; this is where it meets the console. For the active
+profile the hub owns the `ReplyInbox` (the group-committing writer) and the
+`ReplyListener` (its own thread and loop), and everything that blocks (binding,
+starting and joining threads, store reads and writes) runs in the executor, never
+on the GUI thread. Stored replies come back through a `FeedBuffer` that a 100 ms
+timer drains: one `replies_arrived` signal per tick with everything stored since
+the last, however many replies a second arrive.
+
+The inbox lives as long as the session (started with the listener, or for a
+backfill), the listener between start and stop. `Session.close` calls `shutdown`
+before it closes the store the inbox writes into. The host (127.0.0.1 unless the
+operator chose another interface, which comes with a warning), the public host
+name and whether the listener should run are kept in the profile's store, beside
+the port and secret the listener already remembers there, so the `ReplyPath`
+configured at the gateway stays valid across restarts.
+
+`gwdesk.replies` (and so aiohttp) is imported when the listener first starts, not
+when the console does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from gwdesk.gateway.errors import GatewayError
+from gwdesk.store.replies import ReplyStore
+from gwdesk.ui.replies.state import (
+    ENABLED_KEY,
+    BackfillReport,
+    ListenerSettings,
+    ListenerState,
+    ListenerStatus,
+    ReplyDelivery,
+    read_settings,
+    unread_figures,
+    write_settings,
+)
+
+if TYPE_CHECKING:
+    from gwdesk.gateway.service import GatewayService
+    from gwdesk.replies import FeedBuffer, ReplyInbox, ReplyListener, ReplyTemplate, Subscription
+    from gwdesk.ui.session import Session
+
+log = logging.getLogger("gwdesk.ui.replies")
+T = TypeVar("T")
+DRAIN_MS: Final = 100
+"""How often stored replies are handed to the views: one batch per tick, not one per reply."""
+
+
+@dataclass
+class _Running:
+    """The parts that belong to one session's store."""
+
+    store: ReplyStore
+    inbox: ReplyInbox
+    buffer: FeedBuffer
+    subscription: Subscription
+    listener: ReplyListener | None = None
+    busy: set[asyncio.Task[object]] = field(default_factory=set)
+
+
+class ReplyHub(QObject):
+    """The reply listener, inbox and feed of the session's profile, for the console's views."""
+
+    status_changed = Signal(object)
+    """`ListenerStatus`, whenever it changes."""
+    replies_arrived = Signal(object)
+    """`ReplyDelivery`: at most one per drain tick."""
+    unread_changed = Signal(int)
+    backfill_finished = Signal(object)
+    """`BackfillReport` of a backfill on start or on demand."""
+
+    def __init__(self, session: Session, *, drain_ms: int = DRAIN_MS) -> None:
+        super().__init__(session)
+        self._session = session
+        self._status = ListenerStatus(ListenerState.NO_PROFILE)
+        self._running: _Running | None = None
+        self._lock = asyncio.Lock()
+        self._generation = 0
+        self._unread = 0
+        self._seen_up_to = 0
+        self._latest_id = 0
+        self._counting: list[int] | None = None
+        """Ids delivered while the unread count is being read (None when it is not)."""
+        self.backfilling = False
+        self._chores: set[asyncio.Task[None]] = set()
+        self._pending: dict[asyncio.Future[Any], Callable[[Any], object]] = {}
+        """Starts in the executor whose result nobody has taken yet, with their undo."""
+        self._undoing: set[asyncio.Future[object]] = set()
+        self._timer = QTimer(self)
+        self._timer.setInterval(drain_ms)
+        self._timer.timeout.connect(self.drain)
+        session.changed.connect(self._session_changed)
+
+    # ---- state -----------------------------------------------------------------------------
+
+    @property
+    def status(self) -> ListenerStatus:
+        return self._status
+
+    @property
+    def listening(self) -> bool:
+        return self._status.state is ListenerState.LISTENING
+
+    @property
+    def template(self) -> ReplyTemplate | None:
+        """The listener's `ReplyPath` template while it listens."""
+        running = self._running
+        if running is None or running.listener is None or running.listener.info is None:
+            return None
+        return running.listener.info.template
+
+    @property
+    def inbox(self) -> ReplyInbox | None:
+        return self._running.inbox if self._running is not None else None
+
+    @property
+    def unread(self) -> int:
+        return self._unread
+
+    @property
+    def latest_id(self) -> int:
+        """The newest reply id this hub knows of (stored, or delivered since)."""
+        return self._latest_id
+
+    def _set_status(self, status: ListenerStatus) -> None:
+        if status != self._status:
+            self._status = status
+            self.status_changed.emit(status)
+
+    def _set_unread(self, count: int) -> None:
+        count = max(count, 0)
+        if count != self._unread:
+            self._unread = count
+            self.unread_changed.emit(count)
+
+    async def _off_thread(
+        self, work: Callable[[], T], undo: Callable[[T], object] | None = None
+    ) -> T:
+        """`work()` in the executor. With `undo` (for work that starts threads or binds a port):
+        if the caller is cancelled meanwhile, what `work` started is undone once it finishes,
+        and `shutdown` waits for that, so nothing outlives the store it writes into."""
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(None, work)
+        if undo is None:
+            return await future
+        self._pending[future] = undo
+        try:
+            result = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            future.add_done_callback(self._undo_abandoned)
+            raise
+        self._pending.pop(future, None)
+        return result
+
+    def _undo_abandoned(self, done: asyncio.Future[Any]) -> None:
+        undo = self._pending.pop(done, None)
+        if undo is not None and not done.cancelled() and done.exception() is None:
+            undoing = asyncio.get_running_loop().run_in_executor(None, undo, done.result())
+            self._undoing.add(undoing)
+            undoing.add_done_callback(self._undoing.discard)
+
+    async def _settle_pending(self) -> None:
+        """Wait for starts still under way and undo them (their caller has gone)."""
+        while self._pending:
+            future, undo = self._pending.popitem()
+            try:
+                result = await future
+            except Exception as exc:
+                log.debug("an abandoned start failed (nothing to undo): %s", exc)
+                continue
+            await asyncio.get_running_loop().run_in_executor(None, undo, result)
+        await asyncio.gather(*self._undoing, return_exceptions=True)
+
+    # ---- the session -------------------------------------------------------------------------
+
+    def _session_changed(self) -> None:
+        """A new profile: count its unread replies (the listener starts when asked to)."""
+        self._generation += 1
+        self._unread = self._seen_up_to = self._latest_id = 0
+        self.unread_changed.emit(0)
+        store = self._session.store
+        self._set_status(
+            ListenerStatus(ListenerState.STOPPED if store else ListenerState.NO_PROFILE)
+        )
+        if store is not None:
+            self._recount(store.replies)
+
+    def _recount(self, store: ReplyStore) -> None:
+        """Read the unread count off the GUI thread; replies delivered meanwhile still count."""
+        generation = self._generation
+        self._counting = []
+
+        async def count() -> None:
+            try:
+                figures = await self._off_thread(lambda: unread_figures(store.path))
+            except sqlite3.Error as exc:
+                if generation == self._generation:
+                    log.warning("unread replies could not be counted: %s", exc)
+                    self._counting = None
+                return
+            if generation != self._generation:
+                return
+            arrived = self._counting or []
+            self._counting = None
+            self._seen_up_to = max(self._seen_up_to, figures.seen_up_to)
+            self._latest_id = max(self._latest_id, figures.latest_id)
+            later = sum(1 for reply_id in arrived if reply_id > figures.latest_id)
+            self._set_unread(figures.unseen + later)
+
+        self._track(count())
+
+    def _track(self, work: Coroutine[object, object, None]) -> None:
+        """Run small bookkeeping work (counts, watermarks) that nobody waits for."""
+        task = asyncio.ensure_future(work)
+        self._chores.add(task)
+        task.add_done_callback(self._chores.discard)
+
+    # ---- starting and stopping ----------------------------------------------------------------
+
+    async def settings(self) -> ListenerSettings:
+        """The profile's listener settings (defaults when no profile is connected)."""
+        store = self._session.store
+        if store is None:
+            return ListenerSettings()
+        return await self._off_thread(lambda: read_settings(store.replies))
+
+    async def autostart(self) -> None:
+        """After a profile is connected: listen (unless the operator stopped it), then backfill."""
+        if self._session.store is None:
+            return
+        generation = self._generation
+        try:
+            settings = await self.settings()
+            if settings.enabled:
+                await self.start()
+            else:
+                await self._ensure_inbox()
+        except sqlite3.Error:
+            if generation != self._generation:
+                return  # the profile was closed meanwhile
+            raise
+        if self._running is not None and generation == self._generation:
+            await self.backfill()
+
+    async def _ensure_inbox(self) -> _Running | None:
+        """The session's inbox, started (it may run without the listener, for a backfill)."""
+        if self._running is not None:
+            return self._running
+        session_store = self._session.store
+        if session_store is None:
+            return None
+        store = session_store.replies
+        generation = self._generation
+
+        def start() -> _Running:
+            from gwdesk.replies import FeedBuffer, ReplyInbox
+
+            inbox = ReplyInbox(store)
+            buffer = FeedBuffer()
+            subscription = inbox.subscribe(buffer)
+            inbox.start()
+            return _Running(store, inbox, buffer, subscription)
+
+        running = await self._off_thread(start, undo=lambda r: r.inbox.close())
+        if generation != self._generation or self._running is not None:
+            await self._off_thread(running.inbox.close)
+            return self._running
+        self._running = running
+        self._timer.start()
+        return running
+
+    async def start(self, port: int | None = None) -> ListenerStatus:
+        """Start listening (on `port`, else the profile's); the outcome is also `status`."""
+        async with self._lock:
+            return await self._start(port)
+
+    async def _start(self, port: int | None) -> ListenerStatus:
+        session = self._session
+        profile = session.profile
+        if self.listening or profile is None or session.store is None:
+            return self._status
+        generation = self._generation
+        self._set_status(ListenerStatus(ListenerState.STARTING))
+        running = await self._ensure_inbox()
+        if running is None or generation != self._generation:
+            return self._status
+        store = running.store
+        try:
+            settings = await self._off_thread(lambda: read_settings(store))
+        except sqlite3.Error as exc:
+            if generation == self._generation:
+                message = f"The profile store failed: {exc}."
+                self._set_status(ListenerStatus(ListenerState.ERROR, message=message))
+            return self._status
+        zone = profile.zone
+
+        def bind() -> ReplyListener:
+            from gwdesk.replies import ReplyListener
+
+            listener = ReplyListener(
+                running.inbox,
+                zone,
+                host=settings.host,
+                port=port if port is not None else settings.port,
+                public_host=settings.public_host,
+            )
+            listener.start()
+            store.set_meta(ENABLED_KEY, "1")
+            return listener
+
+        from gwdesk.replies import ListenerError, PortInUseError
+
+        try:
+            listener = await self._off_thread(bind, undo=lambda bound: bound.stop())
+        except PortInUseError as exc:
+            self._set_status(
+                ListenerStatus(
+                    ListenerState.ERROR,
+                    message=f"{exc} Use the free port, or choose one in Listener settings.",
+                    suggestion=exc.suggestion,
+                )
+            )
+            return self._status
+        except ListenerError as exc:
+            self._set_status(ListenerStatus(ListenerState.ERROR, message=str(exc)))
+            return self._status
+        except sqlite3.Error as exc:
+            self._set_status(
+                ListenerStatus(ListenerState.ERROR, message=f"The profile store failed: {exc}.")
+            )
+            return self._status
+        if generation != self._generation or self._running is not running:
+            await self._off_thread(listener.stop)
+            return self._status
+        running.listener = listener
+        info = listener.info
+        assert info is not None
+        self._set_status(
+            ListenerStatus(ListenerState.LISTENING, address=info.address, warning=info.warning)
+        )
+        return self._status
+
+    async def stop(self) -> None:
+        """Stop listening because the operator asked: remembered, so a restart stays stopped."""
+        async with self._lock:
+            running = self._running
+            if running is None or running.listener is None:
+                return
+            self._set_status(ListenerStatus(ListenerState.STOPPING))
+            listener, running.listener = running.listener, None
+
+            def halt() -> None:
+                listener.stop()
+                with contextlib.suppress(sqlite3.Error):
+                    running.store.set_meta(ENABLED_KEY, "0")
+
+            await self._off_thread(halt)
+            if self._running is running:
+                self._set_status(ListenerStatus(ListenerState.STOPPED))
+
+    async def configure(self, settings: ListenerSettings) -> None:
+        """Save new settings; a running listener restarts with them."""
+        store = self._session.store
+        if store is None:
+            raise GatewayError("No profile is connected.")
+        await self._off_thread(lambda: write_settings(store.replies, settings))
+        if self.listening:
+            await self.stop()
+            await self.start()
+
+    async def shutdown(self) -> None:
+        """The session is closing: stop everything before its store closes (not remembered)."""
+        self._generation += 1
+        async with self._lock:
+            await self._settle_pending()
+            running, self._running = self._running, None
+            if running is None:
+                self._set_status(ListenerStatus(ListenerState.NO_PROFILE))
+                return
+            current = asyncio.current_task()
+            busy = [task for task in running.busy if task is not current]
+            for task in busy:
+                task.cancel()
+            for task in busy:
+                with contextlib.suppress(BaseException):
+                    await task
+            listener = running.listener
+
+            def halt() -> None:
+                if listener is not None:
+                    listener.stop()
+                running.subscription.cancel()
+                running.inbox.close()
+
+            await self._off_thread(halt)
+            self._timer.stop()
+            self._deliver(running.buffer)
+            self._set_status(ListenerStatus(ListenerState.NO_PROFILE))
+
+    # ---- backfill ----------------------------------------------------------------------------
+
+    async def backfill(self) -> BackfillReport:
+        """Fetch the replies the gateway received while nobody listened, and merge them."""
+        service = self._session.service
+        running = await self._ensure_inbox()
+        if service is None or running is None:
+            report = BackfillReport(False, "No profile is connected.")
+            self.backfill_finished.emit(report)
+            return report
+        task = asyncio.current_task()
+        if task is not None:
+            running.busy.add(task)
+        self.backfilling = True
+        try:
+            report = await self._backfill(service, running)
+        finally:
+            self.backfilling = False
+            if task is not None:
+                running.busy.discard(task)
+        if self._running is running:
+            self.backfill_finished.emit(report)
+        return report
+
+    async def _backfill(self, service: GatewayService, running: _Running) -> BackfillReport:
+        from gwdesk.replies import InboxClosed, backfill, suggested_start
+
+        store = running.store
+        try:
+            start = await self._off_thread(lambda: suggested_start(store, datetime.now(UTC)))
+            result = await backfill(service, running.inbox, start)
+        except GatewayError as exc:
+            self._session.report(f"missed replies: {exc.message}", False)
+            return BackfillReport(False, f"Missed replies could not be fetched: {exc.message}")
+        except (InboxClosed, sqlite3.Error) as exc:
+            return BackfillReport(False, f"Missed replies could not be stored: {exc}")
+        since = start.astimezone().strftime("%d %b %H:%M")
+        if result.added:
+            text = f"Fetched {result.added} missed repl{'y' if result.added == 1 else 'ies'}"
+        else:
+            text = "No missed replies"
+        self._session.report("missed replies fetched", True)
+        return BackfillReport(True, f"{text} since {since}", result.added)
+
+    # ---- the feed ----------------------------------------------------------------------------
+
+    def drain(self) -> None:
+        """Hand what was stored since the last tick to the views, in one signal."""
+        running = self._running
+        if running is not None:
+            self._deliver(running.buffer)
+
+    def _deliver(self, buffer: FeedBuffer) -> None:
+        drained = buffer.drain()
+        if not drained.new and not drained.updated and not drained.dropped:
+            return
+        delivery = ReplyDelivery(tuple(drained.new), tuple(drained.updated), drained.dropped)
+        if drained.new:
+            newest = max(reply.id for reply in drained.new)
+            self._latest_id = max(self._latest_id, newest)
+            unseen = [r.id for r in drained.new if r.id > self._seen_up_to]
+            if self._counting is not None:
+                self._counting.extend(unseen)
+            self._set_unread(self._unread + len(unseen))
+        if drained.dropped and self._running is not None:
+            self._recount(self._running.store)
+        self.replies_arrived.emit(delivery)
+
+    # ---- unread ------------------------------------------------------------------------------
+
+    def mark_seen(self, up_to: int | None = None) -> None:
+        """The operator has seen every reply up to `up_to` (default: the newest known)."""
+        up_to = self._latest_id if up_to is None else up_to
+        store = self._session.store
+        if store is None or up_to <= self._seen_up_to:
+            return
+        self._seen_up_to = up_to
+        replies = store.replies
+        generation = self._generation
+        if up_to >= self._latest_id:
+            self._set_unread(0)
+
+        async def save() -> None:
+            try:
+                await self._off_thread(lambda: replies.mark_seen(up_to))
+                if up_to >= self._latest_id:
+                    return
+                figures = await self._off_thread(lambda: unread_figures(replies.path, up_to))
+            except sqlite3.Error as exc:
+                log.warning("replies could not be marked as seen: %s", exc)
+                return
+            if generation == self._generation and self._seen_up_to == up_to:
+                self._set_unread(figures.unseen)
+
+        self._track(save())
