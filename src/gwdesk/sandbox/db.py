@@ -8,9 +8,12 @@ page and count by index lookups instead of scanning a million rows.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import secrets
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -143,10 +146,35 @@ def token_digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8")).digest()
 
 
+def make_private(path: Path) -> None:
+    """The database file (and SQLite's files beside it) readable by its owner only.
+
+    The sandbox's own copy of the client's rule (it shares no code with the
+    client): folders it creates are 0700, the file is created 0600 whatever the
+    umask, and one an earlier version left 0644 is tightened. A folder that
+    already existed is left alone: `--db` may name any folder, the current one too.
+    """
+    missing = []
+    folder = path.parent
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for created in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            created.mkdir(mode=0o700)
+        os.chmod(created, 0o700)
+    os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o600))
+    for name in (str(path), f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            mode = stat.S_IMODE(os.stat(name).st_mode)
+            if mode & 0o077:
+                os.chmod(name, mode & 0o700)
+
+
 def open_database(path: str | Path) -> sqlite3.Connection:
     """Open (creating if needed) the sandbox database with the schema in place."""
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        make_private(Path(path))
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout=5000")

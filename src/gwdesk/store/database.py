@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
+from gwdesk.private_files import private_database
+
 #: Migration steps in order; step N brings `user_version` from N to N+1.
 MIGRATIONS: Final[tuple[str, ...]] = (
     """
@@ -190,7 +192,7 @@ def slug(name: str) -> str:
 def connect(path: Path | str) -> sqlite3.Connection:
     """Open (and upgrade) a store; `:memory:` for throw-away use."""
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        private_database(path)  # the file holds the listener's secret: owner only
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout=5000")

@@ -18,6 +18,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Final
 
+from gwdesk.private_files import open_private
 from gwdesk.store.logcache_query import LogQuery, iter_view
 from gwdesk.store.logcache_rows import FIELD_BY_COLUMN, FIELDS, RECEIPT_RAW_INDEX, from_us
 
@@ -62,7 +63,7 @@ def export_csv(
     partial = target.with_name(target.name + ".partial")
     written = 0
     try:
-        with partial.open("w", encoding="utf-8-sig", newline="") as handle:
+        with open_private(partial, "w", encoding="utf-8-sig", newline="") as handle:
             out = csv.writer(handle)
             out.writerow([FIELD_BY_COLUMN[c].title for c in columns])
             for chunk in iter_view(conn, query):
