@@ -176,6 +176,13 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE INDEX outbox_entries_external ON outbox_entries(external_system_id);
     CREATE INDEX outbox_entries_state ON outbox_entries(batch_id, state);
     """,
+    # Replies (gwdesk.store.replies): a received time no gateway can mean is kept aside;
+    # the reply is stored as received when it was stored, and known by the time it claimed.
+    """
+    ALTER TABLE replies ADD COLUMN received_claimed TEXT;
+    CREATE UNIQUE INDEX replies_claim ON replies(from_number, to_number, received_claimed, text)
+        WHERE received_claimed IS NOT NULL;
+    """,
 )
 
 
