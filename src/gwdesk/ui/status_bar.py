@@ -44,9 +44,10 @@ class GatewayStatusBar(QStatusBar):
         self.profile_label = ElidedLabel("No profile", Qt.TextElideMode.ElideMiddle)
         self.connection_label = ElidedLabel("Not connected")
         self.balance_label = QLabel("Balance: –")
+        self.balance_label.setTextFormat(Qt.TextFormat.PlainText)  # the gateway's words
         self.balance_button = QToolButton()
         self.balance_button.setIcon(theme.icon("refresh"))
-        self.balance_button.setToolTip("Refresh the account balance")
+        self.balance_button.setToolTip("Refresh the account's balance or credits")
         self.balance_button.setAccessibleName("Refresh balance")
         self.balance_button.setAutoRaise(True)
         self.balance_button.clicked.connect(self.refresh_balance)
@@ -117,12 +118,14 @@ class GatewayStatusBar(QStatusBar):
             self._tasks.run(self._load_balance(), key="status-bar-balance", context="balance")
 
     async def _load_balance(self) -> None:
+        """Money or credits, from whichever account resource the gateway answers; the
+        text names the source and the tooltip says what it means."""
         service = self._session.service
         if service is None:
             return
         self.balance_label.setText("Balance: …")
         try:
-            balance = await service.balance()
+            funds = await service.funds()
         except GatewayError as exc:
             self.balance_label.setText("Balance: unavailable")
             self.balance_label.setToolTip(exc.message)
@@ -130,7 +133,6 @@ class GatewayStatusBar(QStatusBar):
             return
         if service is not self._session.service:
             return  # the profile switched while we waited
-        credits = f", {balance.message_credits} credits" if balance.message_credits else ""
-        self.balance_label.setText(f"Balance: {balance.balance:,.2f} {balance.currency}{credits}")
-        self.balance_label.setToolTip("")
+        self.balance_label.setText(funds.summary())
+        self.balance_label.setToolTip(funds.details())
         self._session.report("balance refreshed", True)
