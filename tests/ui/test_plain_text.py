@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import date, timedelta
+
 import pytest
+from PySide6.QtCharts import QAbstractBarSeries
 from PySide6.QtGui import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
+from gwdesk.store.logcache_query import DayCounts
 from gwdesk.ui.plain_text import (
     PlainLabel,
     html_text,
@@ -16,6 +20,7 @@ from gwdesk.ui.plain_text import (
     visible,
     window_title,
 )
+from gwdesk.ui.widgets.log_chart import LogChart
 from tests.ui.plain_text_support import label_shows, shown, tooltip_shows
 
 MARKUP = [
@@ -143,3 +148,25 @@ def test_a_notification_line_has_nothing_a_notification_server_reads_as_markup()
     line = notification_text('<b>bold</b> & <img src="x.png">\nnext\x1b')
     assert line == '‹b›bold‹/b› ＆ ‹img src="x.png"› next␛'
     assert not set("<>&") & set(line)
+
+
+@pytest.mark.parametrize("days", [3, 120])  # bars, and areas over a long span
+def test_a_status_or_filter_written_in_markup_is_charted_as_its_characters(
+    qtbot: QtBot, days: int
+) -> None:
+    """Chart titles and legends are rich text: a gateway's status names one of each."""
+    chart = LogChart()
+    qtbot.addWidget(chart)
+    status = '<img src="/local/file.png"><b>bold</b> &amp;lt;'
+    when = [date(2025, 5, 1) + timedelta(days=n) for n in range(days)]
+    chart.set_counts(DayCounts(when, {status: [1] * days}), note="<i>x</i> & co")
+    names = [s.name() for s in chart.chart().series()] + [
+        bar.label()
+        for s in chart.chart().series()
+        if isinstance(s, QAbstractBarSeries)
+        for bar in s.barSets()
+    ]
+    assert status in {shown(name, rich=True).text for name in names}
+    seen = shown(chart.chart().title(), rich=True)
+    assert seen.text.endswith("— <i>x</i> & co")
+    assert (seen.images, seen.bold) == ([], [])
