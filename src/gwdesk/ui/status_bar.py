@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
 from gwdesk.gateway.errors import GatewayError
+from gwdesk.ui.plain_text import tooltip, visible
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
@@ -74,6 +75,10 @@ class GatewayStatusBar(QStatusBar):
         session.activity.connect(self.on_activity)
         self.on_session_changed()
 
+    def showMessage(self, text: str, timeout: int | None = 0) -> None:
+        """A temporary message; it often quotes an error from outside, so no control codes."""
+        super().showMessage(visible(text), timeout or 0)
+
     def on_session_changed(self) -> None:
         session = self._session
         self.sandbox_badge.setVisible(session.is_sandbox)
@@ -84,7 +89,7 @@ class GatewayStatusBar(QStatusBar):
             profile = session.profile
             who = f"{profile.name} ({profile.username} @ {profile.rest_url})"
             self.profile_label.setText(who)
-            self.profile_label.setToolTip(who)
+            self.profile_label.setToolTip(tooltip(who))
             self.connection_label.setText("Connecting…")
             self.refresh_balance()
         self.balance_button.setEnabled(session.active)
@@ -98,7 +103,7 @@ class GatewayStatusBar(QStatusBar):
         if len(shown) > ACTIVITY_CHARS:
             shown = shown[: ACTIVITY_CHARS - 1].rstrip() + "…"
         self.connection_label.setText(f"{'Connected' if ok else 'Trouble'}: {shown} ({stamp})")
-        self.connection_label.setToolTip(full)
+        self.connection_label.setToolTip(tooltip(full))  # the gateway's words: plain
         self.connection_label.setProperty("role", "ok" if ok else "error")
         self.connection_label.style().polish(self.connection_label)
         self.update_token()
@@ -128,7 +133,7 @@ class GatewayStatusBar(QStatusBar):
             funds = await service.funds()
         except GatewayError as exc:
             self.balance_label.setText("Balance: unavailable")
-            self.balance_label.setToolTip(exc.message)
+            self.balance_label.setToolTip(tooltip(exc.message))
             self._session.report(f"balance: {exc.message}", False)
             return
         if service is not self._session.service:

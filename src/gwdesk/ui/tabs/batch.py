@@ -39,6 +39,7 @@ from gwdesk.gateway.sending import MAX_RECIPIENTS_PER_REQUEST, Outgoing
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.outbox_startup import outbox_sender_for
+from gwdesk.ui.plain_text import PlainLabel, plain_box
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tabs.batch_compose import BatchCompose
@@ -194,15 +195,13 @@ class BatchTab(BaseTab):
             "as it is now; requests whose outcome was unknown are looked up first"
         )
         self.remaining_button.clicked.connect(self.send_remaining)
-        self.outcome = QLabel()
+        self.outcome = PlainLabel()
         self.outcome.setAccessibleName("Batch outcome")
         self.outcome.setWordWrap(True)
-        self.outcome.setTextFormat(Qt.TextFormat.PlainText)
-        self.error = QLabel()
+        self.error = PlainLabel()
         self.error.setAccessibleName("Batch error")
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
-        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.hide()
         parallel = QLabel("Pa&rallel")
         parallel.setBuddy(self.concurrency)
@@ -350,7 +349,7 @@ class BatchTab(BaseTab):
 
         box.finished.connect(finished)
         self.confirm_box = box
-        box.open()
+        plain_box(box).open()
 
     def _start(self, run: BatchRun) -> None:
         self.tasks.cancel(FOLLOW_KEY)  # the last run's progress is no longer shown

@@ -11,7 +11,6 @@ fails keeps its text in the box, with the reason under it.
 from __future__ import annotations
 
 import asyncio
-import html
 import logging
 import sqlite3
 from collections.abc import Sequence
@@ -25,7 +24,6 @@ from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QTextBrowser,
     QVBoxLayout,
@@ -42,6 +40,7 @@ from gwdesk.ui.formatting import local_time
 from gwdesk.ui.models.log_reader import LogReader, Skipped
 from gwdesk.ui.models.reply_query import ConversationEntry, conversation, number_variants
 from gwdesk.ui.outbox_startup import outbox_sender_for
+from gwdesk.ui.plain_text import PlainLabel, html_text
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import Session
 from gwdesk.ui.tabs.send_request import Channel, Delivered, FormValues, Prepared, deliver, prepare
@@ -74,14 +73,14 @@ def transcript_html(entries: Sequence[ConversationEntry], palette: QPalette) -> 
     incoming_fill, outgoing_fill, muted = _bubble_colours(palette)
     parts = ['<table width="100%" cellspacing="0" cellpadding="0">']
     for entry in entries:
-        text = html.escape(entry.text).replace("\n", "<br>")
+        text = html_text(entry.text)
         when = local_time(entry.at, False)
         if entry.incoming:
             meta = f"{when} · reply"
         elif not entry.ok:
             meta = f"{when} · <span style='color:#d32f2f'>not sent</span>"
         else:
-            meta = f"{when} · {html.escape(entry.status or 'sent')}"
+            meta = f"{when} · {html_text(entry.status or 'sent')}"
         align, fill, pad = (
             ("left", incoming_fill, '<td width="22%"></td>')
             if entry.incoming
@@ -123,11 +122,10 @@ class ConversationPane(QWidget):
         # callback), so nobody sees "not sending" with the button still disabled.
         self._in_flight = False
 
-        self.title = QLabel(EMPTY_TEXT)
+        self.title = PlainLabel(EMPTY_TEXT)
         self.title.setProperty("role", "hint")
         self.title.setAccessibleName("Conversation")
         self.title.setWordWrap(True)
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
         self.transcript = QTextBrowser()
         self.transcript.setAccessibleName("Conversation transcript")
         self.transcript.setOpenLinks(False)
@@ -142,10 +140,9 @@ class ConversationPane(QWidget):
         self.send_button.setAccessibleName("Send reply")
         self.send_button.setProperty("primary", True)
         self.send_button.setToolTip("Send this text to the number by SMS (Ctrl+Enter)")
-        self.result_label = QLabel("")
+        self.result_label = PlainLabel("")
         self.result_label.setAccessibleName("Reply result")
         self.result_label.setWordWrap(True)
-        self.result_label.setTextFormat(Qt.TextFormat.PlainText)
         self.result_label.setProperty("role", "hint")
 
         actions = QHBoxLayout()
