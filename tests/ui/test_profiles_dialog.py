@@ -220,6 +220,7 @@ async def test_test_connection_against_the_sandbox_succeeds(
     await wait_until(lambda: dialog.message.property("role") != "hint")
     assert dialog.message.property("role") == "ok"
     assert dialog.message.text().startswith("Connected: the gateway accepted 'demo'")
+    assert "Credits 10,000 (Account/Info, prepaid)" in dialog.message.text()
     assert "Lodge service answered" in dialog.message.text()
     assert dialog.test_button.isEnabled()
     assert ProfileStore().profiles() == []  # testing saves nothing
