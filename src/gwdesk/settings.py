@@ -25,6 +25,7 @@ import pydantic
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.paths import config_dir
+from gwdesk.private_files import private_folder, tighten
 
 PROFILES_FILE: Final = "profiles.json"
 SCHEMA_VERSION: Final = 1
@@ -60,6 +61,8 @@ class ProfileStore:
         self.path = self.directory / PROFILES_FILE
 
     def _read(self) -> dict[str, Any]:
+        tighten(self.directory)  # as an earlier version may have left them
+        tighten(self.path)
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -77,7 +80,7 @@ class ProfileStore:
         return _upgrade(document)
 
     def _write(self, document: dict[str, Any]) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_folder(self.directory)
         handle, temp = tempfile.mkstemp(prefix=".profiles-", suffix=".json", dir=self.directory)
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as stream:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -13,6 +19,7 @@ from gwdesk.replies import ListenerInfo, ListenerLimits, ReplyInbox, ReplyListen
 from gwdesk.replies.template import ReplyTemplate
 from gwdesk.store.replies import ReplyStore
 
+GWDESK = str(Path(sys.executable).with_name("gwdesk"))
 SYDNEY = ZoneInfo("Australia/Sydney")
 CUSTOMER = "61412345678"
 OURS = "61400000000"
@@ -61,3 +68,66 @@ def running_listener(path: Path, *, busy_timeout: float = 2.0, **options: Any) -
         listener.stop()
         inbox.close()
         store.close()
+
+
+# ---- `gwdesk listen` as a real process -----------------------------------------------------
+
+
+@dataclass
+class Listening:
+    process: subprocess.Popen[str]
+    lines: queue.Queue[str] = field(default_factory=queue.Queue)
+
+    def line(self, timeout: float = 10.0) -> str:
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no line within {timeout} s") from None
+
+    def stop(self, how: int = signal.SIGINT) -> tuple[int, str]:
+        self.process.send_signal(how)
+        code = self.process.wait(timeout=15)
+        assert self.process.stderr is not None
+        return code, self.process.stderr.read()
+
+
+Starter = Callable[..., Listening]
+
+
+@contextmanager
+def listen_processes() -> Iterator[Starter]:
+    """Starts `gwdesk listen` processes (stdout lines queued); kills what is left at the end."""
+    started: list[Listening] = []
+
+    def run(*args: str, password: str | None = None) -> Listening:
+        env = dict(os.environ)
+        if password is not None:
+            env["GWDESK_PASSWORD"] = password
+        process = subprocess.Popen(
+            [GWDESK, "listen", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        listening = Listening(process)
+
+        def pump() -> None:
+            assert process.stdout is not None
+            for line in process.stdout:
+                listening.lines.put(line.rstrip("\n"))
+
+        threading.Thread(target=pump, daemon=True).start()
+        started.append(listening)
+        return listening
+
+    try:
+        yield run
+    finally:
+        for listening in started:
+            if listening.process.poll() is None:
+                listening.process.kill()
+                listening.process.wait()
+            for stream in (listening.process.stdout, listening.process.stderr):
+                if stream is not None:
+                    stream.close()

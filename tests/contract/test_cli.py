@@ -105,7 +105,31 @@ def test_status_and_logs_and_balance_as_json(gateway: SandboxThread) -> None:
     assert [m["messageId"] for m in synced["messages"]] == [
         m["messageId"] for m in logs["messages"]
     ]
-    assert balance["Currency"] == "AUD"
+    assert (balance["source"], balance["AccountType"]) == ("account_info", "Prepaid")
+
+
+def test_balance_shows_the_credits_and_names_account_info_as_their_source(
+    gateway: SandboxThread,
+) -> None:
+    done = run(gateway, "balance")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Credits 10,000 (Account/Info, prepaid)\n"
+
+
+def test_balance_without_account_info_shows_the_balance_endpoint_and_says_why(
+    sandbox_factory: SandboxFactory,
+) -> None:
+    gateway = sandbox_factory(extra_accounts=[("ops", PASSWORD)], faults="account_info:404=1")
+    text = run(gateway, "balance")
+    as_json = json.loads(run(gateway, "balance", "--json").stdout)
+    assert text.stdout == "Balance 1,000.00 AUD, 10,000 credits (account balance)\n"
+    assert "This gateway has no GET /v2/Account/Info (HTTP 404)." in text.stderr
+    assert (as_json["source"], as_json["Currency"], as_json["MessageCredits"]) == (
+        "balance",
+        "AUD",
+        10_000,
+    )
+    assert as_json["summary"] == text.stdout.strip()
 
 
 def test_an_unknown_message_id_fails_with_the_reason_and_no_traceback(
@@ -143,7 +167,7 @@ def test_a_saved_profile_is_used_by_name(gateway: SandboxThread, tmp_path: Path)
     ProfileStore(tmp_path).save(Profile(name="local", rest_url=gateway.rest_url, username="ops"))
     done = run(None, "balance", "--profile", "local", config_dir=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("balance ")
+    assert done.stdout.startswith("Credits ")
 
 
 def test_without_a_console_no_arguments_exits_2_with_a_message() -> None:

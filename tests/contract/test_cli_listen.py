@@ -3,83 +3,27 @@
 from __future__ import annotations
 
 import json
-import os
-import queue
 import signal
 import socket
-import subprocess
-import sys
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from gwdesk.replies.template import ReplyTemplate
 from gwdesk.sandbox.server import SandboxThread
-from tests.contract.listener_support import webhook_values
+from tests.contract.listener_support import (
+    Starter,
+    listen_processes,
+    webhook_values,
+)
 from tests.sandbox.webhook_receiver import lodge, make_reply
-
-GWDESK = str(Path(sys.executable).with_name("gwdesk"))
-
-
-@dataclass
-class Listening:
-    process: subprocess.Popen[str]
-    lines: queue.Queue[str] = field(default_factory=queue.Queue)
-
-    def line(self, timeout: float = 10.0) -> str:
-        try:
-            return self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(f"no line within {timeout} s") from None
-
-    def stop(self, how: int = signal.SIGINT) -> tuple[int, str]:
-        self.process.send_signal(how)
-        code = self.process.wait(timeout=15)
-        assert self.process.stderr is not None
-        return code, self.process.stderr.read()
-
-
-Starter = Callable[..., Listening]
 
 
 @pytest.fixture
 def start() -> Iterator[Starter]:
-    started: list[Listening] = []
-
-    def run(*args: str, password: str | None = None) -> Listening:
-        env = dict(os.environ)
-        if password is not None:
-            env["GWDESK_PASSWORD"] = password
-        process = subprocess.Popen(
-            [GWDESK, "listen", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        listening = Listening(process)
-
-        def pump() -> None:
-            assert process.stdout is not None
-            for line in process.stdout:
-                listening.lines.put(line.rstrip("\n"))
-
-        threading.Thread(target=pump, daemon=True).start()
-        started.append(listening)
-        return listening
-
-    yield run
-    for listening in started:
-        if listening.process.poll() is None:
-            listening.process.kill()
-            listening.process.wait()
-        for stream in (listening.process.stdout, listening.process.stderr):
-            if stream is not None:
-                stream.close()
+    with listen_processes() as run:
+        yield run
 
 
 def test_the_first_line_is_the_template_and_a_reply_comes_out_as_json(start: Starter) -> None:

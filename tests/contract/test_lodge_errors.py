@@ -174,6 +174,20 @@ async def test_a_file_whose_bytes_do_not_match_its_name_is_refused_naming_its_sl
     assert lodge_requests(sandbox) == 0
 
 
+async def test_a_name_with_a_right_to_left_override_is_refused_before_any_request(
+    sandbox: SandboxThread, port: LodgePort
+) -> None:
+    disguised = LodgeFile("invoice\u202efdp.txt", b"Amount due: $12\n")
+    async with lodge_service(sandbox, port) as service:
+        with pytest.raises(ValidationError) as caught:
+            await service.legacy.lodge_fax_xml(FAX, [files(("cover.pdf", pdf()))[0], disguised])
+    assert caught.value.field == "FileName2"
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in caught.value.message
+    assert "rename the file" in caught.value.message
+    assert lodge_requests(sandbox) == 0
+    assert messages(sandbox) == []
+
+
 async def test_an_invalid_number_is_refused_before_any_request(
     sandbox: SandboxThread, port: LodgePort
 ) -> None:

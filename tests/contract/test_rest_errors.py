@@ -38,7 +38,9 @@ def lodged(sandbox: SandboxThread, external_id: str) -> int:
 
 async def test_a_refused_field_is_a_validation_error_naming_it(sandbox: SandboxThread) -> None:
     async with service_for(sandbox) as service:
-        outcome = await service.send(Outgoing("Hi", ["0412345678"], source="not a sender!"))
+        outcome = await service.send(
+            Outgoing("Hi", ["0412345678"], source="12345")
+        )  # digits, but no number
     [chunk] = outcome.failed
     assert isinstance(chunk.error, ValidationError)
     assert chunk.error.field == "Source"

@@ -33,6 +33,7 @@ from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.main_window import MainWindow
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.plain_text_support import tooltip_shows
 
 RECIPIENTS: Final = 2000
 REQUESTS: Final = RECIPIENTS // 100
@@ -152,7 +153,7 @@ def sample_labels(seen: Observed) -> None:
         if label.text():
             seen.texts.add(label.text())
         if label.toolTip():
-            seen.texts.add(label.toolTip())
+            seen.texts.add(tooltip_shows(label.toolTip()))  # what the tooltip shows
     if status.currentMessage():
         seen.texts.add(status.currentMessage())
 

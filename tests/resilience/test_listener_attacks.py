@@ -3,20 +3,32 @@ while the gateway's valid replies keep being stored and acknowledged."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from benchmarks.header_flood import Attack, attack, rss_mb
 
 from gwdesk.replies import ListenerLimits
+from gwdesk.replies.template import ReplyTemplate
 from gwdesk.sandbox.server import SandboxThread
 from tests.conftest import SandboxFactory
-from tests.contract.listener_support import Running, running_listener
+from tests.contract.listener_support import (
+    Running,
+    Starter,
+    listen_processes,
+    running_listener,
+    webhook_values,
+)
 from tests.sandbox.webhook_receiver import lodge, make_reply, wait_for_attempts
 
 LIMITS = ListenerLimits(header_timeout=0.5, body_timeout=0.5, max_connections=20, linger=0.2)
@@ -98,8 +110,20 @@ def closed_by_peer(sock: socket.socket, within: float) -> bool:
     return True
 
 
-def request(running: Running, method: str, headers: dict[str, str], body: bytes = b"") -> bytes:
-    lines = [f"{method} {running.template.path} HTTP/1.1", "Host: 127.0.0.1"]
+def request(
+    running: Running,
+    method: str,
+    headers: dict[str, str],
+    body: bytes = b"",
+    *,
+    url: str | None = None,
+) -> bytes:
+    """A raw request to the secret path (or to `url`'s path and query)."""
+    target = running.template.path
+    if url is not None:
+        parts = urlsplit(url)
+        target = f"{parts.path}?{parts.query}"
+    lines = [f"{method} {target} HTTP/1.1", "Host: 127.0.0.1"]
     lines += [f"{name}: {value}" for name, value in headers.items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
@@ -209,6 +233,30 @@ def test_xml_where_form_or_json_is_expected_is_refused_unread(
     assert "text/xml is not accepted" in as_xml.text
     assert (disguised.status_code, "not JSON" in disguised.text) == (400, True)
     valid.send()
+
+
+def test_a_head_over_the_total_cap_gets_a_431_and_the_connection_is_closed(
+    listening: Running, valid: Valid
+) -> None:
+    padding = {f"X-Pad-{i}": "p" * 1200 for i in range(60)}  # each header fine, 72 KB in all
+    with socket.create_connection(("127.0.0.1", listening.info.port), timeout=5) as sock:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(request(listening, "GET", padding))
+        status, body = read_answer(sock)
+        assert closed_by_peer(sock, 5)
+    assert (status, body) == (431, b"The request head is too large.\n")
+    valid.send()
+
+
+def test_each_request_on_a_kept_alive_connection_has_its_own_head_budget(
+    listening: Running,
+) -> None:
+    padding = {f"X-Pad-{i}": "p" * 1000 for i in range(40)}  # 40 KB a head, 200 KB in all
+    with socket.create_connection(("127.0.0.1", listening.info.port), timeout=5) as sock:
+        for n in range(1, 6):
+            sock.sendall(request(listening, "GET", padding, url=listening.url(MSG=f"kept {n}")))
+            assert read_answer(sock) == (200, b"OK")
+    assert {r.text for r in listening.store.latest()} == {f"kept {n}" for n in range(1, 6)}
 
 
 def test_garbage_instead_of_http_is_refused_without_harm(listening: Running, valid: Valid) -> None:
@@ -370,3 +418,75 @@ def test_a_flood_of_refused_calls_leaves_replies_through_the_sandbox_working(
             attacker.join()
     assert attempt["Ok"], attempt
     assert [r.text for r in listening.store.latest()] == ["Still here?"]
+
+
+# ---- memory ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Memory:
+    """A process's resident set, sampled until `stop` is set."""
+
+    pid: int
+    peak_mb: float = 0.0
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def now(self) -> float:
+        return rss_mb(self.pid)
+
+    def sample(self) -> None:
+        while not self.stop.wait(0.02):
+            self.peak_mb = max(self.peak_mb, self.now())
+
+    def open_connections(self) -> int:
+        """Sockets the process holds (its listening socket included)."""
+        fds = Path(f"/proc/{self.pid}/fd")
+        return sum(1 for fd in fds.iterdir() if fd.readlink().name.startswith("socket:"))
+
+
+@pytest.fixture
+def listen_process() -> Iterator[Starter]:
+    with listen_processes() as start:
+        yield start
+
+
+def test_a_flood_of_huge_unfinished_heads_holds_little_memory_and_valid_replies_get_through(
+    listen_process: Starter,
+) -> None:
+    listening = listen_process("--port", "0", "--json")  # the real listener, in its own process
+    template = ReplyTemplate.parse(listening.line())
+    with httpx.Client(timeout=5) as client:
+        assert client.get(template.fill(webhook_values(MSG="warm up"))).text == "OK"
+    assert json.loads(listening.line())["text"] == "warm up"
+    memory = Memory(listening.process.pid)
+    before, sockets_before = memory.now(), memory.open_connections()
+    sampler = threading.Thread(target=memory.sample)
+    sampler.start()
+    flood: list[Attack] = []
+    attacker = threading.Thread(
+        target=lambda: flood.append(
+            asyncio.run(attack("127.0.0.1", template.port, 250, 960 * 1024, seconds=4.0))
+        )
+    )
+    attacker.start()
+    try:
+        for n in range(1, 6):  # ~250 MB of head bytes would be held without a cap
+            time.sleep(0.4)
+            started = time.monotonic()
+            with httpx.Client(timeout=10) as client:
+                answer = client.get(template.fill(webhook_values(MSG=f"valid {n}")))
+            assert (answer.status_code, answer.text) == (200, "OK")
+            assert json.loads(listening.line())["text"] == f"valid {n}"  # stored, then printed
+            assert time.monotonic() - started < 2.0
+    finally:
+        attacker.join()
+        memory.stop.set()
+        sampler.join()
+    [tally] = flood
+    assert tally.cut_off > tally.opened / 2  # the listener closed the heads it would not hold
+    assert memory.peak_mb - before < 150
+    deadline = time.monotonic() + 10
+    while memory.open_connections() > sockets_before:
+        assert time.monotonic() < deadline, "the flood's connections were not all closed"
+        time.sleep(0.1)
+    assert memory.now() - before < 50

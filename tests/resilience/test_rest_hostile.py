@@ -258,6 +258,7 @@ def _queries() -> dict[str, Callable[[GatewayService], Awaitable[object]]]:
     start = datetime(2025, 1, 1, tzinfo=UTC)
     return {
         "balance": lambda g: g.balance(),
+        "account_info": lambda g: g.rest.account_info(),
         "status": lambda g: g.status(external_system_id="ORDER-1"),
         "logs": lambda g: g.logs(),
         "replies": lambda g: g.rest.replies_page(start, None, 1, 100),
@@ -273,6 +274,7 @@ WRONG_SHAPES = {
 }
 WRONG_FIELDS = {
     "balance": b'{"Data": {"Balance": "plenty"}, "Status": "Success", "StatusCode": 200}',
+    "account_info": b'{"AccountType": "Prepaid", "MessageCredits": "plenty"}',
     "status": b'[{"message_id": 5, "status": null}]',
     "logs": b'{"totalRecords": "many", "messages": []}',
     "replies": b'{"Items": "none", "PageNumber": 1}',
@@ -314,6 +316,15 @@ async def test_a_token_answer_of_the_wrong_shape_is_a_protocol_error(
         error = await failure(gateway.balance())
     assert isinstance(error, ProtocolError)
     assert hostile.requests("/v2/account/balance") == 0
+
+
+async def test_a_bare_balance_object_is_read_as_the_real_services_account_resources_answer(
+    hostile: Hostile,
+) -> None:
+    hostile.default = canned(b'{"Balance": 12.5, "Currency": "AUD", "MessageCredits": 7}')
+    async with service(hostile) as gateway:
+        balance = await gateway.balance()
+    assert (balance.balance, balance.currency, balance.message_credits) == (12.5, "AUD", 7)
 
 
 async def test_a_token_lifetime_too_large_for_a_clock_still_works(hostile: Hostile) -> None:

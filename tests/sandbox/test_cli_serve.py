@@ -43,6 +43,7 @@ def test_serve_prints_its_addresses_and_runs_the_given_fault_plan() -> None:
         (["--faults", "logs:503=2"], "--faults: the rate of 503 must be from 0 to 1"),
         (["--faults", "everything:503=1"], "--faults: unknown endpoint 'everything'"),
         (["--timezone", "Sydney"], "--timezone: unknown time zone 'Sydney'"),
+        (["--account-type", "gold"], "--account-type: invalid choice: 'gold'"),
         (["--port", "70000"], "--port must be from 0 to 65535"),
         (["--token-ttl", "0"], "--token-ttl must be more than 0 seconds"),
         (["--token-ttl", "inf"], "--token-ttl must be more than 0 seconds"),
@@ -69,6 +70,22 @@ def test_serve_says_so_when_it_cannot_listen(capsys: pytest.CaptureFixture[str])
     code = main(["serve", "--db", ":memory:", "--host", "203.0.113.1", "--port", "8080"])
     assert code == 1
     assert capsys.readouterr().err.startswith("gwdesk-sandbox: cannot serve:")
+
+
+def test_serve_with_account_type_postpaid_serves_an_account_without_credits() -> None:
+    command = [
+        sys.executable, "-m", "gwdesk.sandbox", "serve", "--db", ":memory:",
+        "--account-type", "postpaid",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        base = process.stdout.readline().split()[0].removeprefix("rest=")
+        info = httpx.get(f"{base}/v2/Account/Info", auth=("demo", "demo")).json()
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert info == {"AccountName": "demo", "AccountStatus": "Active", "AccountType": "Postpaid"}
 
 
 def test_serve_with_exit_with_parent_stops_when_its_stdin_closes() -> None:

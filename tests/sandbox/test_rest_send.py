@@ -214,7 +214,13 @@ def test_source_is_the_sending_number(api: httpx.Client) -> None:
 
 
 def test_an_unusable_source_is_refused(api: httpx.Client) -> None:
-    assert_failure(send(api, Source="Not A Number Or Name"), 400, "Source")
+    assert_failure(send(api, Source="0412 345 678"), 400, "Source")
+
+
+def test_a_source_name_longer_than_eleven_characters_is_recorded_as_given(
+    api: httpx.Client,
+) -> None:
+    assert lodged_record(api, Source="AUSGRID Property")["from"] == "AUSGRID Property"
 
 
 def test_header_shows_reply_path_as_the_sender(api: httpx.Client) -> None:
@@ -229,8 +235,15 @@ def test_reply_type_is_case_insensitive(api: httpx.Client) -> None:
 
 
 def test_a_header_sender_must_be_a_usable_sender(api: httpx.Client) -> None:
-    response = send(api, ReplyType="HEADER", ReplyPath="A name far too long")
+    response = send(api, ReplyType="HEADER", ReplyPath="A name " + "far " * 12 + "too long")
     assert_failure(response, 400, "ReplyPath")
+
+
+def test_a_header_sender_longer_than_eleven_characters_is_shown_as_given(
+    api: httpx.Client,
+) -> None:
+    record = lodged_record(api, ReplyType="HEADER", ReplyPath="AUSGRID Property")
+    assert record["from"] == "AUSGRID Property"
 
 
 @pytest.mark.parametrize("reply_type", ["HTTP", "HTTPGET", "HTTPPOST"])

@@ -76,13 +76,39 @@ def test_from_is_what_the_recipient_sees_as_sender(
     assert log_of(api, lodged_id(simple_send(api, From=sender)))["from"] == shown
 
 
+@pytest.mark.parametrize(
+    "sender",
+    ["AUSGRID Property", "TwelveLetter", "My!Shop & Co.", " Café Nord ", "x" * 49 + "y"],
+)
+def test_a_name_longer_than_eleven_characters_is_accepted_and_recorded_as_given(
+    api: httpx.Client, sender: str
+) -> None:
+    # The 11-character limit is a handset's (and ACMA's): the gateway accepts longer names.
+    assert log_of(api, lodged_id(simple_send(api, From=sender)))["from"] == sender
+
+
 def test_without_from_the_account_number_is_the_sender(api: httpx.Client) -> None:
     assert log_of(api, lodged_id(simple_send(api)))["from"] == "61400000000"
 
 
-@pytest.mark.parametrize("sender", ["TwelveLetter", "My!Shop", "1234567", 61299990000])
+@pytest.mark.parametrize(
+    "sender",
+    ["1234567", "+1234567890123456", 61299990000, "x" * 51, "   ", "+61 (2) 9999", "Line\nBreak"],
+    ids=["7 digits", "16 digits", "not a string", "51 characters", "blank", "no letter", "LF"],
+)
 def test_an_unusable_from_is_refused(api: httpx.Client, sender: object) -> None:
     assert_failure(simple_send(api, From=sender), 400, "From")
+
+
+def test_a_name_hiding_a_right_to_left_override_is_refused_naming_it(api: httpx.Client) -> None:
+    message = assert_failure(simple_send(api, From="Bank\u202eknaB"), 400, "From")
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in message
+    assert "\u202e" not in message
+
+
+def test_a_name_hiding_a_zero_width_space_is_refused_naming_it(api: httpx.Client) -> None:
+    message = assert_failure(simple_send(api, From="My\u200bShop"), 400, "From")
+    assert "U+200B ZERO WIDTH SPACE" in message
 
 
 # ---- required fields -----------------------------------------------------------------------

@@ -78,7 +78,7 @@ async def test_a_saved_profile_with_a_keyring_password_is_connected_instead(
     assert not ui.session.is_sandbox
     assert window.banner.isHidden()
     assert window.status.sandbox_badge.isHidden()
-    await wait_until(lambda: "AUD" in window.status.balance_label.text())  # the password works
+    await wait_until(lambda: "Credits" in window.status.balance_label.text())  # the password works
     await wait_until(lambda: not ui.tasks.running("reply-listener-start"))  # and its backfill
 
 
@@ -98,7 +98,7 @@ async def test_the_default_profile_is_chosen_among_several(
     assert ui.session.profile is not None
     assert ui.session.profile.name == "Second"
     assert window.status.profile_label.text().startswith("Second (demo @ ")
-    await wait_until(lambda: "AUD" in window.status.balance_label.text())
+    await wait_until(lambda: "Credits" in window.status.balance_label.text())
     await wait_until(lambda: not ui.tasks.running("reply-listener-start"))
 
 

@@ -67,6 +67,23 @@ async def test_a_renamed_program_is_refused_with_the_reason_at_the_attachment(
     assert lodged(sandbox) == []
 
 
+async def test_a_name_disguised_by_a_right_to_left_override_is_refused_at_the_attachment(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: Any, tmp_path: Path
+) -> None:
+    tab = await open_tab(ui, sandbox, qtbot)
+    # Shown by a bidi-aware renderer as "invoicetxt.pdf": a text file posing as a PDF.
+    await attach(tab.mms.attachments, write(tmp_path, "invoice\u202efdp.txt", b"Pay now\n"))
+    reason = tab.mms.attachments.row_widget(0).reason
+    assert not reason.isHidden()
+    assert "invoice⟨U+202E⟩fdp.txt" in reason.text()
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in reason.text()
+    assert "\u202e" not in reason.text()
+    tab.mms.recipient.set_text("0412 345 678")
+    await send(tab)
+    assert tab.status_label.text().startswith("Not sent:")
+    assert lodged(sandbox) == []
+
+
 async def test_the_400_kb_total_is_enforced_before_sending(
     ui: UiBundle, sandbox: SandboxThread, qtbot: Any, tmp_path: Path
 ) -> None:

@@ -9,6 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from gwdesk.store.history import HistoryEntry
 from gwdesk.ui.widgets.history_view import COLUMNS, HistoryView
+from tests.ui.plain_text_support import tooltip_shows
 
 TITLES = [c.title for c in COLUMNS]
 LONG_TEXT = "Harbour Dental: the clinic is closed on Monday for the public holiday. " * 5
@@ -65,7 +66,7 @@ def test_an_elided_cell_has_its_whole_value_as_tooltip(qtbot: QtBot) -> None:
     view = shown(qtbot, 580)
     external = TITLES.index("External ID")
     tooltip = view.model.index(0, external).data(Qt.ItemDataRole.ToolTipRole)
-    assert tooltip == "gwd-20260302T093000Z-07c25d02a58b-0001"
+    assert tooltip_shows(tooltip) == "gwd-20260302T093000Z-07c25d02a58b-0001"
 
 
 def test_the_message_column_shows_the_text_on_one_line(qtbot: QtBot) -> None:

@@ -14,12 +14,12 @@ import asyncio
 from PySide6.QtWidgets import QMainWindow
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.profile_data import SANDBOX_STORE
 from gwdesk.gateway.outbox_records import Settled
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.batch.run import ChunkState
 from gwdesk.ui.outbox.monitor import CHECK_KEY, OutboxMonitor
-from gwdesk.ui.session import SANDBOX_STORE
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.lock_support import while_locked
 from tests.ui.test_batch_tab import idle, ready_tab, sent

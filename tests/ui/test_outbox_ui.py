@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.profile_data import SANDBOX_STORE
 from gwdesk.domain.models import Secret
 from gwdesk.gateway.outbox_records import gateway_key
 from gwdesk.gateway.outbox_sender import OutboxSender
@@ -28,7 +29,6 @@ from gwdesk.ui.controller import sandbox_profile
 from gwdesk.ui.outbox.dialog import RESUME_KEY, OutboxDialog
 from gwdesk.ui.outbox.monitor import OutboxMonitor
 from gwdesk.ui.sandbox_process import SandboxAddresses
-from gwdesk.ui.session import SANDBOX_STORE
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.send_support import fill, send_and_wait, send_tab
 

@@ -105,7 +105,7 @@ async def test_adding_a_profile_keeps_the_password_in_the_keyring_and_nowhere_on
     assert not dialog.kept_for_session
     assert ui.session.profile == saved
     assert not ui.session.is_sandbox
-    await wait_until(lambda: "AUD" in window.status.balance_label.text())  # signed in
+    await wait_until(lambda: "Credits" in window.status.balance_label.text())  # signed in
     window.close()  # writes the window state to QSettings
     settings_file = Path(ui.settings.fileName())
     assert is_file(settings_file)
@@ -220,6 +220,7 @@ async def test_test_connection_against_the_sandbox_succeeds(
     await wait_until(lambda: dialog.message.property("role") != "hint")
     assert dialog.message.property("role") == "ok"
     assert dialog.message.text().startswith("Connected: the gateway accepted 'demo'")
+    assert "Credits 10,000 (Account/Info, prepaid)" in dialog.message.text()
     assert "Lodge service answered" in dialog.message.text()
     assert dialog.test_button.isEnabled()
     assert ProfileStore().profiles() == []  # testing saves nothing

@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.profile_data import SANDBOX_STORE
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.store.replies import ReplyStore
@@ -21,7 +22,6 @@ from gwdesk.ui.replies.listener_settings import ALL_INTERFACES, ListenerSettings
 from gwdesk.ui.replies.state import ListenerSettings, ListenerState
 from gwdesk.ui.replies.tab import RepliesTab
 from gwdesk.ui.send.tab import SendTab
-from gwdesk.ui.session import SANDBOX_STORE
 from gwdesk.ui.status_bar import GatewayStatusBar
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from tests.conftest import SandboxFactory

@@ -178,7 +178,7 @@ async def test_screenshot_window(
     window.show()
     await ui.connect(busy_sandbox)
     assert [tab.title for tab in window.tabs] == TAB_TITLES
-    await wait_until(lambda: "AUD" in window.status.balance_label.text(), 10, "the balance")
+    await wait_until(lambda: "Credits" in window.status.balance_label.text(), 10, "the balance")
     await put_tabs_in_a_working_state(window, tmp_path)
     assert window.banner.isVisible()
     assert window.status.sandbox_badge.isVisible()

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import httpx
 from pytestqt.qtbot import QtBot
 
+from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.status_bar import ACTIVITY_CHARS, GatewayStatusBar
+from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 
 
@@ -47,3 +52,60 @@ async def test_in_a_narrow_window_the_labels_give_way_and_every_item_stays_in_vi
     assert "…" in shown
     assert shown.startswith("Head office")
     assert bar.profile_label.text().endswith("example.com/api)")  # whole, for tooltips
+
+
+# ---- the balance item: money or credits, and which resource said so ------------------------
+
+
+async def loaded_balance(ui: UiBundle, qtbot: QtBot, sandbox: SandboxThread) -> GatewayStatusBar:
+    bar = GatewayStatusBar(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(bar)
+    await ui.connect(sandbox)
+    await wait_until(lambda: "(" in bar.balance_label.text(), 10, "the balance")
+    return bar
+
+
+async def test_the_balance_item_shows_prepaid_credits_from_account_info(
+    ui: UiBundle, qtbot: QtBot, sandbox: SandboxThread
+) -> None:
+    bar = await loaded_balance(ui, qtbot, sandbox)
+    assert bar.balance_label.text() == "Credits 10,000 (Account/Info, prepaid)"
+    tip = bar.balance_label.toolTip()
+    assert tip.startswith("From the account resource (GET /v2/Account/Info): account demo,")
+    assert tip.endswith("10,000 message credits.")
+
+
+async def test_the_balance_item_says_a_postpaid_account_has_no_credits(
+    ui: UiBundle, qtbot: QtBot, sandbox_factory: SandboxFactory
+) -> None:
+    bar = await loaded_balance(ui, qtbot, sandbox_factory(account_type="postpaid"))
+    assert bar.balance_label.text() == "Postpaid: no credits to show (Account/Info)"
+    assert "for prepaid accounts only" in bar.balance_label.toolTip()
+
+
+async def test_the_balance_item_falls_back_to_the_balance_endpoint_and_says_so(
+    ui: UiBundle, qtbot: QtBot, sandbox_factory: SandboxFactory
+) -> None:
+    sandbox = sandbox_factory(faults="account_info:404=1")
+    bar = await loaded_balance(ui, qtbot, sandbox)
+    assert bar.balance_label.text() == "Balance 1,000.00 AUD, 10,000 credits (account balance)"
+    assert "This gateway has no GET /v2/Account/Info (HTTP 404)." in bar.balance_label.toolTip()
+
+
+async def test_a_refresh_shows_the_credits_a_send_spent(
+    ui: UiBundle, qtbot: QtBot, sandbox: SandboxThread
+) -> None:
+    bar = await loaded_balance(ui, qtbot, sandbox)
+    await asyncio.to_thread(httpx.put, f"{sandbox.rest_url}/sandbox/account", json={"credits": 42})
+    bar.balance_button.click()
+    await wait_until(lambda: bar.balance_label.text().startswith("Credits 42 "), 10, "refresh")
+
+
+async def test_a_gateway_with_neither_account_resource_shows_the_balance_unavailable(
+    ui: UiBundle, qtbot: QtBot, sandbox_factory: SandboxFactory
+) -> None:
+    bar = GatewayStatusBar(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(bar)
+    await ui.connect(sandbox_factory(faults="account_info+balance:404=1"))
+    await wait_until(lambda: bar.balance_label.text() == "Balance: unavailable", 10, "failure")
+    assert "neither GET /v2/Account/Info nor POST" in bar.balance_label.toolTip()

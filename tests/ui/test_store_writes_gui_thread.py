@@ -17,16 +17,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gwdesk.ui.tabs import batch, send
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from gwdesk.domain.models import Secret
 from gwdesk.sandbox.server import SandboxThread
+from gwdesk.ui.batch import tab as batch
 from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import default_service_factory, sandbox_profile
 from gwdesk.ui.sandbox_process import SandboxAddresses
+from gwdesk.ui.send import tab as send
 from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.session import Session
 from gwdesk.ui.status_bar import GatewayStatusBar

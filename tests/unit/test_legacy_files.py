@@ -54,7 +54,7 @@ def test_each_mms_type_is_known_by_its_name_and_confirmed_by_its_bytes(
         ("a.pdf", b"%PDF-1.4", ".pdf files cannot be sent in an MMS"),
         ("empty.png", b"", "empty.png is empty"),
         ("../up.png", PNG, "must be a plain file name"),
-        ("tab\t.png", PNG, "must be a plain file name"),
+        ("tab\t.png", PNG, "holds U+0009, a control character; rename the file"),
     ],
 )
 def test_a_file_the_gateway_would_refuse_is_refused_with_the_reason(
@@ -64,6 +64,58 @@ def test_a_file_the_gateway_would_refuse_is_refused_with_the_reason(
         check_file(name, data, MMS_RULES, "FileName2")
     assert reason in caught.value.message
     assert caught.value.field == "FileName2"
+
+
+def test_a_right_to_left_override_in_a_name_is_refused_naming_the_character() -> None:
+    with pytest.raises(ValidationError) as caught:
+        check_file("invoice\u202efdp.txt", b"Amount due: $12", FAX_RULES, "FileName2")
+    assert caught.value.message == (
+        "The file name 'invoice⟨U+202E⟩fdp.txt' holds U+202E RIGHT-TO-LEFT OVERRIDE, which "
+        "makes it display differently from what it is; rename the file."
+    )
+    assert caught.value.field == "FileName2"
+
+
+@pytest.mark.parametrize(
+    ("char", "named"),
+    [
+        ("\u202a", "U+202A LEFT-TO-RIGHT EMBEDDING, which makes it display differently"),
+        ("\u202d", "U+202D LEFT-TO-RIGHT OVERRIDE, which makes it display differently"),
+        ("\u2066", "U+2066 LEFT-TO-RIGHT ISOLATE, which makes it display differently"),
+        ("\u2069", "U+2069 POP DIRECTIONAL ISOLATE, which makes it display differently"),
+        ("\u200e", "U+200E LEFT-TO-RIGHT MARK, which makes it display differently"),
+        ("\u200f", "U+200F RIGHT-TO-LEFT MARK, which makes it display differently"),
+        ("\u061c", "U+061C ARABIC LETTER MARK, which makes it display differently"),
+        ("\u200b", "U+200B ZERO WIDTH SPACE, an invisible character"),
+        ("\u200c", "U+200C ZERO WIDTH NON-JOINER, an invisible character"),
+        ("\u200d", "U+200D ZERO WIDTH JOINER, an invisible character"),
+        ("\u2060", "U+2060 WORD JOINER, an invisible character"),
+        ("\ufeff", "U+FEFF ZERO WIDTH NO-BREAK SPACE, an invisible character"),
+        ("\u00ad", "U+00AD SOFT HYPHEN, an invisible character"),
+        ("\U000e0041", "U+E0041 TAG LATIN CAPITAL LETTER A, an invisible character"),
+        ("\x1b", "U+001B, a control character"),
+        ("\x85", "U+0085, a control character"),
+        ("\x7f", "U+007F, a control character"),
+        ("\u2028", "U+2028 LINE SEPARATOR, a line break"),
+    ],
+)
+def test_a_name_hiding_a_character_is_refused_naming_it(char: str, named: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        check_file(f"photo{char}.png", PNG, MMS_RULES, "FileName")
+    assert named in caught.value.message
+    assert char not in caught.value.message, "the reason must not carry the trick itself"
+
+
+def test_names_in_other_scripts_are_kept_as_they_are() -> None:
+    for name in ("фото.png", "صورة.png", "写真.png", "naïve café.png"):
+        assert check_file(name, PNG, MMS_RULES, "FileName").file_name == name
+
+
+async def test_a_disguised_name_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "report\u200b.pdf"
+    path.write_bytes(b"%PDF-1.4\n")
+    with pytest.raises(ValidationError, match="U\\+200B ZERO WIDTH SPACE"):
+        await read_files([path], FAX_RULES, FAX_FIELDS)
 
 
 def test_a_fax_takes_pdf_tiff_and_text_but_no_pictures() -> None:

@@ -28,7 +28,7 @@ from gwdesk.cli import (
     SubParsers,
     UsageError,
 )
-from gwdesk.domain.models import Balance, LogRecord, Message
+from gwdesk.domain.models import LogRecord, Message
 from gwdesk.domain.numbers import RecipientCheck, Rejected
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError
@@ -403,25 +403,18 @@ def register_logs(sub: SubParsers, common: argparse.ArgumentParser) -> None:
 # ---- balance ----------------------------------------------------------------------------------
 
 
-def _balance_line(balance: Balance) -> str:
-    credits = (
-        f", {balance.message_credits} message credits"
-        if balance.message_credits is not None
-        else ""
-    )
-    return f"balance {balance.balance} {balance.currency or ''}".rstrip() + credits
-
-
 async def cmd_balance(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
-    balance = await service.balance()
-    out.result(
-        {"ok": True, **balance.model_dump(mode="json", by_alias=True)}, [_balance_line(balance)]
-    )
+    """The balance or credits, from whichever account resource the gateway answers,
+    saying which (`source` in JSON)."""
+    funds = await service.funds()
+    if funds.note:
+        out.note(funds.note)
+    out.result({"ok": True, **funds.to_json()}, [funds.summary()])
     return EXIT_OK
 
 
 def register_balance(sub: SubParsers, common: argparse.ArgumentParser) -> None:
-    p = _sub(sub, "balance", common, "the account balance")
+    p = _sub(sub, "balance", common, "the account's balance or message credits, and their source")
     p.set_defaults(handler=cmd_balance)
 
 

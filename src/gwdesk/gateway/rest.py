@@ -16,6 +16,7 @@ import httpx
 
 from gwdesk.domain.models import (
     SUCCESS,
+    AccountInfo,
     Balance,
     BalanceEnvelope,
     LogListing,
@@ -37,6 +38,8 @@ log = logging.getLogger("gwdesk.gateway.rest")
 FORM: Final = "application/x-www-form-urlencoded"
 JSON_HEADERS: Final = {"Accept": "application/json"}
 TOKEN_PATH: Final = "/v2/oauth/access_token"  # noqa: S105 - a path
+BALANCE_PATH: Final = "/v2/account/balance"
+ACCOUNT_INFO_PATH: Final = "/v2/Account/Info"
 STATUS_KEYS: Final = ("message_id", "batch_code", "external_system_id")
 LOG_KEYS: Final = ("page", "since", "message_id", "batch_code", "recipient")
 
@@ -268,21 +271,37 @@ class RestClient:
         return await self.retrier.idempotent(once, "log listing")
 
     async def balance(self) -> Balance:
-        """The account balance: a form-encoded POST, as the spec shows it."""
+        """The account balance: a form-encoded POST, as the spec shows it.
+
+        The contract wraps it in the envelope; the real service's account resources
+        answer bare objects, so a bare `{"Balance": ...}` is read too.
+        """
 
         async def once() -> Balance:
             raw = await self.authorised(
                 "POST",
-                "/v2/account/balance",
+                BALANCE_PATH,
                 content=b"",
                 headers={"Content-Type": FORM},
                 basic_fallback=True,
             )
             if raw.status != 200:
                 raise error_for(raw)
-            return to_model(raw, BalanceEnvelope, read_json(raw), self.context).data
+            payload = read_json(raw)
+            if isinstance(payload, dict) and "Data" not in payload and "Balance" in payload:
+                return to_model(raw, Balance, payload, self.context)
+            return to_model(raw, BalanceEnvelope, payload, self.context).data
 
         return await self.retrier.idempotent(once, "balance query")
+
+    async def account_info(self) -> AccountInfo:
+        """`GET /v2/Account/Info`, the real service's account resource (a bare object)."""
+
+        async def once() -> AccountInfo:
+            raw, payload = await self._get_json(ACCOUNT_INFO_PATH, {})
+            return to_model(raw, AccountInfo, payload, self.context)
+
+        return await self.retrier.idempotent(once, "account query")
 
     async def replies_page(
         self, start: datetime, end: datetime | None, page: int, page_size: int

@@ -12,14 +12,16 @@ import random
 from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime
 from types import TracebackType
+from typing import Final
 
 import httpx
 
+from gwdesk.domain.funds import Funds
 from gwdesk.domain.models import Balance, LogListing, Message, Reply, Secret
 from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.auth import Credentials
-from gwdesk.gateway.errors import GatewayError, ValidationError
+from gwdesk.gateway.errors import GatewayError, NotFoundError, ValidationError
 from gwdesk.gateway.http import HttpSettings, build_client
 from gwdesk.gateway.lodge.client import LodgeClient
 from gwdesk.gateway.paging import LogSync, iter_replies
@@ -28,6 +30,8 @@ from gwdesk.gateway.retry import Retrier, RetryPolicy, Sleep
 from gwdesk.gateway.sending import ChunkResult, Outgoing, Sender, SendOutcome
 
 LodgeFactory = Callable[[Profile, Credentials, httpx.AsyncClient], LodgeClient]
+#: Statuses that say a gateway does not have an endpoint at all.
+ABSENT_STATUSES: Final = (404, 405)
 
 
 class GatewayService:
@@ -170,6 +174,34 @@ class GatewayService:
 
     async def balance(self) -> Balance:
         return await self.rest.balance()
+
+    async def funds(self) -> Funds:
+        """What the account has to send with, from whichever account resource answers.
+
+        `GET /v2/Account/Info` first: the real service documents it, with its fields,
+        and answers it to Bearer and Basic alike, whereas the spec shows the balance
+        endpoint only as a Basic-auth POST and leaves its answer unstated (the
+        contract's envelope is this project's guess). A gateway without Account/Info
+        (404, or 405 for a path it routes otherwise) is asked for the balance instead.
+        """
+        try:
+            return Funds(await self.rest.account_info())
+        except GatewayError as exc:
+            if exc.status not in ABSENT_STATUSES:
+                raise
+            missing = exc.status
+        note = f"This gateway has no GET /v2/Account/Info (HTTP {missing})."
+        try:
+            return Funds(await self.rest.balance(), note=note)
+        except GatewayError as exc:
+            if exc.status not in ABSENT_STATUSES:
+                raise
+            raise NotFoundError(
+                "The gateway answers neither GET /v2/Account/Info nor POST "
+                f"/v2/account/balance (HTTP {missing} and {exc.status}), so there is no "
+                "balance or credit to show.",
+                status=exc.status,
+            ) from None
 
     def replies(
         self, start: datetime, end: datetime | None = None, *, page_size: int = 100

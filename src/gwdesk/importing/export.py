@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from gwdesk.importing.recipients import InvalidRow
+from gwdesk.private_files import open_private
 
 _TRIGGERS: Final = ("=", "+", "-", "@", "\t", "\r", "\n")
 _PLAIN_NUMBER: Final = re.compile(r"[+\-]?[\d\s().\-/]*")
@@ -32,7 +33,7 @@ def safe_cell(value: str) -> str:
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> int:
     """Write rows (UTF-8 with a BOM, which Excel needs to read it as UTF-8); returns the count."""
     count = 0
-    with path.open("w", encoding="utf-8-sig", newline="") as handle:
+    with open_private(path, "w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.writer(handle, quoting=csv.QUOTE_MINIMAL)
         writer.writerow([safe_cell(str(v)) for v in header])
         for row in rows:

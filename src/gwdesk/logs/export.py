@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from gwdesk.logs.query import LogQuery, iter_view
 from gwdesk.logs.rows import FIELD_BY_COLUMN, FIELDS, RECEIPT_RAW_INDEX, from_us
+from gwdesk.private_files import open_private
 
 FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
 _INDEX: Final = {f.column: i for i, f in enumerate(FIELDS)}
@@ -62,7 +63,7 @@ def export_csv(
     partial = target.with_name(target.name + ".partial")
     written = 0
     try:
-        with partial.open("w", encoding="utf-8-sig", newline="") as handle:
+        with open_private(partial, "w", encoding="utf-8-sig", newline="") as handle:
             out = csv.writer(handle)
             out.writerow([FIELD_BY_COLUMN[c].title for c in columns])
             for chunk in iter_view(conn, query):

@@ -46,8 +46,13 @@ class BackfillResult:
 
 
 def suggested_start(store: ReplyStore, now: datetime) -> datetime:
-    """Where a backfill on start should begin: a margin before the newest stored reply."""
-    latest = store.latest_received_at()
+    """Where a backfill on start should begin: a margin before the newest stored reply.
+
+    Replies dated after `now` are passed over (the store no longer keeps such times,
+    but an earlier version did): one reply dated 9999 would otherwise shrink the
+    window to the last hour and leave a longer outage's replies unfetched.
+    """
+    latest = store.latest_received_at(now)
     return now - FIRST_WINDOW if latest is None else min(latest - OVERLAP, now - OVERLAP)
 
 

@@ -4,10 +4,9 @@ One catch-all route answers every request, so a wrong path, a wrong secret and a
 path that does not exist look identical (404) and the secret path cannot be
 probed for. On the secret path, GET reads the query (reply webhook `HTTP`,
 `HTTPGET`), POST reads a form body (`HTTPPOST`) or a JSON body (keyword forward),
-anything else is a 405. Bodies are read with a size cap and a deadline; headers
-have their own deadline (the server's keep-alive time-out, which aiohttp also
-applies to a connection that has not yet sent a complete request). No access log:
-every request line carries the secret.
+anything else is a 405. Bodies are read with a size cap and a deadline; request
+heads have their own cap and deadline (`connections.py`). No access log: every
+request line carries the secret.
 """
 
 from __future__ import annotations
@@ -18,11 +17,12 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 from zoneinfo import ZoneInfo
 
 from aiohttp import web
 
+from gwdesk.replies.connections import ConnectionGuard
 from gwdesk.replies.inbox import InboxClosed, ReplyInbox
 from gwdesk.replies.parse import (
     ParamReader,
@@ -55,61 +55,16 @@ class ListenerLimits:
     """Open connections at most; see `ConnectionGuard` for how room is made."""
     linger: float = 2.0
     """Seconds spent discarding an unread body after a refusal, before the connection closes."""
-
-
-_REFUSED: Final = (
-    b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-)
-
-
-class _Refused(asyncio.Protocol):
-    """A connection turned away at once: every slot holds a request being handled."""
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        if isinstance(transport, asyncio.WriteTransport):
-            transport.write(_REFUSED)
-        transport.close()
-
-
-class ConnectionGuard:
-    """At most `limit` open connections; room is made where an attacker would sit.
-
-    When full, the connection closed is the oldest that never delivered a request
-    (a slowloris client, an idle hoarder), else the oldest idle one; a request being
-    handled is never cut. If every connection is busy the newcomer is turned away.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.busy: set[web.RequestHandler] = set()
-        self._served: set[web.RequestHandler] = set()
-        self._closing: set[web.RequestHandler] = set()
-
-    def started(self, protocol: web.RequestHandler) -> None:
-        self.busy.add(protocol)
-        self._served.add(protocol)
-
-    def finished(self, protocol: web.RequestHandler) -> None:
-        self.busy.discard(protocol)
-
-    def factory(self, web_server: web.Server) -> Callable[[], asyncio.BaseProtocol]:
-        def make() -> asyncio.BaseProtocol:
-            connections = web_server.connections  # in the order they were made
-            live = set(connections)
-            self._served &= live
-            self._closing &= live
-            open_ones = [c for c in connections if c not in self._closing]
-            if len(open_ones) >= self.limit:
-                idle = [c for c in open_ones if c not in self.busy]
-                never_served = [c for c in idle if c not in self._served]
-                victims = never_served or idle
-                if not victims:
-                    return _Refused()
-                self._closing.add(victims[0])
-                victims[0].force_close()
-            return web_server()
-
-        return make
+    max_head: int = 64 * 1024
+    """Bytes a connection may send towards its next complete request head: its line and
+    headers (a gateway's are under 2 KB), and the body of the request before it, since
+    aiohttp's parser does not say where a body ends (see `connections.py`)."""
+    max_line: int = 16 * 1024
+    """Bytes of the request line: a GET webhook carries the reply's text, percent-encoded."""
+    max_field: int = 8190
+    """Bytes of one header's name or value (aiohttp's default)."""
+    max_headers: int = 64
+    """Headers in one request; a gateway sends a handful, a proxy in front adds a few."""
 
 
 class _ServerLog(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -153,19 +108,22 @@ class ReplyEndpoint:
         self.limits = limits
         self._params = ParamReader(template, WebhookClock(zone))
         self._path = template.path.encode("ascii")
-        self.guard = ConnectionGuard(limits.max_connections)
+        self.guard = ConnectionGuard(limits.max_connections, limits.max_head)
 
     def server(self) -> tuple[web.Server, Callable[[], asyncio.BaseProtocol]]:
         """aiohttp's low-level server (no router: one handler sees every path) and the
         protocol factory to serve it with; call on the listener's loop."""
-        web_server = web.Server(
-            self.handle,
-            logger=_ServerLog(log, {}),
-            access_log=None,
-            keepalive_timeout=self.limits.header_timeout,
-            lingering_time=self.limits.linger,
-        )
-        return web_server, self.guard.factory(web_server)
+        options: dict[str, Any] = {
+            "logger": _ServerLog(log, {}),
+            "access_log": None,
+            "keepalive_timeout": self.limits.header_timeout,
+            "lingering_time": self.limits.linger,
+            "max_line_size": self.limits.max_line,
+            "max_field_size": self.limits.max_field,
+            "max_headers": self.limits.max_headers,
+        }
+        web_server = web.Server(self.handle, **options)
+        return web_server, self.guard.factory(web_server, **options)
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         protocol = request.protocol

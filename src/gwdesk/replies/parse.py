@@ -21,8 +21,9 @@ from gwdesk.store.replies import IncomingReply
 
 MAX_PARAMS: Final = 50
 """A real call carries five; a few hundred is an attack on the parser, not a reply."""
-MAX_NUMBER: Final = 64
-"""Phone numbers and alphanumeric sender names are far shorter."""
+MAX_NUMBER: Final = 32
+"""Characters of a phone number or sender name: E.164 numbers have at most 15 digits and
+alphanumeric senders 11 characters, so twice that leaves room for `+`, spaces and prefixes."""
 MAX_ID: Final = 200
 KEYWORD_FIELDS: Final = ("From", "To", "Message", "ReceivedAt")
 """Required fields of the keyword-forward JSON (contract); SentAt and the ids are optional."""
@@ -186,22 +187,43 @@ def decode_form(body: bytes) -> str:
 # ---- keyword forwards ----------------------------------------------------------------------
 
 
+class _JsonNumber(str):
+    """A JSON integer kept as its digits: `int()` of a 5,000-digit one raises (Python's
+    conversion limit), and numbers here are phone numbers or ids, never arithmetic."""
+
+    __slots__ = ()
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str) and not isinstance(value, _JsonNumber)
+
+
 def _iso(data: dict[str, Any], name: str, zone: ZoneInfo) -> datetime:
+    """An aware time; one that is not ISO 8601, or not expressible in UTC, is refused.
+
+    A time that is merely implausible (year 9999, say) is the store's to judge: it
+    keeps the reply, received now, with the time it claimed (`ReplyStore.add`).
+    """
     value = data[name]
-    if not isinstance(value, str):
+    if not _is_text(value):
         raise Rejected(400, f"{name} must be an ISO 8601 time string")
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
         raise Rejected(400, f"{name} is not an ISO 8601 time: {value[:40]!r}") from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        raise Rejected(400, f"{name} is out of range: {value[:40]!r} is no time in UTC") from None
+    return moment
 
 
 def _string(data: dict[str, Any], name: str, limit: int | None = None) -> str | None:
     value = data.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, str | int):
+    if isinstance(value, bool) or not isinstance(value, str):  # a JSON number is a _JsonNumber
         raise Rejected(400, f"{name} must be a string")
     text = str(value)
     if limit is not None and len(text) > limit:
@@ -216,7 +238,7 @@ def reply_from_keyword(body: bytes, zone: ZoneInfo) -> IncomingReply:
     except UnicodeDecodeError:
         raise Rejected(400, "the body is not UTF-8 text") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_JsonNumber)
     except json.JSONDecodeError as exc:
         raise Rejected(
             400, f"the body is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
@@ -233,7 +255,7 @@ def reply_from_keyword(body: bytes, zone: ZoneInfo) -> IncomingReply:
             400, "missing field" + ("s " if len(missing) > 1 else " ") + ", ".join(missing)
         )
     message = data["Message"]
-    if not isinstance(message, str):
+    if not _is_text(message):
         raise Rejected(400, "Message must be a string")
     from_number = _string(data, "From")
     to_number = _string(data, "To")

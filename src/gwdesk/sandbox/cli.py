@@ -28,6 +28,7 @@ from gwdesk.sandbox.config import (
     DEFAULT_USERNAME,
     SandboxConfig,
 )
+from gwdesk.sandbox.db import ACCOUNT_TYPES
 
 
 def default_db() -> str:
@@ -41,6 +42,11 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--db", default=None, help="SQLite file, or :memory: (default: user data dir)")
     p.add_argument("--user", default=DEFAULT_USERNAME, help="the account's user name")
     p.add_argument("--password", default=DEFAULT_PASSWORD, help="the account's password")
+    p.add_argument(
+        "--account-type", choices=ACCOUNT_TYPES, default=None,
+        help="make the account prepaid (message credits) or postpaid (none); "
+        "default: as stored, prepaid when new",
+    )  # fmt: skip
     p.add_argument(
         "--token-ttl", type=float, default=DEFAULT_TOKEN_TTL, metavar="SECONDS",
         help="lifetime of OAuth access tokens",
@@ -276,6 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             db=args.db or default_db(),
             username=args.user,
             password=args.password,
+            account_type=args.account_type,
             token_ttl=args.token_ttl,
             namespace=args.namespace,
             timezone=args.timezone,

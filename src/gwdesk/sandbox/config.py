@@ -23,6 +23,9 @@ class SandboxConfig:
     """A SQLite file path, or `:memory:` for a throw-away gateway."""
     username: str = DEFAULT_USERNAME
     password: str = DEFAULT_PASSWORD
+    account_type: str | None = None
+    """`prepaid` or `postpaid` for the main account; None keeps the stored type (a new
+    account is prepaid)."""
     token_ttl: float = DEFAULT_TOKEN_TTL
     namespace: str = DEFAULT_NAMESPACE
     timezone: str = DEFAULT_TIMEZONE

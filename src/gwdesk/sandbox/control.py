@@ -1,4 +1,5 @@
-"""Sandbox-only control endpoints under `/sandbox/`: replies, keywords, attempts, auto-reply.
+"""Sandbox-only control endpoints under `/sandbox/`: replies, keywords, attempts, auto-reply,
+and an account's type and credits.
 
 No authentication: the sandbox is a loopback tool for tests and demos. JSON in and
 out; anything refused is a 4xx with `{"error": "..."}`, never a traceback. Objects
@@ -23,7 +24,7 @@ from aiohttp import web
 from gwdesk.sandbox import autoreply
 from gwdesk.sandbox import validation as v
 from gwdesk.sandbox.autoreply import AUTO_REPLIER
-from gwdesk.sandbox.db import Account
+from gwdesk.sandbox.db import ACCOUNT_TYPES, POSTPAID, PREPAID, Account, set_account_type
 from gwdesk.sandbox.engine import Engine, datetime_to_us, iso
 from gwdesk.sandbox.http_util import JSON_TYPE, BodyTooLarge, json_response, read_limited
 from gwdesk.sandbox.state import STATE, SandboxState
@@ -37,6 +38,8 @@ BODY_LIMIT: Final = 64 * 1024
 REPLY_FIELDS: Final = frozenset({"message_id", "text", "from", "to", "sent_at", "account"})
 KEYWORD_FIELDS: Final = frozenset({"keyword", "url", "account"})
 AUTO_REPLY_FIELDS: Final = frozenset({"enabled", "delay", "rate"})
+ACCOUNT_FIELDS: Final = frozenset({"account", "type", "credits"})
+MAX_CREDITS: Final = 1_000_000_000
 #: The number a customer texts may be a short code, so 3 digits are enough here.
 TO_NUMBER_RE: Final = re.compile(r"\+?(\d{3,15})")
 KEYWORD_RE: Final = re.compile(r"\S{1,50}")
@@ -372,6 +375,50 @@ async def put_auto_reply(request: web.Request) -> web.StreamResponse:
     return json_response(replier.settings())
 
 
+# ---- account type and credits --------------------------------------------------------------
+
+
+def _account_record(state: SandboxState, account: Account) -> dict[str, Any]:
+    funds = state.engine.funds(account)
+    return {
+        "account": account.username,
+        "type": funds.account_type,
+        "credits": funds.credits,
+        "balance": funds.balance,
+        "currency": funds.currency,
+    }
+
+
+async def get_account(request: web.Request) -> web.StreamResponse:
+    state = _state(request)
+    account = _account(state, _single_query(request, ("account",)).get("account"))
+    return json_response(_account_record(state, account))
+
+
+async def put_account(request: web.Request) -> web.StreamResponse:
+    """Make an account prepaid (with `credits`, or those it has) or postpaid (no credits)."""
+    state = _state(request)
+    body = await _json_object(request, ACCOUNT_FIELDS)
+    account = _account(state, body.get("account"))
+    kind = _text_value(body.get("type"), "type", required=False)
+    credits = body.get("credits")
+    if kind is None and credits is None:
+        raise ControlError(400, "Give type, credits or both.")
+    current = state.engine.funds(account).account_type
+    kind = current if kind is None else kind.strip().lower()
+    if kind not in ACCOUNT_TYPES:
+        raise ControlError(400, f"type must be {PREPAID} or {POSTPAID}.")
+    if credits is not None:
+        if isinstance(credits, bool) or not isinstance(credits, int):
+            raise ControlError(400, "credits must be a whole number.")
+        if not 0 <= credits <= MAX_CREDITS:
+            raise ControlError(400, f"credits must be from 0 to {MAX_CREDITS:,}.")
+        if kind == POSTPAID:
+            raise ControlError(400, "A postpaid account has no credits; leave credits out.")
+    set_account_type(state.conn, account.id, kind, credits)
+    return json_response(_account_record(state, account))
+
+
 # ---- wiring --------------------------------------------------------------------------------
 
 
@@ -416,3 +463,5 @@ def register(app: web.Application) -> None:
     router.add_delete("/sandbox/keywords/{keyword}", delete_keyword)
     router.add_get("/sandbox/auto-reply", get_auto_reply)
     router.add_put("/sandbox/auto-reply", put_auto_reply)
+    router.add_get("/sandbox/account", get_account)
+    router.add_put("/sandbox/account", put_account)

@@ -8,15 +8,23 @@ page and count by index lookups instead of scanning a million rows.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import secrets
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+PREPAID = "prepaid"
+POSTPAID = "postpaid"
+ACCOUNT_TYPES = (PREPAID, POSTPAID)
+#: Message credits a prepaid account starts with (or gets when it turns prepaid).
+STARTING_CREDITS = 10_000
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -29,7 +37,9 @@ CREATE TABLE IF NOT EXISTS accounts (
     currency TEXT NOT NULL DEFAULT 'AUD',
     default_from TEXT NOT NULL,
     message_count INTEGER NOT NULL DEFAULT 0,
-    last_lodged_us INTEGER NOT NULL DEFAULT 0
+    last_lodged_us INTEGER NOT NULL DEFAULT 0,
+    account_type TEXT NOT NULL DEFAULT 'prepaid',
+    message_credits INTEGER DEFAULT 10000
 );
 CREATE TABLE IF NOT EXISTS tokens (
     token_hash BLOB PRIMARY KEY,
@@ -143,10 +153,35 @@ def token_digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8")).digest()
 
 
+def make_private(path: Path) -> None:
+    """The database file (and SQLite's files beside it) readable by its owner only.
+
+    The sandbox's own copy of the client's rule (it shares no code with the
+    client): folders it creates are 0700, the file is created 0600 whatever the
+    umask, and one an earlier version left 0644 is tightened. A folder that
+    already existed is left alone: `--db` may name any folder, the current one too.
+    """
+    missing = []
+    folder = path.parent
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for created in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            created.mkdir(mode=0o700)
+        os.chmod(created, 0o700)
+    os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o600))
+    for name in (str(path), f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            mode = stat.S_IMODE(os.stat(name).st_mode)
+            if mode & 0o077:
+                os.chmod(name, mode & 0o700)
+
+
 def open_database(path: str | Path) -> sqlite3.Connection:
     """Open (creating if needed) the sandbox database with the schema in place."""
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        make_private(Path(path))
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout=5000")
@@ -155,11 +190,32 @@ def open_database(path: str | Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA cache_size=-65536")
     conn.executescript(SCHEMA)
+    _add_account_kinds(conn)
     conn.execute(
-        "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+        "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value "
+        "WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
         (str(SCHEMA_VERSION),),
     )
     return conn
+
+
+def _add_account_kinds(conn: sqlite3.Connection) -> None:
+    """Version 2: accounts got a type and message credits (existing ones become prepaid)."""
+
+    def missing() -> list[str]:
+        columns = {row["name"] for row in conn.execute("PRAGMA table_info(accounts)")}
+        return [name for name in ("account_type", "message_credits") if name not in columns]
+
+    if not missing():
+        return
+    with transaction(conn):  # another process may be adding them: check again under the lock
+        for name in missing():
+            definition = {
+                "account_type": f"TEXT NOT NULL DEFAULT '{PREPAID}'",
+                "message_credits": f"INTEGER DEFAULT {STARTING_CREDITS}",
+            }[name]
+            conn.execute(f"ALTER TABLE accounts ADD COLUMN {name} {definition}")
 
 
 @contextmanager
@@ -175,9 +231,17 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def ensure_account(
-    conn: sqlite3.Connection, username: str, password: str, default_from: str = "61400000000"
+    conn: sqlite3.Connection,
+    username: str,
+    password: str,
+    default_from: str = "61400000000",
+    account_type: str | None = None,
 ) -> Account:
-    """Create the account, or set its password when it exists already."""
+    """Create the account, or set its password when it exists already.
+
+    New accounts are prepaid with `STARTING_CREDITS`; `account_type` changes the type
+    (see `set_account_type`), None leaves it as stored.
+    """
     salt = secrets.token_bytes(16)
     digest = hash_password(password, salt)
     with transaction(conn):
@@ -189,7 +253,27 @@ def ensure_account(
     row = conn.execute(
         "SELECT id, username, default_from FROM accounts WHERE username = ?", (username,)
     ).fetchone()
-    return Account(row["id"], row["username"], row["default_from"])
+    account = Account(row["id"], row["username"], row["default_from"])
+    if account_type is not None:
+        set_account_type(conn, account.id, account_type)
+    return account
+
+
+def set_account_type(
+    conn: sqlite3.Connection, account_id: int, account_type: str, credits: int | None = None
+) -> None:
+    """Make an account prepaid (keeping its credits, or `STARTING_CREDITS` if it had none,
+    or `credits` when given) or postpaid (no credits at all)."""
+    if account_type not in ACCOUNT_TYPES:
+        raise ValueError(f"an account is {' or '.join(ACCOUNT_TYPES)}, not {account_type!r}")
+    if account_type == POSTPAID and credits is not None:
+        raise ValueError("a postpaid account has no message credits")
+    with transaction(conn):
+        conn.execute(
+            "UPDATE accounts SET account_type = ?, message_credits = CASE WHEN ? = ? THEN NULL "
+            "ELSE COALESCE(?, message_credits, ?) END WHERE id = ?",
+            (account_type, account_type, POSTPAID, credits, STARTING_CREDITS, account_id),
+        )
 
 
 def verify_password(conn: sqlite3.Connection, username: str, password: str) -> Account | None:

@@ -1,6 +1,6 @@
 """The gateway's behaviour, independent of which face (REST or Lodge) asked.
 
-Lodging, batches, status, logs, balance and replies live here; the REST and
+Lodging, batches, status, logs, balance and credits, and replies live here; the REST and
 Lodge modules only translate requests and results. Everything runs on the
 server's event loop thread, so the single SQLite connection needs no locking.
 """
@@ -27,6 +27,8 @@ SERVICE_REST: Final = 1
 SERVICE_LODGE: Final = 2
 #: What one part (or one MMS, one fax file) costs, in cents.
 PRICE_CENTS: Final = {"SMS": 6, "WAP": 6, "MMS": 30, "FAX": 25}
+#: The same in a prepaid account's message credits (a credit is about one SMS part).
+PRICE_CREDITS: Final = {"SMS": 1, "WAP": 1, "MMS": 5, "FAX": 4}
 
 MESSAGE_COLUMNS: Final = (
     "account_id, rank, message_id, type, status, lodged_us, sent_us, receipt_us, deliver_at_us, "
@@ -104,13 +106,20 @@ class Draft:
         data["attachments"] = [Attachment(**a) for a in data.get("attachments", [])]
         return cls(**data)
 
+    def _cost(self, prices: dict[str, int]) -> int:
+        if self.type == "FAX":
+            return prices["FAX"] * max(1, len(self.attachments))
+        if self.type in ("MMS", "WAP"):
+            return prices[self.type]
+        return prices["SMS"] * count_parts(self.text)
+
     @property
     def cost_cents(self) -> int:
-        if self.type == "FAX":
-            return PRICE_CENTS["FAX"] * max(1, len(self.attachments))
-        if self.type in ("MMS", "WAP"):
-            return PRICE_CENTS[self.type]
-        return PRICE_CENTS["SMS"] * count_parts(self.text)
+        return self._cost(PRICE_CENTS)
+
+    @property
+    def cost_credits(self) -> int:
+        return self._cost(PRICE_CREDITS)
 
 
 class MessageIds:
@@ -129,6 +138,17 @@ class MessageIds:
             self._counter = self._rng.randrange(0, 400_000)
         self._counter += 1
         return f"{second}{self._counter % 1_000_000:06d}"
+
+
+@dataclass(frozen=True, slots=True)
+class AccountFunds:
+    name: str
+    account_type: str
+    """`prepaid` or `postpaid` (`db.ACCOUNT_TYPES`)."""
+    balance: float
+    currency: str
+    credits: int | None
+    """Message credits of a prepaid account; None for a postpaid one."""
 
 
 @dataclass(slots=True)
@@ -214,10 +234,12 @@ class Engine:
                 continue
         else:  # pragma: no cover - a million ids a second would be needed
             raise RuntimeError("could not allocate a unique MessageId")
+        # A postpaid account's credits are NULL and stay so.
         self.conn.execute(
             "UPDATE accounts SET message_count = ?, last_lodged_us = ?, "
-            "balance_cents = balance_cents - ? WHERE id = ?",
-            (rank, lodged, draft.cost_cents, account.id),
+            "balance_cents = balance_cents - ?, message_credits = message_credits - ? "
+            "WHERE id = ?",
+            (rank, lodged, draft.cost_cents, draft.cost_credits, account.id),
         )
         row: sqlite3.Row = self.conn.execute(
             "SELECT * FROM messages WHERE id = ?", (cursor.lastrowid,)
@@ -383,11 +405,20 @@ class Engine:
         ).fetchall()
         return (total, rows)
 
-    def balance(self, account: Account) -> tuple[float, str]:
+    def funds(self, account: Account) -> AccountFunds:
+        """What both account resources (balance, Account/Info) report, read together."""
         row = self.conn.execute(
-            "SELECT balance_cents, currency FROM accounts WHERE id = ?", (account.id,)
+            "SELECT username, balance_cents, currency, account_type, message_credits "
+            "FROM accounts WHERE id = ?",
+            (account.id,),
         ).fetchone()
-        return (row["balance_cents"] / 100, row["currency"])
+        return AccountFunds(
+            name=row["username"],
+            account_type=row["account_type"],
+            balance=row["balance_cents"] / 100,
+            currency=row["currency"],
+            credits=row["message_credits"],
+        )
 
     # ---- replies -------------------------------------------------------------------------
 

@@ -12,10 +12,14 @@ Spec grammar (documented for users in docs/sandbox.md)::
     spec    := rule (";" rule)*
     rule    := keys ":" effect ("," effect)*
     keys    := key ("+" key)*          token simple_send send status logs balance
-                                       replies lodge wsdl, or * (all but wsdl)
+                                       account_info replies lodge wsdl, or * (all but wsdl)
     effect  := "latency=" SECONDS ["-" SECONDS]
              | kind "=" RATE ["@" ARG]
-    kind    := 500 | 503 | 429 | html | drop_before | drop_after | slow | malformed
+    kind    := 500 | 503 | 429 | html | 404 | drop_before | drop_after | slow | malformed
+
+`404=1` makes an endpoint absent, as on a gateway that does not have it (the real
+service and this spec differ on the account resources), so clients' fallbacks can
+be tested.
 
 An endpoint's own rule overrides `*` for the same effect; among rules of the same
 reach the later wins. The rates of one endpoint may add up to at most 1.
@@ -40,6 +44,7 @@ from gwdesk.sandbox.state import STATE
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+#: Fault keys by lower-case path: the REST paths match in any letter case.
 REST_ENDPOINTS: Final = {
     "/v2/oauth/access_token": "token",
     "/v2/message/simple_send": "simple_send",
@@ -47,7 +52,8 @@ REST_ENDPOINTS: Final = {
     "/v2/message/status": "status",
     "/v2/message/logs": "logs",
     "/v2/account/balance": "balance",
-    "/v2/Replies/GetByDate": "replies",
+    "/v2/account/info": "account_info",
+    "/v2/replies/getbydate": "replies",
 }
 ENDPOINTS: Final = (*REST_ENDPOINTS.values(), "lodge", "wsdl")
 #: `*` leaves the WSDL alone: a client that cannot load the WSDL never reaches the
@@ -60,12 +66,13 @@ OUTCOMES: Final = (
     "503",
     "429",
     "html",
+    "404",
     "drop_after",
     "slow",
     "malformed",
 )
 #: Outcomes that answer without the request being processed.
-UNPROCESSED: Final = frozenset({"drop_before", "500", "503", "429", "html"})
+UNPROCESSED: Final = frozenset({"drop_before", "500", "503", "429", "html", "404"})
 HTML_STATUSES: Final = (502, 503, 504)
 MAX_SECONDS: Final = 600.0
 DEFAULT_RETRY_AFTER: Final = 1.0
@@ -336,7 +343,7 @@ FAULTS: Final = web.AppKey("gwdesk_sandbox_faults", FaultInjector)
 
 def endpoint_of(request: web.Request) -> str | None:
     """The fault key of a request; None for `/sandbox/` and anything unnamed."""
-    name = REST_ENDPOINTS.get(request.path)
+    name = REST_ENDPOINTS.get(request.path.lower())
     if name is not None:
         return name
     if request.path.lower().startswith(LODGE_PATH.lower()):
@@ -375,8 +382,8 @@ def _html_page(status: int) -> web.Response:
     return response
 
 
-def _error(endpoint: str, outcome: Outcome) -> web.Response:
-    """A 500, 503 or 429 in the face's own shape: envelope for REST, text for Lodge."""
+def _error(request: web.Request, endpoint: str, outcome: Outcome) -> web.Response:
+    """A 500, 503, 429 or 404 in the face's own shape: envelope for REST, text for Lodge."""
     status = int(outcome.kind)
     headers = {FAULT_HEADER: outcome.kind}
     if outcome.arg is not None:
@@ -385,6 +392,7 @@ def _error(endpoint: str, outcome: Outcome) -> web.Response:
         500: "The gateway could not process the request.",
         503: "The gateway is temporarily unavailable.",
         429: "Too many requests; slow down.",
+        404: f"No such endpoint: {request.path[:80]}.",
     }
     if outcome.arg is not None:
         messages[status] += f" Retry after {int(outcome.arg)} seconds."
@@ -393,6 +401,7 @@ def _error(endpoint: str, outcome: Outcome) -> web.Response:
             500: "Server was unable to process request.",
             503: "Service Unavailable",
             429: "Too Many Requests",
+            404: "Not Found",
         }
         return web.Response(text=text[status], status=status, headers=headers)
     return failure(status, messages[status], headers=headers)
@@ -443,7 +452,7 @@ async def middleware(request: web.Request, handler: Handler) -> web.StreamRespon
         assert outcome.arg is not None
         return _html_page(int(outcome.arg))
     if kind in UNPROCESSED:
-        return _error(endpoint, outcome)
+        return _error(request, endpoint, outcome)
     response = await _process(request, handler)
     if kind == "drop_after":
         return _drop(request)

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from aiohttp import web
 
 JSON_TYPE = "application/json"
+
+
+def any_case(path: str) -> str:
+    """An aiohttp route matching `path` in any letter case, as IIS and ASP.NET route.
+
+    The real service's documentation itself writes `/v2/Replies/GetByDate` beside
+    `/v2/message/send`, and clients copy either.
+    """
+    return "/{path:(?i:" + re.escape(path.lstrip("/")) + ")}"
 
 
 class BodyTooLarge(Exception):

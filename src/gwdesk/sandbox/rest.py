@@ -8,7 +8,7 @@ import math
 import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qsl
 
 from aiohttp import web
@@ -19,6 +19,7 @@ from gwdesk.sandbox.db import Account
 from gwdesk.sandbox.engine import SERVICE_REST, Draft, Engine, LogQuery, datetime_to_us, iso
 from gwdesk.sandbox.http_util import (
     BodyTooLarge,
+    any_case,
     failure,
     json_response,
     read_limited,
@@ -270,8 +271,28 @@ async def balance(request: web.Request) -> web.StreamResponse:
     if request.body_exists and request.content_type not in (FORM_TYPE, "application/octet-stream"):
         raise RestError(415, f"Content-Type must be {FORM_TYPE}.")
     await _body(request)
-    amount, currency = _state(request).engine.balance(account)
-    return success({"Balance": amount, "Currency": currency, "MessageCredits": None})
+    funds = _state(request).engine.funds(account)
+    return success(
+        {"Balance": funds.balance, "Currency": funds.currency, "MessageCredits": funds.credits}
+    )
+
+
+async def account_info(request: web.Request) -> web.StreamResponse:
+    """`GET /v2/Account/Info`, as the real service documents it: a bare object (no envelope);
+    `MessageCredits` only for a prepaid account."""
+    account = _account(request)
+    if request.query:
+        name = next(iter(request.query))
+        raise RestError(400, "Account/Info takes no query parameters.", name)
+    funds = _state(request).engine.funds(account)
+    info: dict[str, Any] = {
+        "AccountName": funds.name,
+        "AccountStatus": "Active",
+        "AccountType": funds.account_type.capitalize(),
+    }
+    if funds.credits is not None:
+        info["MessageCredits"] = funds.credits
+    return json_response(info)
 
 
 def _backfill_time(
@@ -369,8 +390,8 @@ async def replies_by_date(request: web.Request) -> web.StreamResponse:
 
 @web.middleware
 async def rest_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Failure envelopes for every `/v2/` error, never a traceback."""
-    if not request.path.startswith("/v2/"):
+    """Failure envelopes for every `/v2/` error (any letter case), never a traceback."""
+    if request.path[:4].lower() != "/v2/":
         return await handler(request)
     try:
         return await handler(request)
@@ -398,11 +419,23 @@ async def rest_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return failure(500, "The gateway could not process the request.")
 
 
+#: Every REST route (method, path, handler). Paths match in any letter case, as the real
+#: service's do; they are written here as the spec and the real documentation write them.
+ROUTES: Final = (
+    ("POST", "/v2/oauth/access_token", access_token),
+    ("POST", "/v2/message/simple_send", simple_send),
+    ("POST", "/v2/message/send", send),
+    ("GET", "/v2/message/status", status),
+    ("GET", "/v2/message/logs", logs),
+    ("POST", "/v2/account/balance", balance),
+    ("GET", "/v2/Account/Info", account_info),
+    ("GET", "/v2/Replies/GetByDate", replies_by_date),
+)
+
+
 def register(app: web.Application) -> None:
-    app.router.add_post("/v2/oauth/access_token", access_token)
-    app.router.add_post("/v2/message/simple_send", simple_send)
-    app.router.add_post("/v2/message/send", send)
-    app.router.add_get("/v2/message/status", status)
-    app.router.add_get("/v2/message/logs", logs)
-    app.router.add_post("/v2/account/balance", balance)
-    app.router.add_get("/v2/Replies/GetByDate", replies_by_date)
+    for method, path, handler in ROUTES:
+        if method == "GET":
+            app.router.add_get(any_case(path), handler)  # and HEAD, as before
+        else:
+            app.router.add_route(method, any_case(path), handler)

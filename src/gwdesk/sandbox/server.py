@@ -32,7 +32,7 @@ def build_state(config: SandboxConfig) -> SandboxState:
     zone = ZoneInfo(config.timezone)
     rng = random.Random(config.seed)
     conn = open_database(config.db)
-    ensure_account(conn, config.username, config.password)
+    ensure_account(conn, config.username, config.password, account_type=config.account_type)
     for username, password in config.extra_accounts:
         ensure_account(conn, username, password)
     engine = Engine(

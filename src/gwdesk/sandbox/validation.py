@@ -13,11 +13,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 from urllib.parse import urlsplit
 
+from gwdesk.domain.hidden_chars import describe_hidden, is_hidden
 from gwdesk.domain.segments import MAX_PARTS, count_segments
 
 #: ASCII digits only: `\d` would also accept Arabic-Indic, Devanagari, fullwidth... digits.
 NUMBER_RE: Final = re.compile(r"\+?([0-9]{8,15})")
-ALPHA_SENDER_RE: Final = re.compile(r"[A-Za-z0-9 ._-]{1,11}")
+#: Digits with an optional `+` and nothing else: a value that must then be a valid number.
+NUMBER_LIKE_RE: Final = re.compile(r"\+?[0-9]+")
+#: The longest sender name accepted. Handsets show 11 characters (ACMA's rule too), but
+#: the gateway takes longer names (a public client sends `AUSGRID Property`, 16), so the
+#: bound only stops a pasted paragraph.
+MAX_SENDER_NAME: Final = 50
 EMAIL_RE: Final = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 REPLY_TYPES: Final = ("EMAIL", "WWW", "HTTP", "HTTPGET", "HTTPPOST", "TCP/IP", "HEADER")
 WEBHOOK_REPLY_TYPES: Final = ("HTTP", "HTTPGET", "HTTPPOST")
@@ -84,18 +90,34 @@ def message_text(value: object, field: str = "Message") -> str:
 
 
 def sender(value: object, field: str) -> str | None:
-    """An optional sender: an international number or an alphanumeric name of up to 11."""
+    """An optional sender: an international number, or a name kept exactly as given.
+
+    The 11-character limit is the handset's and ACMA's, not the gateway's: longer names
+    are accepted. Refused: a value of digits that is not a valid number, a name without
+    a letter, longer than `MAX_SENDER_NAME`, or holding a control, format (bidi,
+    zero-width) or separator character other than the space.
+    """
     text = require_string(value, field, required=False)
     if text is None:
         return None
     number = NUMBER_RE.fullmatch(text)
     if number:
         return number.group(1)
-    if ALPHA_SENDER_RE.fullmatch(text) and any(c.isalpha() for c in text):
-        return text
-    raise FieldError(
-        field, f"{field} must be a number of 8 to 15 digits or a name of up to 11 letters/digits."
-    )
+    if NUMBER_LIKE_RE.fullmatch(text):
+        raise FieldError(
+            field, f"{field} is not a number of 8 to 15 digits, optionally starting with +."
+        )
+    if len(text) > MAX_SENDER_NAME:
+        raise FieldError(field, f"{field} is longer than {MAX_SENDER_NAME} characters.")
+    odd = next((c for c in text if c != " " and not c.isprintable()), None)
+    if odd is not None:
+        what = describe_hidden(odd) if is_hidden(odd) else f"U+{ord(odd):04X}"
+        raise FieldError(field, f"{field} holds {what}; a sender name is plain text.")
+    if not any(c.isalpha() for c in text):
+        raise FieldError(
+            field, f"{field} must be a number of 8 to 15 digits or a name with a letter in it."
+        )
+    return text
 
 
 def parse_iso_time(value: object, field: str) -> datetime:

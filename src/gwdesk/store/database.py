@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
+from gwdesk.private_files import private_database
+
 #: Migration steps in order; step N brings `user_version` from N to N+1.
 MIGRATIONS: Final[tuple[str, ...]] = (
     """
@@ -174,6 +176,13 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE INDEX outbox_entries_external ON outbox_entries(external_system_id);
     CREATE INDEX outbox_entries_state ON outbox_entries(batch_id, state);
     """,
+    # Replies (gwdesk.store.replies): a received time no gateway can mean is kept aside;
+    # the reply is stored as received when it was stored, and known by the time it claimed.
+    """
+    ALTER TABLE replies ADD COLUMN received_claimed TEXT;
+    CREATE UNIQUE INDEX replies_claim ON replies(from_number, to_number, received_claimed, text)
+        WHERE received_claimed IS NOT NULL;
+    """,
 )
 
 
@@ -190,7 +199,7 @@ def slug(name: str) -> str:
 def connect(path: Path | str) -> sqlite3.Connection:
     """Open (and upgrade) a store; `:memory:` for throw-away use."""
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        private_database(path)  # the file holds the listener's secret: owner only
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout=5000")

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from gwdesk.private_files import open_private, private_folder
+
 
 def _lock(handle: IO[bytes]) -> bool:
     """Take an exclusive lock without waiting; False when another process holds it."""
@@ -49,8 +51,8 @@ class OwnerLocks:
         """Create and lock this owner's file (once); raises OSError when it cannot."""
         if self._handle is not None:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        handle = (self.folder / f"{self.token}.lock").open("a+b")
+        private_folder(self.folder)
+        handle = open_private(self.folder / f"{self.token}.lock", "a+b")
         if not _lock(handle):
             handle.close()
             raise OSError(f"the outbox lock {self.token} is held elsewhere")
@@ -64,7 +66,7 @@ class OwnerLocks:
             return False
         path = self.folder / f"{token}.lock"
         try:
-            handle = path.open("a+b")
+            handle = open_private(path, "a+b")
         except OSError:
             return False
         with handle:

@@ -9,6 +9,14 @@ in whole UTC seconds, text). The webhook's `#RCVDDTS#` and the backfill's
 A later copy that knows more (the backfill's MessageId, a keyword's ReplyId)
 fills in what the stored row lacks.
 
+A received time no gateway can mean (before 2000, or more than a day ahead of
+this machine's clock) is not believed, but the reply is kept all the same: it is
+stored as received when it was stored, with the time it claimed in
+`received_claimed`, and that claim joins its key, so a retry is still stored once.
+Refusing it would lose it: the gateway gives up after a few retries, and the
+backfill lists it with the same time. So one bad clock cannot hide a reply or
+move the start-up backfill's window (`latest_received_at`).
+
 Writes go through their own connection with `synchronous=FULL`: an `OK` tells
 the gateway to stop retrying, so an acknowledged reply must survive a power cut,
 not just a crash. Group commit (see `gwdesk.replies.inbox`) keeps that affordable.
@@ -17,12 +25,13 @@ Reads use a second connection, so the console's views never wait on a commit.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -32,6 +41,10 @@ ReplySource = Literal["webhook", "keyword", "backfill"]
 SECRET_KEY: Final = "listener_secret"  # noqa: S105 - a meta key, not a secret
 PORT_KEY: Final = "listener_port"
 SEEN_KEY: Final = "seen_up_to"
+EARLIEST: Final = datetime(2000, 1, 1, tzinfo=UTC)
+"""No reply reaching gwdesk was received before this; an earlier time is a gateway's error."""
+FUTURE_TOLERANCE: Final = timedelta(days=1)
+"""How far ahead of this machine's clock a reply's time may be and still be believed."""
 SECRET_BYTES: Final = 24
 """`token_urlsafe(24)`: 32 URL-safe characters, 192 bits; survives any URL encoder unchanged."""
 AUTO_CHECKPOINT_PAGES: Final = 1000
@@ -40,22 +53,24 @@ DEFAULT_BUSY_TIMEOUT: Final = 2.0
 """Seconds a commit waits for another writer of the file: well under the gateway's 10 s time-out."""
 _COLUMNS: Final = (
     "id, from_number, to_number, text, received_at, sent_at, message_id, reply_id, keyword, "
-    "source, stored_at"
+    "source, stored_at, received_claimed"
 )
 _SELECT: Final = f"SELECT {_COLUMNS} FROM replies "  # noqa: S608 - constant columns
 #: One multi-row INSERT per group: `{values}` is that many `_VALUES`; a row already stored
 #: (its natural key taken) is skipped.
 _INSERT_MANY: Final = (
     "INSERT INTO replies(from_number, to_number, received_at, text, sent_at, message_id, "
-    "reply_id, keyword, source, stored_at) VALUES {values} ON CONFLICT DO NOTHING"
+    "reply_id, keyword, source, stored_at, received_claimed) VALUES {values} "
+    "ON CONFLICT DO NOTHING"
 )
 _NEW_KEYS: Final = (
     "SELECT id, from_number, to_number, received_at, text FROM replies WHERE id BETWEEN ? AND ?"
 )
-_VALUES: Final = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-ROWS_PER_INSERT: Final = 3000
-"""10 values a row, under SQLite's 32,766 variables a statement."""
+_VALUES: Final = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+ROWS_PER_INSERT: Final = 2900
+"""11 values a row, under SQLite's 32,766 variables a statement."""
 _BY_KEY: Final = "WHERE from_number = ? AND to_number = ? AND received_at = ? AND text = ?"
+_BY_CLAIM: Final = "WHERE from_number = ? AND to_number = ? AND received_claimed = ? AND text = ?"
 #: Completes a stored reply with what a later copy knows (only fields it lacked).
 _FILL: Final = (
     "UPDATE replies SET sent_at = COALESCE(sent_at, ?), message_id = COALESCE(message_id, ?), "  # noqa: S608
@@ -65,12 +80,29 @@ _FILL: Final = (
 
 
 def utc_seconds(moment: datetime) -> datetime:
-    """An aware time in UTC, whole seconds: the resolution every reply channel shares."""
+    """An aware time in UTC, whole seconds: the resolution every reply channel shares.
+
+    A time beyond what UTC can hold (the first or last hours of years 1 and 9999
+    with an offset) is held at that edge, which `plausible` then refuses to believe.
+    """
     if moment.tzinfo is UTC and not moment.microsecond:
         return moment
     if moment.tzinfo is None:
         raise ValueError("reply times must be timezone-aware")
-    return moment.astimezone(UTC).replace(microsecond=0)
+    try:
+        return moment.astimezone(UTC).replace(microsecond=0)
+    except OverflowError:
+        edge = datetime.max if moment.year == datetime.max.year else datetime.min
+        return edge.replace(microsecond=0, tzinfo=UTC)
+
+
+def plausible(moment: datetime, now: datetime) -> bool:
+    """Whether a reply can have been received (or sent) at `moment`, as seen at `now`.
+
+    Not before `EARLIEST`, and not more than `FUTURE_TOLERANCE` ahead: a gateway's
+    clock or zone may be off by hours, never by days.
+    """
+    return EARLIEST <= moment <= now + FUTURE_TOLERANCE
 
 
 def _text(moment: datetime | None) -> str | None:
@@ -97,6 +129,8 @@ class IncomingReply:
     """The gateway's id of the reply, when the channel gives one (keyword forwards)."""
     keyword: str | None = None
     source: ReplySource = "webhook"
+    received_claimed: str | None = None
+    """Set by the store when `received_at` was not believable: the time the reply claimed."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "received_at", utc_seconds(self.received_at))
@@ -119,6 +153,9 @@ class StoredReply:
     keyword: str | None
     source: ReplySource
     stored_at: datetime
+    received_claimed: str | None = None
+    """The received time the reply claimed, when it was not believable (`plausible`):
+    `received_at` is then when it was stored."""
 
     def as_json(self) -> dict[str, object]:
         """Plain JSON fields (times ISO 8601 UTC), as `gwdesk listen --json` prints them."""
@@ -134,6 +171,7 @@ class StoredReply:
             "keyword": self.keyword,
             "source": self.source,
             "stored_at": self.stored_at.isoformat(),
+            "received_claimed": self.received_claimed,
         }
 
 
@@ -232,6 +270,7 @@ class ReplyStore:
         `last_insert_rowid()`, and only when some rows were skipped are the new ids
         looked up.
         """
+        replies = [believable(reply, stored_at) for reply in replies]
         rows = [_row(reply, stored_at) for reply in replies]
         inserted: dict[tuple[object, ...], int] = {}
         for start in range(0, len(rows), ROWS_PER_INSERT):
@@ -258,14 +297,18 @@ class ReplyStore:
             if new_id is not None:
                 results.append(AddResult(_from_incoming(new_id, reply, stored_at), new=True))
             else:
-                results.append(self._complete(conn, reply, row[:4]))
+                results.append(self._complete(conn, reply))
         return results
 
-    def _complete(
-        self, conn: sqlite3.Connection, reply: IncomingReply, key: tuple[object, ...]
-    ) -> AddResult:
+    def _complete(self, conn: sqlite3.Connection, reply: IncomingReply) -> AddResult:
         """A reply already stored: fill in the fields the stored copy lacks, if any."""
-        known = _reply(conn.execute(_SELECT + _BY_KEY, key).fetchone())
+        if reply.received_claimed is None:
+            key = (reply.from_number, reply.to_number, _text(reply.received_at), reply.text)
+            found = conn.execute(_SELECT + _BY_KEY, key).fetchone()
+        else:
+            claim = (reply.from_number, reply.to_number, reply.received_claimed, reply.text)
+            found = conn.execute(_SELECT + _BY_CLAIM, claim).fetchone()
+        known = _reply(found)
         fills = (
             (known.sent_at, reply.sent_at),
             (known.message_id, reply.message_id),
@@ -384,10 +427,29 @@ class ReplyStore:
             (pattern, pattern, pattern, limit),
         )
 
-    def latest_received_at(self) -> datetime | None:
+    def latest_received_at(self, now: datetime) -> datetime | None:
+        """The newest received time not after `now`: a reply dated ahead of this machine's
+        clock (stored by an earlier version) must not move a backfill's window."""
         with self._reader.lock:
-            row = self._reader.conn.execute("SELECT MAX(received_at) FROM replies").fetchone()
+            row = self._reader.conn.execute(
+                "SELECT MAX(received_at) FROM replies WHERE received_at <= ?", (_text(now),)
+            ).fetchone()
         return _time(row[0])
+
+
+def believable(reply: IncomingReply, stored_at: datetime) -> IncomingReply:
+    """`reply` as it is stored: a received time that is not `plausible` becomes the time
+    it was stored (the claim kept), and such a sent time is dropped."""
+    received_ok = plausible(reply.received_at, stored_at)
+    sent_ok = reply.sent_at is None or plausible(reply.sent_at, stored_at)
+    if received_ok and sent_ok:
+        return reply
+    return dataclasses.replace(
+        reply,
+        received_at=reply.received_at if received_ok else stored_at,
+        received_claimed=None if received_ok else reply.received_at.isoformat(),
+        sent_at=reply.sent_at if sent_ok else None,
+    )
 
 
 def _row(reply: IncomingReply, stored_at: datetime) -> tuple[object, ...]:
@@ -395,7 +457,7 @@ def _row(reply: IncomingReply, stored_at: datetime) -> tuple[object, ...]:
     return (
         reply.from_number, reply.to_number, _text(reply.received_at), reply.text,
         _text(reply.sent_at), reply.message_id, reply.reply_id, reply.keyword, reply.source,
-        stored_at.isoformat(),
+        stored_at.isoformat(), reply.received_claimed,
     )  # fmt: skip
 
 
@@ -412,6 +474,7 @@ def _from_incoming(row_id: int, reply: IncomingReply, stored_at: datetime) -> St
         keyword=reply.keyword,
         source=reply.source,
         stored_at=stored_at,
+        received_claimed=reply.received_claimed,
     )
 
 
@@ -428,6 +491,7 @@ def _reply(row: Any) -> StoredReply:
         keyword=row[8],
         source=_source(row[9]),
         stored_at=datetime.fromisoformat(row[10]),
+        received_claimed=row[11],
     )
 
 

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication
 
 from gwdesk import __version__
 from gwdesk.paths import AppPaths
+from gwdesk.private_files import private_file, private_folder
 from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.theme import Theme
 
@@ -34,6 +35,16 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def console_settings(paths: AppPaths) -> QSettings:
+    """The window's saved state, in a file only its owner can read.
+
+    Made private before Qt first reads or writes it: Qt rewrites it through a
+    `QSaveFile`, which keeps the mode of the file it replaces.
+    """
+    path = private_file(private_folder(paths.config) / "console.ini")
+    return QSettings(str(path), QSettings.Format.IniFormat)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -46,8 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setQuitOnLastWindowClosed(False)
     theme = Theme(app)
     paths = AppPaths.default()
-    settings = QSettings(str(paths.config / "console.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(settings)
+    window = MainWindow(console_settings(paths))
     window.show()
     app.processEvents()  # the frame paints now, before the imports below
 

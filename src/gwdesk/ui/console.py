@@ -12,12 +12,14 @@ import asyncio
 import logging
 import signal
 from logging.handlers import RotatingFileHandler
+from typing import Final
 
 import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from gwdesk.paths import AppPaths
+from gwdesk.private_files import private_file, private_folder, private_rotator, tighten
 from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.ui.controller import AppController, default_service_factory, default_tabs
 from gwdesk.ui.errors import ErrorReporter
@@ -28,12 +30,18 @@ from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme, app_icon
 
+LOG_BACKUPS: Final = 3
+
 
 def configure_logging(paths: AppPaths) -> None:
-    paths.data.mkdir(parents=True, exist_ok=True)
+    private_folder(paths.data)
+    private_file(paths.log_file)  # the handler appends to it; its rotations stay private too
+    for number in range(1, LOG_BACKUPS + 1):
+        tighten(f"{paths.log_file}.{number}")
     handler = RotatingFileHandler(
-        paths.log_file, maxBytes=2_000_000, backupCount=3, encoding="utf-8"
+        paths.log_file, maxBytes=2_000_000, backupCount=LOG_BACKUPS, encoding="utf-8"
     )
+    handler.rotator = private_rotator
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("gwdesk")
     root.setLevel(logging.INFO)

@@ -20,6 +20,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from gwdesk.ui.plain_text import plain_box
+
 log = logging.getLogger("gwdesk.ui")
 REPEAT_WINDOW = 30.0
 
@@ -65,7 +67,7 @@ class ErrorReporter(QObject):
         box.setInformativeText(f"{type(exc).__name__}: {exc}"[:500])
         box.setDetailedText("".join(traceback.format_exception(exc))[-8000:])
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
+        plain_box(box).open()
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
         """Route the event loop's and the interpreter's unhandled exceptions here."""

@@ -160,10 +160,13 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     def on_session_changed(self) -> None:
+        from gwdesk.ui.plain_text import window_title  # after the first paint, like the tabs
+
         self.banner.setVisible(self.session.is_sandbox)
         profile = self.session.profile
         suffix = " [SANDBOX]" if self.session.is_sandbox else ""
-        self.setWindowTitle(f"gwdesk — {profile.name}{suffix}" if profile else "gwdesk")
+        title = f"gwdesk — {profile.name}{suffix}" if profile else "gwdesk"
+        self.setWindowTitle(window_title(title))  # the profile's name is the operator's text
 
     def _restore_geometry(self) -> None:
         geometry = self.settings.value("window/geometry")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gwdesk.launcher import SANDBOX_SUBCOMMAND
+from gwdesk.private_files import open_private, private_folder
 
 
 class SandboxStartError(RuntimeError):
@@ -80,9 +81,9 @@ class SandboxProcess:
         return self._process is not None and self._process.poll() is None
 
     def _spawn(self) -> subprocess.Popen[str]:
-        self.db.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.db.parent)
         # stderr goes to a file, not a pipe nobody drains (a full pipe would stall the child).
-        with self.log_path.open("a", encoding="utf-8") as log:
+        with open_private(self.log_path, "a", encoding="utf-8") as log:
             return subprocess.Popen(  # noqa: S603 - our own interpreter and module
                 sandbox_command(self.db, *self.extra_args),
                 stdin=subprocess.PIPE,

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
 from gwdesk.gateway.errors import GatewayError
+from gwdesk.ui.plain_text import tooltip, visible
 from gwdesk.ui.replies.listener_status import ListenerStatusWidget
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
@@ -44,9 +45,10 @@ class GatewayStatusBar(QStatusBar):
         self.profile_label = ElidedLabel("No profile", Qt.TextElideMode.ElideMiddle)
         self.connection_label = ElidedLabel("Not connected")
         self.balance_label = QLabel("Balance: –")
+        self.balance_label.setTextFormat(Qt.TextFormat.PlainText)  # the gateway's words
         self.balance_button = QToolButton()
         self.balance_button.setIcon(theme.icon("refresh"))
-        self.balance_button.setToolTip("Refresh the account balance")
+        self.balance_button.setToolTip("Refresh the account's balance or credits")
         self.balance_button.setAccessibleName("Refresh balance")
         self.balance_button.setAutoRaise(True)
         self.balance_button.clicked.connect(self.refresh_balance)
@@ -73,6 +75,10 @@ class GatewayStatusBar(QStatusBar):
         session.activity.connect(self.on_activity)
         self.on_session_changed()
 
+    def showMessage(self, text: str, timeout: int | None = 0) -> None:
+        """A temporary message; it often quotes an error from outside, so no control codes."""
+        super().showMessage(visible(text), timeout or 0)
+
     def on_session_changed(self) -> None:
         session = self._session
         self.sandbox_badge.setVisible(session.is_sandbox)
@@ -83,7 +89,7 @@ class GatewayStatusBar(QStatusBar):
             profile = session.profile
             who = f"{profile.name} ({profile.username} @ {profile.rest_url})"
             self.profile_label.setText(who)
-            self.profile_label.setToolTip(who)
+            self.profile_label.setToolTip(tooltip(who))
             self.connection_label.setText("Connecting…")
             self.refresh_balance()
         self.balance_button.setEnabled(session.active)
@@ -97,7 +103,7 @@ class GatewayStatusBar(QStatusBar):
         if len(shown) > ACTIVITY_CHARS:
             shown = shown[: ACTIVITY_CHARS - 1].rstrip() + "…"
         self.connection_label.setText(f"{'Connected' if ok else 'Trouble'}: {shown} ({stamp})")
-        self.connection_label.setToolTip(full)
+        self.connection_label.setToolTip(tooltip(full))  # the gateway's words: plain
         self.connection_label.setProperty("role", "ok" if ok else "error")
         self.connection_label.style().polish(self.connection_label)
         self.update_token()
@@ -117,20 +123,21 @@ class GatewayStatusBar(QStatusBar):
             self._tasks.run(self._load_balance(), key="status-bar-balance", context="balance")
 
     async def _load_balance(self) -> None:
+        """Money or credits, from whichever account resource the gateway answers; the
+        text names the source and the tooltip says what it means."""
         service = self._session.service
         if service is None:
             return
         self.balance_label.setText("Balance: …")
         try:
-            balance = await service.balance()
+            funds = await service.funds()
         except GatewayError as exc:
             self.balance_label.setText("Balance: unavailable")
-            self.balance_label.setToolTip(exc.message)
+            self.balance_label.setToolTip(tooltip(exc.message))
             self._session.report(f"balance: {exc.message}", False)
             return
         if service is not self._session.service:
             return  # the profile switched while we waited
-        credits = f", {balance.message_credits} credits" if balance.message_credits else ""
-        self.balance_label.setText(f"Balance: {balance.balance:,.2f} {balance.currency}{credits}")
-        self.balance_label.setToolTip("")
+        self.balance_label.setText(funds.summary())
+        self.balance_label.setToolTip(funds.details())
         self._session.report("balance refreshed", True)

@@ -169,6 +169,19 @@ class Balance(WireModel):
     message_credits: int | None = Field(default=None, alias="MessageCredits")
 
 
+class AccountInfo(WireModel):
+    """`GET /v2/Account/Info` (the real service's): a bare object, not an envelope.
+
+    `MessageCredits` comes only for a prepaid account. `AccountType` is required: an
+    answer without it is not this resource's, and must not read as "no credits".
+    """
+
+    account_name: str | None = Field(default=None, alias="AccountName")
+    account_status: str | None = Field(default=None, alias="AccountStatus")
+    account_type: str = Field(alias="AccountType")
+    message_credits: int | None = Field(default=None, alias="MessageCredits")
+
+
 class BalanceEnvelope(WireModel):
     data: Balance = Field(alias="Data")
     status: str = Field(default=SUCCESS, alias="Status")

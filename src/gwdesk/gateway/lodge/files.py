@@ -20,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
+from gwdesk.domain.hidden_chars import describe_hidden, first_hidden, visible
 from gwdesk.gateway.errors import ValidationError
 from gwdesk.gateway.lodge.xml import clean_text
 
@@ -173,16 +174,29 @@ def _refuse(message: str, field: str) -> ValidationError:
 
 
 def check_name(name: str, field: str) -> str:
-    """A plain file name (the gateway stores it; a path or control character is refused)."""
+    """A plain file name that shows as what it is.
+
+    The recipient sees the name: a path is refused, and so is a character that hides
+    itself (a bidirectional override turns `invoice<U+202E>fdp.txt` into what looks
+    like `invoicetxt.pdf`; zero-width and control characters disguise a name).
+    """
     name = name.strip()
     if not name:
         raise _refuse("Each file needs a name.", field)
     if len(name) > MAX_FILE_NAME:
         raise _refuse(
-            f"The file name {name[:40]!r}… is longer than {MAX_FILE_NAME} characters.", field
+            f"The file name {visible(name)[:40]!r}… is longer than {MAX_FILE_NAME} characters.",
+            field,
         )
-    if any(ch in name for ch in "/\\") or any(ord(ch) < 32 or ord(ch) == 0x7F for ch in name):
-        raise _refuse(f"{name[:60]!r} must be a plain file name.", field)
+    if any(ch in name for ch in "/\\"):
+        raise _refuse(f"{visible(name)[:60]!r} must be a plain file name.", field)
+    hidden = first_hidden(name)
+    if hidden is not None:
+        raise _refuse(
+            f"The file name {visible(name)[:80]!r} holds {describe_hidden(hidden)}; "
+            "rename the file.",
+            field,
+        )
     return clean_text(name, field)
 
 

@@ -14,15 +14,15 @@
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from aiohttp import web
 
 from gwdesk.sandbox.config import LODGE_PATH
+from gwdesk.sandbox.http_util import any_case
 from gwdesk.sandbox.lodge import http_ports, soap, wsdl
 
-ADDRESS: Final = "/{asmx:(?i:" + re.escape(LODGE_PATH.lstrip("/")) + ")}"
+ADDRESS: Final = any_case(LODGE_PATH)
 """LODGE_PATH in any letter case, as IIS serves it (the spec spells it `lodge.asmx`)."""
 
 

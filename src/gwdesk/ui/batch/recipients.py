@@ -56,6 +56,7 @@ from gwdesk.importing.recipients import (
 from gwdesk.importing.table import ALL_COLUMNS, DELIMITER_NAMES, Table
 from gwdesk.ui.batch.worker import BackgroundJob, alive
 from gwdesk.ui.models.rows import Column, RowsModel
+from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
@@ -143,7 +144,7 @@ class RecipientsPanel(QGroupBox):
 
         self.progress = QProgressBar()
         self.progress.setAccessibleName("Import progress")
-        self.progress_label = QLabel()
+        self.progress_label = PlainLabel()
         self.progress_label.setProperty("role", "hint")
         self.cancel_button = QPushButton(theme.icon("cancel"), "Cancel")
         self.cancel_button.setAccessibleName("Cancel the import")
@@ -161,11 +162,10 @@ class RecipientsPanel(QGroupBox):
         self.summary.setAccessibleName("Recipients summary")
         self.summary.setProperty("role", "hint")
         self.summary.setWordWrap(True)
-        self.error = QLabel()
+        self.error = PlainLabel()
         self.error.setAccessibleName("Recipients error")
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
-        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.hide()
 
         self.invalid_model: RowsModel[InvalidRow] = RowsModel(INVALID_COLUMNS, self)
@@ -189,7 +189,7 @@ class RecipientsPanel(QGroupBox):
         )
         self.export_button.clicked.connect(self._export_clicked)
         self.export_button.setEnabled(False)
-        self.export_note = QLabel()
+        self.export_note = PlainLabel()  # names the file written
         self.export_note.setProperty("role", "hint")
         invalid_title = QLabel("Invalid rows")
         invalid_title.setProperty("role", "hint")
@@ -248,11 +248,10 @@ class RecipientsPanel(QGroupBox):
             "you can also drop a file here"
         )
         self.import_button.clicked.connect(self._import_clicked)
-        self.file_label = QLabel("No file yet.")
+        self.file_label = PlainLabel("No file yet.")  # file names are not markup
         self.file_label.setAccessibleName("Imported file")
         self.file_label.setProperty("role", "hint")
         self.file_label.setWordWrap(True)
-        self.file_label.setTextFormat(Qt.TextFormat.PlainText)  # file names are not markup
         self.file_details = QLabel()
         self.file_details.setAccessibleName("How the file was read")
         self.file_details.setProperty("role", "hint")
@@ -504,7 +503,7 @@ class RecipientsPanel(QGroupBox):
         self.table = table
         assert self.file_path is not None
         self.file_label.setText(file_title(self.file_path, table))
-        self.file_label.setToolTip(str(self.file_path))
+        self.file_label.setToolTip(tooltip(str(self.file_path)))
         self.file_details.setText(file_details(table))
         self.file_details.show()
         self.file_empty.hide()
@@ -519,7 +518,7 @@ class RecipientsPanel(QGroupBox):
     def _fill_columns(self, table: Table) -> None:
         self.column_combo.clear()
         for index, name in enumerate(table.column_names()):
-            self.column_combo.addItem(name, index)
+            self.column_combo.addItem(visible(name), index)
         if table.width > 1:
             self.column_combo.addItem("Every cell (numbers written across)", ALL_COLUMNS)
         chosen = self.column_combo.findData(table.column)
@@ -529,7 +528,7 @@ class RecipientsPanel(QGroupBox):
     def _fill_preview(self, table: Table) -> None:
         model = self.preview_model
         model.clear()
-        names = [title or f"Column {i + 1}" for i, title in enumerate(table.titles())]
+        names = [visible(title) or f"Column {i + 1}" for i, title in enumerate(table.titles())]
         model.setHorizontalHeaderLabels(names)
         bold = QFont(self.font())
         bold.setBold(True)
@@ -537,7 +536,7 @@ class RecipientsPanel(QGroupBox):
         for row in table.preview(PREVIEW_ROWS):
             items = []
             for index in range(len(names)):
-                item = QStandardItem(row[index] if index < len(row) else "")
+                item = QStandardItem(visible(row[index]) if index < len(row) else "")
                 if table.column in (index, ALL_COLUMNS):
                     item.setFont(bold)
                     item.setBackground(mark)

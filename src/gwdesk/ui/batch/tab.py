@@ -53,6 +53,7 @@ from gwdesk.ui.batch.run import (
 )
 from gwdesk.ui.batch.worker import alive
 from gwdesk.ui.outbox.monitor import outbox_sender_for
+from gwdesk.ui.plain_text import PlainLabel, plain_box
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
@@ -194,15 +195,13 @@ class BatchTab(BaseTab):
             "as it is now; requests whose outcome was unknown are looked up first"
         )
         self.remaining_button.clicked.connect(self.send_remaining)
-        self.outcome = QLabel()
+        self.outcome = PlainLabel()
         self.outcome.setAccessibleName("Batch outcome")
         self.outcome.setWordWrap(True)
-        self.outcome.setTextFormat(Qt.TextFormat.PlainText)
-        self.error = QLabel()
+        self.error = PlainLabel()
         self.error.setAccessibleName("Batch error")
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
-        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.hide()
         parallel = QLabel("Pa&rallel")
         parallel.setBuddy(self.concurrency)
@@ -350,7 +349,7 @@ class BatchTab(BaseTab):
 
         box.finished.connect(finished)
         self.confirm_box = box
-        box.open()
+        plain_box(box).open()
 
     def _start(self, run: BatchRun) -> None:
         self.tasks.cancel(FOLLOW_KEY)  # the last run's progress is no longer shown

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk import __version__
+from gwdesk.ui.plain_text import PlainLabel, html_text
 from gwdesk.ui.session import Session
 from gwdesk.ui.theme import app_icon
 
@@ -82,7 +83,7 @@ class AboutDialog(QDialog):
         icon = QLabel()
         icon.setPixmap(app_icon().pixmap(64, 64))
         icon.setAlignment(Qt.AlignmentFlag.AlignTop)
-        title = QLabel(f"<b style='font-size: 18pt'>gwdesk</b>&nbsp;&nbsp;{__version__}")
+        title = QLabel(f"<b style='font-size: 18pt'>gwdesk</b>&nbsp;&nbsp;{html_text(__version__)}")
         title.setAccessibleName(f"gwdesk {__version__}")
         summary = QLabel(SUMMARY + ", with a local sandbox gateway to practise on.")
         summary.setWordWrap(True)
@@ -94,16 +95,18 @@ class AboutDialog(QDialog):
         top.addLayout(heading, 1)
 
         form = QFormLayout()
-        self.values: dict[str, QLabel] = {}
+        self.values: dict[str, PlainLabel] = {}
         for label, value in self.details:
-            shown = QLabel(value)
+            shown = PlainLabel(value)  # the gateway's address, the profile's name: plain
             shown.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             shown.setWordWrap(True)
             shown.setAccessibleName(label)
             self.values[label] = shown
             form.addRow(f"{label}:", shown)
         self.links = QLabel(
-            " · ".join(f"<a href='{url}'>{name}</a>" for name, url in project_links())
+            " · ".join(
+                f"<a href='{html_text(url)}'>{html_text(name)}</a>" for name, url in project_links()
+            )
         )
         self.links.setOpenExternalLinks(True)
         self.links.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)

@@ -46,7 +46,8 @@ async def _lodge_answers(service: GatewayService, url: str) -> str | None:
 async def check_connection(
     profile: Profile, password: Secret, *, within: float = CHECK_TIMEOUT
 ) -> CheckResult:
-    """Sign in and read the balance; a failure is a result, never an exception."""
+    """Sign in and read the balance or credits (whichever account resource the gateway
+    answers); a failure is a result, never an exception."""
     try:
         service = GatewayService(
             profile, password, http=CHECK_HTTP, retry=RetryPolicy(attempts=1, send_attempts=1)
@@ -55,7 +56,7 @@ async def check_connection(
         return CheckResult(False, f"Connection failed: {exc.message}")
     try:
         async with asyncio.timeout(within):
-            balance = await service.balance()
+            funds = await service.funds()
             lodge_problem = (
                 await _lodge_answers(service, profile.lodge_url) if profile.lodge_url else None
             )
@@ -65,8 +66,7 @@ async def check_connection(
         return CheckResult(False, f"Connection failed: {exc.message}")
     finally:
         await service.aclose()
-    money = f"{balance.balance:,.2f} {balance.currency or ''}".strip()
-    text = f"Connected: the gateway accepted {profile.username!r}; the balance is {money}."
+    text = f"Connected: the gateway accepted {profile.username!r}; {funds.summary()}."
     if lodge_problem is not None:
         return CheckResult(False, f"{text} But {lodge_problem}.")
     if profile.lodge_url:

@@ -35,6 +35,7 @@ from gwdesk.settings import KeyringUnavailable, PasswordVault, ProfileStore, Set
 from gwdesk.ui.dialogs.connection_check import CheckResult, check_connection
 from gwdesk.ui.dialogs.profile_form import PASSWORD, ProfileForm
 from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.widgets.validity import set_role
 
@@ -146,7 +147,7 @@ class ProfilesDialog(QDialog):
         self.keyring_warning.setProperty("role", "warning")
         self.keyring_warning.setWordWrap(True)
         self.keyring_warning.setAccessibleName("Keyring warning")
-        self.message = QLabel()
+        self.message = PlainLabel()  # quotes the gateway's answer and the profile's values
         self.message.setWordWrap(True)
         self.message.setAccessibleName("Result")
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -222,7 +223,7 @@ class ProfilesDialog(QDialog):
             item = QListWidgetItem(label)
             item.setData(KIND_ROLE, SAVED)
             item.setData(NAME_ROLE, profile.name)
-            item.setToolTip(f"{profile.username} @ {profile.rest_url}")
+            item.setToolTip(tooltip(f"{profile.username} @ {profile.rest_url}"))
             self.list.addItem(item)
         row = 0
         if select in self._saved:
@@ -350,7 +351,7 @@ class ProfilesDialog(QDialog):
             )
         )
         self.confirmation = box
-        box.open()
+        plain_box(box).open()
 
     def _delete_confirmed(self, profile: Profile) -> None:
         try:

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QStackedWidget, QVBoxLayou
 
 from gwdesk.ui.fax_mms.attachment_files import LoadedFile, file_badge
 from gwdesk.ui.fax_mms.pdf_preview import PdfPreview
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.widgets.validity import set_role
 
 #: Text files are shown up to this many characters (an MMS text file is small anyway).
@@ -60,17 +61,15 @@ class AttachmentPreview(QWidget):
 
     def __init__(self, empty_text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel()
+        self.title = PlainLabel()
         self.title.setAccessibleName("Previewed file")
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
         self.title.setWordWrap(True)
         font = self.title.font()
         font.setBold(True)
         self.title.setFont(font)
-        self.info = QLabel()
+        self.info = PlainLabel()
         self.info.setAccessibleName("Previewed file details")
         self.info.setProperty("role", "hint")
-        self.info.setTextFormat(Qt.TextFormat.PlainText)
         self.info.hide()
         self.empty = QLabel(empty_text)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -82,10 +81,9 @@ class AttachmentPreview(QWidget):
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setAccessibleName("Text preview")
-        self.message = QLabel()
+        self.message = PlainLabel()
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
-        self.message.setTextFormat(Qt.TextFormat.PlainText)
         self.badge = QLabel()
         self.badge.setAlignment(Qt.AlignmentFlag.AlignCenter)
         other = QWidget()

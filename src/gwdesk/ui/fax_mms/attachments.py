@@ -51,6 +51,7 @@ from gwdesk.ui.fax_mms.attachment_files import (
     with_pdf_pages,
 )
 from gwdesk.ui.fax_mms.attachment_preview import AttachmentPreview
+from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import repolish, set_role
@@ -164,26 +165,24 @@ class AttachmentRow(QWidget):
         self.thumb = QLabel()
         self.thumb.setFixedSize(THUMB, THUMB)
         self.thumb.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.name = QLabel(name)
-        self.name.setTextFormat(Qt.TextFormat.PlainText)
+        self.name = PlainLabel(name)
         font = self.name.font()
         font.setBold(True)
         self.name.setFont(font)
-        self.info = QLabel("Reading…")
+        self.info = PlainLabel("Reading…")
         self.info.setProperty("role", "hint")
-        self.reason = QLabel()
+        self.reason = PlainLabel()
         self.reason.setAccessibleName(f"Problem with {name}")
-        self.reason.setTextFormat(Qt.TextFormat.PlainText)
         self.reason.setWordWrap(True)
         self.reason.setProperty("role", "error")
         self.reason.hide()
         self.remove = QToolButton()
         self.remove.setIcon(theme.icon("cancel"))
         self.remove.setAutoRaise(True)
-        self.remove.setToolTip(f"Remove {name} (Delete)")
+        self.remove.setToolTip(tooltip(f"Remove {name} (Delete)"))
         self.remove.setAccessibleName(f"Remove {name}")
         self.remove.clicked.connect(self.remove_requested.emit)
-        self.name.setToolTip(name)
+        self.name.setToolTip(tooltip(name))  # a file name is anyone's text
         for label in (self.name, self.info, self.reason):
             # A long file name is cut at the row's edge (full in the tooltip) rather
             # than widening the list past its pane.
@@ -214,11 +213,11 @@ class AttachmentRow(QWidget):
             pixmap = QPixmap.fromImage(file_badge(loaded.name, kind, THUMB))
         self.thumb.setPixmap(pixmap)
         self.info.setText(loaded.summary())
-        self.info.setToolTip(loaded.note)
+        self.info.setToolTip(tooltip(loaded.note))
         reason = loaded.error or flagged
         self.reason.setText(f"✗ {reason}" if reason else "")
         self.reason.setVisible(bool(reason))
-        self.setToolTip(reason or loaded.note)
+        self.setToolTip(tooltip(reason or loaded.note))
 
 
 @dataclass
@@ -277,11 +276,10 @@ class AttachmentsPanel(QWidget):
         self.total_bar.setFixedHeight(8)
         self.total_bar.setRange(0, rules.max_bytes)
         self.total_bar.setAccessibleName("Total size against the limit")
-        self.error = QLabel()
+        self.error = PlainLabel()
         self.error.setAccessibleName(f"{noun.capitalize()} problem")
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
-        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.hide()
         self.preview = AttachmentPreview(f"Select a {noun} to preview it.")
         self.preview.setMinimumWidth(220)

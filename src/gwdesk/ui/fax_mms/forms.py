@@ -38,6 +38,7 @@ from gwdesk.gateway.lodge.documents import http_url
 from gwdesk.gateway.lodge.files import FAX_RULES, MMS_RULES
 from gwdesk.ui.fax_mms.attachment_files import LoadedFile
 from gwdesk.ui.fax_mms.attachments import AttachmentsPanel
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.field_errors import error_label, stacked
@@ -121,10 +122,9 @@ class RecipientList(QWidget):
             "all lodged in one document. Duplicates are sent once."
         )
         self.edit.setMaximumHeight(120)
-        self.feedback = QLabel()
+        self.feedback = PlainLabel()
         self.feedback.setAccessibleName("MMS recipients check")
         self.feedback.setWordWrap(True)
-        self.feedback.setTextFormat(Qt.TextFormat.PlainText)
         self.setFocusProxy(self.edit)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -293,10 +293,9 @@ class MmsForm(ComposeForm):
         self.url.setPlaceholderText("https://example.com/offer.jpg")
         self.url.setClearButtonEnabled(True)
         self.url.textChanged.connect(self._check_url)
-        self.url_check = QLabel()
+        self.url_check = PlainLabel()
         self.url_check.setAccessibleName("Content URL check")
         self.url_check.setWordWrap(True)
-        self.url_check.setTextFormat(Qt.TextFormat.PlainText)
         self.url_box = QGroupBox("Content from a web address")
         url_form = QFormLayout()
         url_label = QLabel("&URL")

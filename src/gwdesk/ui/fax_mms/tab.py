@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QButtonGroup,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -42,6 +41,7 @@ from gwdesk.gateway.errors import GatewayError, ValidationError
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.fax_mms.forms import ComposeForm, FaxForm, MmsForm
+from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
@@ -106,9 +106,8 @@ class FaxMmsTab(BaseTab):
             self.mode_group.addButton(button)
             self.mode_buttons[mode] = button
             segments.addWidget(button)
-        self.port_label = QLabel()
+        self.port_label = PlainLabel()
         self.port_label.setAccessibleName("Lodge port")
-        self.port_label.setTextFormat(Qt.TextFormat.PlainText)
 
         self.mms = MmsForm(tasks, theme)
         self.fax = FaxForm(tasks, theme)
@@ -116,11 +115,10 @@ class FaxMmsTab(BaseTab):
         self.stack.addWidget(self.mms)
         self.stack.addWidget(self.fax)
 
-        self.status_label = QLabel(READY_TEXT)
+        self.status_label = PlainLabel(READY_TEXT)
         self.status_label.setAccessibleName("Send result")
         self.status_label.setProperty("role", "hint")
         self.status_label.setWordWrap(True)
-        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
@@ -245,7 +243,7 @@ class FaxMmsTab(BaseTab):
                 )
             tip = f"Lodge service: {profile.lodge_url}"
         self.port_label.setText(text)
-        self.port_label.setToolTip(tip)
+        self.port_label.setToolTip(tooltip(tip))
         set_role(self.port_label, role)
 
     # ---- sending -----------------------------------------------------------------------

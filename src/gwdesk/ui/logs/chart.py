@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QWidget
 from gwdesk.domain.models import ACTIVE, DELIVERED, FAILED
 from gwdesk.logs.query import DayCounts
 from gwdesk.ui.formatting import status_colour
+from gwdesk.ui.plain_text import html_text
 
 BAR_DAYS: Final = 45
 SHORT_LABELS_FROM: Final = 12
@@ -119,7 +120,7 @@ class LogChart(QChartView):
         if counts.truncated:
             title += f" (last {len(counts.days)} days)"
         if note:
-            title += f" — {note}"
+            title += f" — {html_text(note)}"  # chart titles are rich text
         if not counts.days:
             title += ": nothing to show yet"
         chart.setTitle(title)
@@ -145,7 +146,7 @@ class LogChart(QChartView):
         series = QStackedBarSeries()
         series.setBarWidth(0.8)
         for status in statuses:
-            bar = QBarSet(status)
+            bar = QBarSet(html_text(status))  # the gateway's word; legends are rich text
             bar.append([float(n) for n in counts.series[status]])
             colour = colour_for(status, others)
             bar.setColor(colour)
@@ -184,7 +185,7 @@ class LogChart(QChartView):
                 upper.append(x, high)
             self._lines += [lower, upper]
             area = QAreaSeries(upper, lower)
-            area.setName(status)
+            area.setName(html_text(status))
             colour = colour_for(status, others)
             fill = QColor(colour)
             fill.setAlpha(190)

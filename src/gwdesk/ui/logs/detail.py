@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from gwdesk.logs.rows import FIELDS, Field, from_us
 from gwdesk.ui.formatting import status_colour
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.theme import Theme
 
 EMPTY_TEXT = "Select a record to see all of its fields."
@@ -56,14 +57,14 @@ class LogDetailPane(QGroupBox):
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__("Record", parent)
         self.record: dict[str, Any] | None = None
-        self.values: dict[str, QLabel] = {}
+        self.values: dict[str, PlainLabel] = {}
         form_host = QWidget()
         form = QFormLayout(form_host)
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         form.setVerticalSpacing(3)
         for field in FIELDS:
-            value = QLabel()
+            value = PlainLabel()  # the gateway's and customers' text: never rich text
             value.setWordWrap(field.column in WRAPPED)
             value.setTextInteractionFlags(
                 Qt.TextInteractionFlag.TextSelectableByMouse

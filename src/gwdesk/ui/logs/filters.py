@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from gwdesk.logs.query import LogFilter
 from gwdesk.logs.rows import time_us
+from gwdesk.ui.plain_text import visible
 from gwdesk.ui.theme import Theme
 
 DEBOUNCE_MS: Final = 300
@@ -138,10 +139,10 @@ class LogFilterBar(QWidget):
             while combo.count() > 1:
                 combo.removeItem(1)
             for value, n in values:
-                combo.addItem(f"{value or '(none)'}  ({n:,})", value)
+                combo.addItem(f"{visible(value or '') or '(none)'}  ({n:,})", value)
             index = combo.findData(current)
             if index < 0 and current:
-                combo.addItem(f"{current}  (0)", current)
+                combo.addItem(f"{visible(str(current))}  (0)", current)
                 index = combo.count() - 1
             combo.setCurrentIndex(max(0, index))
         finally:

@@ -41,6 +41,7 @@ from gwdesk.ui.logs.filters import LogFilterBar
 from gwdesk.ui.logs.sync import LogSyncController
 from gwdesk.ui.logs.table import Anchor, LogTableModel, Refreshed
 from gwdesk.ui.models.log_reader import LogReader
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
@@ -90,7 +91,7 @@ class LogsTab(BaseTab):
         self.filters.changed.connect(self._filter_changed)
         self.summary = QLabel("")
         self.summary.setAccessibleName("Records shown")
-        self.sync_label = QLabel("")
+        self.sync_label = PlainLabel()  # quotes the gateway's errors
         self.sync_label.setProperty("role", "hint")
         self.sync_label.setAccessibleName("Sync progress")
         self.sync_button = QPushButton(theme.icon("refresh"), "Sync now")
@@ -112,7 +113,7 @@ class LogsTab(BaseTab):
         self.export_bar.hide()
         self.export_cancel = QPushButton(theme.icon("cancel"), "Cancel export")
         self.export_cancel.hide()
-        self.error = QLabel()
+        self.error = PlainLabel()
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
         self.error.hide()

@@ -41,6 +41,7 @@ from gwdesk.logs.rows import FIELDS, RECEIPT_RAW_INDEX, from_us
 from gwdesk.ui.formatting import local_time, status_colour
 from gwdesk.ui.models.log_reader import Job, Skipped
 from gwdesk.ui.models.windowed import WindowedModel
+from gwdesk.ui.plain_text import tooltip, visible
 
 Index = QModelIndex | QPersistentModelIndex
 Row = tuple[Any, ...]
@@ -91,10 +92,10 @@ def cell_text(column: int, row: Row) -> str:
         return local_time(from_us(value))
     if value is None:
         raw = row[RECEIPT_RAW_INDEX] if field.kind == "receipt" else None
-        return "" if raw is None else str(raw)
+        return "" if raw is None else visible(str(raw))
     if field.column == "message":
-        return " ".join(str(value).split())
-    return str(value)
+        return " ".join(visible(str(value)).split())
+    return visible(str(value))
 
 
 class LogTableModel(WindowedModel[Row]):
@@ -148,7 +149,7 @@ class LogTableModel(WindowedModel[Row]):
             if FIELDS[column].column not in ("message", "extra", "replypath", "subject"):
                 return None
             value = row[column]
-            return None if value is None else str(value)[:2000]
+            return None if value is None else tooltip(str(value)[:2000]) or None
         return cell_text(column, row)
 
     def headerData(

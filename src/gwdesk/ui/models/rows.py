@@ -2,7 +2,8 @@
 
 For result lists of tens to thousands of rows (status results, history, invalid
 CSV rows); the log browser, which must handle a million, has its own windowed
-SQL model instead.
+SQL model instead. Values are data from outside (gateway answers, file cells):
+cells show them `visible`, tooltips through `plain_text.tooltip`.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from typing import Any, Generic, TypeVar
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
+from gwdesk.ui.plain_text import tooltip, visible
+
 R = TypeVar("R")
 Index = QModelIndex | QPersistentModelIndex
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+TOOLTIP_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,10 @@ class RowsModel(QAbstractTableModel, Generic[R]):
         column = self.columns[index.column()]
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             value = column.value(row)
-            return "" if value is None else str(value)
+            text = "" if value is None else str(value)
+            if role == Qt.ItemDataRole.DisplayRole:
+                return visible(text)
+            return tooltip(text[:TOOLTIP_CHARS]) or None
         if role == SORT_ROLE:
             key = column.sort_key or column.value
             return key(row)

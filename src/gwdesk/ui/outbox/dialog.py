@@ -35,6 +35,7 @@ from gwdesk.gateway.sending import ChunkResult
 from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch
 from gwdesk.ui.batch.worker import alive
 from gwdesk.ui.outbox.monitor import outbox_sender_for
+from gwdesk.ui.plain_text import PlainLabel, plain_box, visible
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.widgets.validity import set_role
@@ -74,9 +75,8 @@ class OutboxDialog(QDialog):
         self.batches: list[OutboxBatch] = []
         self.confirm_box: QMessageBox | None = None
 
-        self.summary = QLabel()
+        self.summary = PlainLabel()
         self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.PlainText)
         self.summary.setAccessibleName("What the outbox check found")
         self.settled = QListWidget()
         self.settled.setAccessibleName("Interrupted requests settled")
@@ -93,9 +93,8 @@ class OutboxDialog(QDialog):
         self.progress = QProgressBar()
         self.progress.setAccessibleName("Resume progress")
         self.progress.hide()
-        self.state = QLabel()
+        self.state = PlainLabel()
         self.state.setWordWrap(True)
-        self.state.setTextFormat(Qt.TextFormat.PlainText)
         self.state.setAccessibleName("Resume result")
 
         self.resume_button = QPushButton("&Resume")
@@ -137,7 +136,7 @@ class OutboxDialog(QDialog):
         )
         self.settled.clear()
         for item in report.settled[:SHOWN_SETTLED]:
-            self.settled.addItem(settled_text(item))
+            self.settled.addItem(visible(settled_text(item)))
         self.settled.setVisible(bool(report.settled))
         self.show_batches(batches)
 
@@ -156,7 +155,7 @@ class OutboxDialog(QDialog):
                 f"{batch.recipients_in(EntryState.FAILED):,}",
             )
             for column, value in enumerate(values):
-                item = QTableWidgetItem(value)
+                item = QTableWidgetItem(visible(value))  # a batch's label is its message
                 if column != 2:
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -207,7 +206,7 @@ class OutboxDialog(QDialog):
 
         def settled(item: Reconciled) -> None:
             if alive(self) and item.outcome is not Settled.NOT_LODGED:
-                self.settled.addItem(settled_text(item))
+                self.settled.addItem(visible(settled_text(item)))
                 self.settled.show()
 
         try:
@@ -257,7 +256,7 @@ class OutboxDialog(QDialog):
 
         box.finished.connect(finished)
         self.confirm_box = box
-        box.open()
+        plain_box(box).open()
 
     async def _discard(self, batches: list[OutboxBatch]) -> None:
         sender = outbox_sender_for(self.session)

@@ -11,7 +11,6 @@ fails keeps its text in the box, with the reason under it.
 from __future__ import annotations
 
 import asyncio
-import html
 import logging
 import sqlite3
 from collections.abc import Sequence
@@ -24,7 +23,6 @@ from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QTextBrowser,
     QVBoxLayout,
@@ -38,6 +36,7 @@ from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
 from gwdesk.store.history import HistoryEntry
 from gwdesk.ui.formatting import local_time
 from gwdesk.ui.models.log_reader import LogReader, Skipped
+from gwdesk.ui.plain_text import PlainLabel, html_text
 from gwdesk.ui.replies.query import ConversationEntry, conversation, number_variants
 from gwdesk.ui.replies.state import ReplyDelivery
 from gwdesk.ui.session import Session
@@ -70,14 +69,14 @@ def transcript_html(entries: Sequence[ConversationEntry], palette: QPalette) -> 
     incoming_fill, outgoing_fill, muted = _bubble_colours(palette)
     parts = ['<table width="100%" cellspacing="0" cellpadding="0">']
     for entry in entries:
-        text = html.escape(entry.text).replace("\n", "<br>")
+        text = html_text(entry.text)
         when = local_time(entry.at, False)
         if entry.incoming:
             meta = f"{when} · reply"
         elif not entry.ok:
             meta = f"{when} · <span style='color:#d32f2f'>not sent</span>"
         else:
-            meta = f"{when} · {html.escape(entry.status or 'sent')}"
+            meta = f"{when} · {html_text(entry.status or 'sent')}"
         align, fill, pad = (
             ("left", incoming_fill, '<td width="22%"></td>')
             if entry.incoming
@@ -119,11 +118,10 @@ class ConversationPane(QWidget):
         # callback), so nobody sees "not sending" with the button still disabled.
         self._in_flight = False
 
-        self.title = QLabel(EMPTY_TEXT)
+        self.title = PlainLabel(EMPTY_TEXT)
         self.title.setProperty("role", "hint")
         self.title.setAccessibleName("Conversation")
         self.title.setWordWrap(True)
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
         self.transcript = QTextBrowser()
         self.transcript.setAccessibleName("Conversation transcript")
         self.transcript.setOpenLinks(False)
@@ -138,10 +136,9 @@ class ConversationPane(QWidget):
         self.send_button.setAccessibleName("Send reply")
         self.send_button.setProperty("primary", True)
         self.send_button.setToolTip("Send this text to the number by SMS (Ctrl+Enter)")
-        self.result_label = QLabel("")
+        self.result_label = PlainLabel("")
         self.result_label.setAccessibleName("Reply result")
         self.result_label.setWordWrap(True)
-        self.result_label.setTextFormat(Qt.TextFormat.PlainText)
         self.result_label.setProperty("role", "hint")
 
         actions = QHBoxLayout()

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.domain.profile import is_loopback
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.state import LOOPBACK, ListenerSettings
 from gwdesk.ui.widgets.validity import set_invalid
 
@@ -66,11 +67,11 @@ class ListenerSettingsDialog(QDialog):
         self.public_edit = QLineEdit(settings.public_host or "")
         self.public_edit.setAccessibleName("Address in the ReplyPath")
         self.public_edit.setPlaceholderText("as above (e.g. replies.example.com behind a proxy)")
-        self.warning = QLabel()
+        self.warning = PlainLabel()  # quotes the address typed
         self.warning.setWordWrap(True)
         self.warning.setProperty("role", "warning")
         self.warning.setAccessibleName("Warning")
-        self.error = QLabel()
+        self.error = PlainLabel()
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
         self.error.hide()

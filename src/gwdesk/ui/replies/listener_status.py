@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
+from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.replies.hub import ReplyHub
 from gwdesk.ui.replies.state import ListenerState, ListenerStatus
 from gwdesk.ui.tasks import TaskRunner
@@ -28,7 +29,7 @@ class ListenerStatusWidget(QWidget):
         super().__init__(parent)
         self.hub = hub
         self.tasks = tasks
-        self.label = QLabel()
+        self.label = PlainLabel()  # an address and the system's error text
         self.label.setAccessibleName("Reply listener")
         self._start_icon = theme.icon("listener")
         self._stop_icon = theme.icon("cancel")
@@ -62,7 +63,7 @@ class ListenerStatusWidget(QWidget):
         status = status or self.hub.status
         state = status.state
         self.label.setText(status.short)
-        self.label.setToolTip(status.long)
+        self.label.setToolTip(tooltip(status.long))
         role = {
             ListenerState.LISTENING: "ok",
             ListenerState.ERROR: "error",
@@ -83,7 +84,7 @@ class ListenerStatusWidget(QWidget):
         self.offer_button.setVisible(offer is not None)
         if offer is not None:
             self.offer_button.setText(f"Use port {offer}")
-            self.offer_button.setToolTip(status.message)
+            self.offer_button.setToolTip(tooltip(status.message))
 
     def toggle(self) -> None:
         work = self.hub.stop() if self.hub.listening else self.hub.start()

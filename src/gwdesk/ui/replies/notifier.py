@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QSystemTrayIcon
 
 from gwdesk.domain.numbers import display
 from gwdesk.store.replies import StoredReply
+from gwdesk.ui.plain_text import notification_text
 from gwdesk.ui.replies.hub import ReplyHub
 from gwdesk.ui.replies.state import ReplyDelivery
 from gwdesk.ui.theme import app_icon
@@ -38,9 +39,10 @@ class Notice:
 
 
 def notice_for(count: int, latest: StoredReply) -> Notice:
-    text = " ".join(latest.text.split())
+    """What to tell: the customer's words made safe for any notification server."""
+    text = notification_text(latest.text)
     preview = text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…"
-    sender = display(latest.from_number)
+    sender = notification_text(display(latest.from_number))
     if count == 1:
         return Notice(f"Reply from {sender}", preview, 1)
     return Notice(f"{count} new replies", f"Latest from {sender}: {preview}", count)

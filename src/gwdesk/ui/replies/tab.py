@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.conversation import ConversationPane
 from gwdesk.ui.replies.notifier import ReplyNotifier
 from gwdesk.ui.replies.query import ReplyRow, ReplySearch
@@ -120,16 +121,14 @@ class RepliesTab(BaseTab):
         top.addWidget(self.backfill_button)
         top.addWidget(self.settings_button)
 
-        self.listener_label = QLabel("")
+        self.listener_label = PlainLabel("")
         self.listener_label.setAccessibleName("Reply listener problem")
         self.listener_label.setWordWrap(True)
-        self.listener_label.setTextFormat(Qt.TextFormat.PlainText)
         self.offer_button = QToolButton()
         self.offer_button.setAccessibleName("Listen on the free port")
         self.offer_button.hide()
-        self.result_label = QLabel("")
+        self.result_label = PlainLabel("")
         self.result_label.setAccessibleName("Fetch result")
-        self.result_label.setTextFormat(Qt.TextFormat.PlainText)
         self.result_label.setProperty("role", "hint")
         self.notices = QWidget()
         notices = QHBoxLayout(self.notices)

@@ -38,6 +38,7 @@ from gwdesk.domain.numbers import display
 from gwdesk.ui.formatting import local_time
 from gwdesk.ui.models.log_reader import Job, Skipped
 from gwdesk.ui.models.windowed import WindowedModel
+from gwdesk.ui.plain_text import tooltip, visible
 from gwdesk.ui.replies.query import (
     Listing,
     ReplyRow,
@@ -117,7 +118,8 @@ def received_text(moment: datetime, today: date | None = None) -> str:
 
 
 def one_line(text: str, limit: int = SHOWN_TEXT) -> str:
-    flat = " ".join(text.split())
+    """A customer's text for a cell: one line, control codes made visible, clipped."""
+    flat = " ".join(visible(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -191,14 +193,14 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         if role == ROW_ROLE:
             return row
         if role == Qt.ItemDataRole.ToolTipRole:
+            # Customers and the gateway write these: never rich text (an <img> would load).
             if column == RECEIVED:
                 return local_time(row.received_at)
             if column == MESSAGE:
-                return row.text[:2000]
+                return tooltip(row.text[:2000])
             if column == IN_REPLY_TO:
-                return (row.answers or "")[:2000] or (
-                    f"MessageId {row.message_id}" if row.message_id else None
-                )
+                answered = row.answers or (f"MessageId {row.message_id}" if row.message_id else "")
+                return tooltip(answered[:2000]) or None
             return None
         if column == RECEIVED:
             return received_text(row.received_at, self._today)
@@ -210,7 +212,7 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
             return one_line(row.text)
         if row.answers:
             return one_line(row.answers, 120)
-        return f"MessageId {row.message_id}" if row.message_id else UNKNOWN
+        return one_line(f"MessageId {row.message_id}", 120) if row.message_id else UNKNOWN
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
@@ -238,7 +240,7 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         if shown is None:
             if len(self._numbers) > DISPLAY_CACHE:
                 self._numbers.clear()
-            shown = self._numbers[number] = display(number)
+            shown = self._numbers[number] = visible(display(number))
         return shown
 
     # ---- rows --------------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -36,6 +35,7 @@ from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.formatting import local_time
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.send.form import ComposeForm
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
@@ -103,11 +103,10 @@ class SendTab(BaseTab):
         self.busy.setFixedSize(90, 8)
         self.busy.setAccessibleName("Sending")
         self.busy.hide()
-        self.status_label = QLabel(READY_TEXT)
+        self.status_label = PlainLabel(READY_TEXT)
         self.status_label.setAccessibleName("Send result")
         self.status_label.setProperty("role", "hint")
         self.status_label.setWordWrap(True)
-        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.history = HistoryView()
 

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from gwdesk.domain.models import ACTIVE
 from gwdesk.gateway.errors import GatewayError
 from gwdesk.ui.models.rows import RowsModel
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import Session
 from gwdesk.ui.status.rows import (
     COLUMN,
@@ -97,13 +98,12 @@ class StatusTab(BaseTab):
         self.auto_refresh = QCheckBox("Refresh every 5 s while any message is ACTIVE")
         self.auto_refresh.setAccessibleName("Auto-refresh")
         self.auto_refresh.toggled.connect(self._schedule)
-        self.summary = QLabel(IDLE)
+        self.summary = PlainLabel(IDLE)  # names the statuses the gateway gave
         self.summary.setProperty("role", "hint")
-        self.error = QLabel()
+        self.error = PlainLabel()
         self.error.setAccessibleName("Lookup error")
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
-        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.hide()
 

@@ -3,19 +3,22 @@
 The status bar packs several permanent items into one line; when the window is narrow
 (or a profile's address is long) plain labels would push the last items out of view.
 This label keeps `text()` whole (tests, tooltips and accessibility read it) and only
-paints a shortened copy.
+paints a shortened copy. It shows gateway errors and profile values, so it is a
+`PlainLabel`: never rich text.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QPainter, QPaintEvent
-from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from gwdesk.ui.plain_text import PlainLabel
 
 MIN_WIDTH = 72
 
 
-class ElidedLabel(QLabel):
+class ElidedLabel(PlainLabel):
     def __init__(
         self,
         text: str = "",

@@ -7,17 +7,17 @@ until there is something to say.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from gwdesk.ui.plain_text import PlainLabel
 
 
-def error_label(accessible_name: str) -> QLabel:
+def error_label(accessible_name: str) -> PlainLabel:
     """A hidden error line; plain text, so a refused value is never read as markup."""
-    label = QLabel()
+    label = PlainLabel()
     label.setAccessibleName(accessible_name)
     label.setProperty("role", "error")
     label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
     label.hide()
     return label
 

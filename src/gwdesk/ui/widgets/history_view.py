@@ -38,6 +38,7 @@ from gwdesk.domain.numbers import display
 from gwdesk.store.history import HistoryEntry
 from gwdesk.ui.formatting import local_time, status_colour
 from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
+from gwdesk.ui.plain_text import PlainLabel
 
 FAILED_COLOUR = QColor("#d32f2f")
 QUOTED = re.compile(r"'([^']+)'")
@@ -192,9 +193,8 @@ class HistoryView(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.table)
-        self.detail = QLabel()
+        self.detail = PlainLabel()
         self.detail.setAccessibleName("Selected send")
-        self.detail.setTextFormat(Qt.TextFormat.PlainText)
         self.detail.setWordWrap(True)
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)

@@ -26,6 +26,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from gwdesk.domain.segments import MAX_PARTS, Encoding, SegmentInfo, count_segments, is_gsm7
+from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
 #: Separators Qt keeps inside a document for what the operator typed as a new line.
@@ -169,10 +170,9 @@ class MessageEditor(QWidget):
         self.counter.setToolTip(
             "Characters, SMS parts, encoding, and the room left before another part is needed"
         )
-        self.encoding_label = QLabel()
+        self.encoding_label = PlainLabel()
         self.encoding_label.setAccessibleName("Encoding")
         self.encoding_label.setWordWrap(True)
-        self.encoding_label.setTextFormat(Qt.TextFormat.PlainText)
         self.limit_label = QLabel()
         self.limit_label.setAccessibleName("Length limit")
         self.limit_label.setWordWrap(True)
@@ -235,7 +235,7 @@ class MessageEditor(QWidget):
         self.encoding_label.setText(ucs2_summary(info))
         set_role(self.encoding_label, "warning" if info.encoding is Encoding.UCS2 else "hint")
         self.encoding_label.setToolTip(
-            "\n".join(describe_character(c) for c in info.non_gsm[:NAMED_IN_TOOLTIP])
+            tooltip("\n".join(describe_character(c) for c in info.non_gsm[:NAMED_IN_TOOLTIP]))
             if info.non_gsm
             else "Every character is in the GSM 03.38 alphabet."
         )

@@ -8,10 +8,11 @@ before Send rather than after.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
 from gwdesk.domain.numbers import DEFAULT_REGION, NumberError, display, normalise
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
 #: Reasons that only mean "not finished yet" while the field still has focus.
@@ -36,9 +37,8 @@ class RecipientEdit(QWidget):
         self.edit.setAccessibleName(accessible_name)
         self.edit.setClearButtonEnabled(True)
         self.edit.setMaxLength(200)
-        self.feedback = QLabel()
+        self.feedback = PlainLabel()
         self.feedback.setAccessibleName(f"{accessible_name} check")
-        self.feedback.setTextFormat(Qt.TextFormat.PlainText)
         self.feedback.setWordWrap(True)
         self.setFocusProxy(self.edit)
         layout = QVBoxLayout(self)

@@ -14,11 +14,11 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QDateTimeEdit,
     QHBoxLayout,
-    QLabel,
     QVBoxLayout,
     QWidget,
 )
 
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.widgets.validity import set_invalid
 
 DEFAULT_LEAD = timedelta(hours=1)
@@ -73,7 +73,7 @@ class SendAtPicker(QWidget):
         self.edit.setCalendarPopup(True)
         self.edit.setDisplayFormat("ddd d MMM yyyy  HH:mm")
         self.edit.setToolTip("The time on your clock; the line beside shows the gateway's zone.")
-        self.zone_label = QLabel()
+        self.zone_label = PlainLabel()  # names the gateway's zone
         self.zone_label.setAccessibleName("Send at time zones")
         self.zone_label.setProperty("role", "hint")
         self.zone_label.setWordWrap(True)
