@@ -21,15 +21,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import httpx
-from gwdesk.store.logcache_rows import FIELDS
-from gwdesk.ui.models.replies_table import MESSAGE
-from gwdesk.ui.reply_notifier import Notice
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.fax_mms import FaxMmsTab
-from gwdesk.ui.tabs.logs import LogsTab
-from gwdesk.ui.tabs.replies import RepliesTab
-from gwdesk.ui.tabs.send import SendTab
-from gwdesk.ui.tabs.status import StatusTab
 from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, Qt
 from PySide6.QtGui import QHelpEvent, QPixmap
 from PySide6.QtWidgets import (
@@ -46,12 +37,21 @@ from PySide6.QtWidgets import (
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.logs.rows import FIELDS
 from gwdesk.sandbox.server import SandboxThread
+from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import default_tabs, sandbox_profile
 from gwdesk.ui.dialogs.about import AboutDialog
 from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.fax_mms.tab import FaxMmsTab
+from gwdesk.ui.logs.tab import LogsTab
 from gwdesk.ui.main_window import MainWindow
+from gwdesk.ui.replies.notifier import Notice
+from gwdesk.ui.replies.tab import RepliesTab
+from gwdesk.ui.replies.table import MESSAGE
 from gwdesk.ui.sandbox_process import SandboxAddresses
+from gwdesk.ui.send.tab import SendTab
+from gwdesk.ui.status.tab import StatusTab
 from gwdesk.ui.tab_base import BaseTab
 from tests.sandbox.webhook_receiver import control, make_reply
 from tests.ui.conftest import UiBundle, wait_until
