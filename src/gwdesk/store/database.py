@@ -183,6 +183,37 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE UNIQUE INDEX replies_claim ON replies(from_number, to_number, received_claimed, text)
         WHERE received_claimed IS NOT NULL;
     """,
+    # Opt-outs (gwdesk.store.optouts): each number's current state per gateway account, and
+    # every change (times ISO 8601 UTC; `applied` 0 for a reply that came after a later change).
+    """
+    CREATE TABLE optouts (
+        account TEXT NOT NULL,
+        number TEXT NOT NULL,
+        opted_out INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        how TEXT NOT NULL,
+        by_whom TEXT NOT NULL,
+        keyword TEXT,
+        reply_id INTEGER,
+        reason TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (account, number)
+    ) WITHOUT ROWID;
+    CREATE INDEX optouts_at ON optouts(account, opted_out, at);
+    CREATE TABLE optout_changes (
+        id INTEGER PRIMARY KEY,
+        account TEXT NOT NULL,
+        number TEXT NOT NULL,
+        opted_out INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        how TEXT NOT NULL,
+        by_whom TEXT NOT NULL,
+        keyword TEXT,
+        reply_id INTEGER,
+        reason TEXT NOT NULL DEFAULT '',
+        applied INTEGER NOT NULL
+    );
+    CREATE INDEX optout_changes_number ON optout_changes(account, number, at);
+    """,
 )
 
 

@@ -35,7 +35,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.domain.optout_words import Keywords
 from gwdesk.store.database import connect
+from gwdesk.store.optouts import ReplyKeyword, apply_replies, list_number
 
 ReplySource = Literal["webhook", "keyword", "backfill"]
 SECRET_KEY: Final = "listener_secret"  # noqa: S105 - a meta key, not a secret
@@ -184,6 +187,16 @@ class AddResult:
     """An already stored reply gained a field it lacked (its MessageId, say)."""
 
 
+@dataclass(frozen=True, slots=True)
+class OptOutRules:
+    """Whose opt-out list keyword replies change, and the keywords that change it."""
+
+    account: str
+    keywords: Keywords
+    region: str = DEFAULT_REGION
+    """How a reply's sender number is read when it is not international."""
+
+
 @dataclass(slots=True)
 class _Conn:
     conn: sqlite3.Connection
@@ -193,8 +206,17 @@ class _Conn:
 class ReplyStore:
     """The `replies` and `reply_meta` tables of a profile's file; safe to use from any thread."""
 
-    def __init__(self, path: Path | str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        optouts: OptOutRules | None = None,
+    ) -> None:
         self.path = path
+        self.optouts = optouts
+        """Keyword replies (STOP, START) change this account's opt-out list as they are
+        stored, in the same transaction (None: the list is not kept, e.g. a bare listener)."""
         writer = connect(path)
         writer.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
         writer.execute("PRAGMA synchronous=FULL")
@@ -298,7 +320,34 @@ class ReplyStore:
                 results.append(AddResult(_from_incoming(new_id, reply, stored_at), new=True))
             else:
                 results.append(self._complete(conn, reply))
+        if self.optouts is not None:
+            self._apply_keywords(conn, self.optouts, results)
         return results
+
+    @staticmethod
+    def _apply_keywords(
+        conn: sqlite3.Connection, rules: OptOutRules, results: Sequence[AddResult]
+    ) -> None:
+        """New keyword replies change the opt-out list, in the reply's own transaction."""
+        found = []
+        for result in results:
+            if not result.new:
+                continue
+            reply = result.reply
+            reading = rules.keywords.read(reply.text)
+            if reading is not None:
+                found.append(
+                    ReplyKeyword(
+                        reply.id,
+                        list_number(reply.from_number, rules.region),
+                        reply.received_at,
+                        reply.source,
+                        reading.intent,
+                        reading.keyword,
+                    )
+                )
+        if found:
+            apply_replies(conn, rules.account, found)
 
     def _complete(self, conn: sqlite3.Connection, reply: IncomingReply) -> AddResult:
         """A reply already stored: fill in the fields the stored copy lacks, if any."""
