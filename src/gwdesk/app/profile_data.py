@@ -14,13 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from gwdesk.app.optouts import OptOutGuard
 from gwdesk.app.outbox import OutboxRunner
 from gwdesk.app.sending import Sending
+from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.database import slug
 from gwdesk.store.local import LocalStore
+from gwdesk.store.replies import OptOutRules
 
 SANDBOX_STORE: Final = "__sandbox__"
 INLINE_NAME: Final = "command line"
@@ -33,6 +36,7 @@ class ProfileData:
 
     path: Path
     account: str
+    region: str
 
 
 def locate(
@@ -41,7 +45,9 @@ def locate(
     """The store file and outbox account of `profile` (`sandbox`: the embedded gateway)."""
     paths = paths or AppPaths.default()
     name = SANDBOX_STORE if sandbox else slug(profile.name)
-    return ProfileData(paths.profile_db(name), account_key(profile, sandbox=sandbox))
+    return ProfileData(
+        paths.profile_db(name), account_key(profile, sandbox=sandbox), profile.region
+    )
 
 
 def account_key(profile: Profile, *, sandbox: bool = False) -> str:
@@ -58,10 +64,11 @@ def account_key(profile: Profile, *, sandbox: bool = False) -> str:
 def open_profile(data: ProfileData) -> LocalStore:
     """Open (and upgrade) the store. Blocking: it may wait out another process's write
     lock, so the console calls it on a worker thread."""
-    return LocalStore(data.path)
+    return LocalStore(data.path, OptOutRules(data.account, Keywords(), data.region))
 
 
 def sending_for(gateway: GatewayService, store: LocalStore, data: ProfileData) -> Sending:
     """Every send of this profile: through its outbox, into its history."""
-    runner = OutboxRunner(gateway, store.outbox, data.account)
+    guard = OptOutGuard(store.optouts)
+    runner = OutboxRunner(gateway, store.outbox, data.account, guard=guard)
     return Sending(runner, store.history, gateway.profile.region)

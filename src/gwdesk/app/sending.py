@@ -22,12 +22,14 @@ from gwdesk.app.media import (
     Lodged,
     MediaForm,
     MediaMessage,
+    Mode,
     check_media,
     failure_entry,
     history_entries,
     lodge_call,
     outbox_description,
 )
+from gwdesk.app.optouts import FACTUAL_NOTE, OptedOutError, OptOutGuard
 from gwdesk.app.outbox import (
     Attempt,
     Changed,
@@ -38,10 +40,10 @@ from gwdesk.app.outbox import (
     chunked,
 )
 from gwdesk.app.recovery import Recovery
-from gwdesk.app.sms import Channel, SmsForm, SmsMessage, check_sms
+from gwdesk.app.sms import Channel, Compliance, SmsForm, SmsMessage, check_sms, recipient_field
 from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import Rejected, display
-from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
+from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
 from gwdesk.store.history import HistoryEntry, HistoryStore
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
 
@@ -77,6 +79,11 @@ class Outcome:
     duplicates: int = 0
 
     @property
+    def excluded(self) -> tuple[str, ...]:
+        """Numbers left out because they had opted out."""
+        return self.batch.excluded
+
+    @property
     def ok(self) -> bool:
         return bool(self.sent) and all(s.lodged for s in self.sent)
 
@@ -107,13 +114,21 @@ class Sending:
         history: HistoryStore | None,
         region: str,
         *,
+        compliance: Compliance | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.runner = runner
         self.recovery = Recovery(runner)
         self.history = history
         self.region = region
+        self.compliance = compliance or Compliance()
+        """The profile's marketing rules: the default and the opt-out instruction."""
         self.now = now
+
+    @property
+    def guard(self) -> OptOutGuard | None:
+        """The account's opt-out list (the runner asks it again before each request)."""
+        return self.runner.guard
 
     def __repr__(self) -> str:
         return f"Sending({self.runner!r})"
@@ -123,7 +138,7 @@ class Sending:
     def check_message(self, form: SmsForm) -> Ready:
         """Check a single message (at once, before any task starts: a form shows the
         refusal as the operator clicks); `send_message` takes what this returns."""
-        message, recipient = check_sms(form, self.region, self.now())
+        message, recipient = check_sms(form, self.region, self.now(), self.compliance)
         if message.channel is not Channel.REST_SMS:
             self.runner.gateway.lodge  # noqa: B018 - a clear error when the profile has no Lodge
         return Ready(message, recipient)
@@ -133,6 +148,10 @@ class Sending:
         `check_message` already did. `note` goes into the history row's detail."""
         ready = form if isinstance(form, Ready) else self.check_message(form)
         message, recipient = ready.message, ready.recipient
+        if self.guard is not None:
+            wire = recipient_field(message.channel)
+            if await self.guard.check_one(recipient, wire, factual=message.factual):
+                note = f"{FACTUAL_NOTE} {note}".strip()
         if message.channel is Channel.REST_SMS:
             batch, entries = await self.runner.record_sms(
                 [(message, (recipient,))], label=message.text
@@ -182,6 +201,11 @@ class Sending:
         """An MMS (files, URL, multi-MMS) or a fax, through Lodge."""
         message = form if isinstance(form, MediaMessage) else self.check_media(form)
         lodge = self.runner.gateway.lodge
+        if self.guard is not None and message.mode is not Mode.FAX:
+            # An MMS reaches a phone: a STOP counts for it as for an SMS.
+            found = await self.guard.lookup(message.recipients)
+            if found:
+                raise OptedOutError(next(iter(found.values())), media_field(message))
         batch, entries = await self.runner.record_lodge(
             message.mode.channel.lower(), message.recipients, outbox_description(message)
         )
@@ -213,8 +237,18 @@ class Sending:
         at most 100, before any of it is sent."""
         if message.channel is not Channel.REST_SMS:
             raise GatewayError("A list is sent over REST only.")
+        excluded: tuple[str, ...] = ()
+        if self.guard is not None:
+            screened = await self.guard.screen(numbers, factual=message.factual)
+            numbers, excluded = screened.kept, screened.excluded_numbers
+            if not numbers:
+                raise ValidationError(
+                    f"Every one of the {len(excluded):,} recipients has opted out; nothing was sent.",
+                    field="Recipients",
+                    status=None,
+                )
         return await self.runner.record_sms(
-            [(message, part) for part in chunked(numbers)], label=message.text
+            [(message, part) for part in chunked(numbers)], label=message.text, excluded=excluded
         )
 
     async def send_list(
@@ -286,6 +320,10 @@ class Sending:
             tuple(written),
             tuple(lodged_media),
         )
+
+
+def media_field(message: MediaMessage) -> str:
+    return "Messages" if message.mode is Mode.MULTI_MMS else "PhoneNumber"
 
 
 def _with_check(outcome: Outcome, rejected: Sequence[Rejected], duplicates: int) -> Outcome:

@@ -214,6 +214,10 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     );
     CREATE INDEX optout_changes_number ON optout_changes(account, number, at);
     """,
+    # Outbox: the numbers a batch left out because they had opted out (JSON list).
+    """
+    ALTER TABLE outbox_batches ADD COLUMN excluded TEXT NOT NULL DEFAULT '[]';
+    """,
 )
 
 

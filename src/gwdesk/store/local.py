@@ -9,12 +9,15 @@ from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.database import connect
 from gwdesk.store.drafts import DraftStore
 from gwdesk.store.history import HistoryStore
+from gwdesk.store.optouts import OptOutStore
 from gwdesk.store.outbox import OutboxStore
-from gwdesk.store.replies import ReplyStore
+from gwdesk.store.replies import OptOutRules, ReplyStore
 
 
 class LocalStore:
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, optouts: OptOutRules | None = None) -> None:
+        """`optouts`: whose list keyword replies change (None: the replies are stored and
+        nobody's list changes, as for a store opened only to read)."""
         self.path = path
         self.conn = connect(path)
         # Drafts and send history are written by a thread of its own, in order: the
@@ -26,12 +29,15 @@ class LocalStore:
         # The log cache: small reads here; syncs and the Logs tab open connections of their own.
         self.logs = LogCache(self.conn, path)
         # Its own connections: the reply listener writes from its own thread (group commit).
-        self.replies = ReplyStore(path)
+        self.replies = ReplyStore(path, optouts=optouts)
+        self.optout_rules = optouts
+        self.optouts = OptOutStore(path, optouts.account if optouts else "")
         # Its own connection too (synchronous=FULL); its writes run on worker threads.
         self.outbox = OutboxStore(path)
 
     def close(self) -> None:
         self.writer.close()  # first: what was handed over goes into the file (may wait)
         self.replies.close()
+        self.optouts.close()
         self.outbox.close()
         self.conn.close()
