@@ -180,6 +180,8 @@ def _record(
         "SELECT opted_out, at FROM optouts WHERE account = ? AND number = ?", (account, number)
     ).fetchone()
     later = only_if_newer and current is not None and current["at"] > stamp
+    # A first START is kept as a state too: a STOP received before it and arriving after it
+    # (by the backfill) must not opt the number out.
     changes = not later and (current is None or bool(current["opted_out"]) != opted_out)
     conn.execute(
         "INSERT INTO optout_changes(account, number, opted_out, at, how, by_whom, keyword, "
@@ -280,7 +282,7 @@ class OptOutStore:
         return frozenset(row[0] for row in rows)
 
     def count(self) -> tuple[int, int]:
-        """(opted out now, opted back in after an opt-out)."""
+        """(opted out now, opted in: resubscribed, or a START on the list)."""
         rows = self._read(
             "SELECT TOTAL(opted_out), COUNT(*) - TOTAL(opted_out) FROM optouts WHERE account = ?",
             (self.account,),
