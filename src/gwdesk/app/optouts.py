@@ -19,9 +19,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from gwdesk.gateway.errors import ValidationError
+from gwdesk.importing.export import write_csv
+from gwdesk.importing.recipients import InvalidRow
+from gwdesk.importing.recipients import import_file as import_recipients
 from gwdesk.store.optouts import OptOut, OptOutStore
 
 FACTUAL_NOTE: Final = "Marked purely factual (no marketing): sent to an opted-out number."
@@ -89,3 +93,56 @@ class OptOutGuard:
         if factual:
             return Screened(tuple(numbers), excluded, factual=True)
         return Screened(tuple(n for n in numbers if n not in found), excluded)
+
+
+EXPORT_HEADER: Final = ("Number", "State", "Since (UTC)", "How", "By", "Keyword", "Reason")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What importing a file into the opt-out list did."""
+
+    added: int
+    """Numbers opted out that were not before."""
+    listed: int
+    """Usable numbers in the file (first occurrences)."""
+    invalid: tuple[InvalidRow, ...] = ()
+    duplicates: int = 0
+
+    def summary(self) -> str:
+        parts = [f"{self.added:,} opted out", f"{self.listed - self.added:,} already on the list"]
+        if self.invalid:
+            parts.append(f"{len(self.invalid):,} unusable rows left out")
+        if self.duplicates:
+            parts.append(f"{self.duplicates:,} repeated")
+        return ", ".join(parts)
+
+
+def import_file(store: OptOutStore, path: Path, region: str, *, reason: str) -> ImportReport:
+    """Opt out every usable number of a CSV or text file (read like a recipient list:
+    encoding, delimiter and number column guessed). Blocking: call it off the GUI thread."""
+    _table, found = import_recipients(path, region)
+    added = store.import_numbers(found.numbers, reason=reason or f"imported from {path.name}")
+    return ImportReport(added, len(found.numbers), found.invalid, found.duplicates)
+
+
+def export_file(store: OptOutStore, path: Path, *, include_opted_in: bool = False) -> int:
+    """The list as CSV a spreadsheet opens safely (no cell is a formula); rows written.
+    Blocking: call it off the GUI thread."""
+    rows = store.listing(include_opted_in=include_opted_in, limit=10_000_000)
+    return write_csv(
+        path,
+        EXPORT_HEADER,
+        (
+            (
+                o.number,
+                "opted out" if o.opted_out else "opted in",
+                o.at.isoformat(),
+                o.how.value,
+                o.by,
+                o.keyword or "",
+                o.reason,
+            )
+            for o in rows
+        ),
+    )

@@ -38,7 +38,7 @@ IMPORT_ROWS: Final = 500
 class How(StrEnum):
     """How a change was made."""
 
-    REPLY = "reply"
+    REPLY = "reply (webhook)"
     KEYWORD = "keyword forward"
     BACKFILL = "replies backfill"
     OPERATOR = "operator"
