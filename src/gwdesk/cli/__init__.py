@@ -113,6 +113,7 @@ COMMAND_MODULES: Final = (
     "gwdesk.cli.lodge",
     "gwdesk.cli.listen",
     "gwdesk.cli.outbox",
+    "gwdesk.cli.optouts",
 )
 
 
