@@ -180,7 +180,7 @@ async def test_a_name_with_a_right_to_left_override_is_refused_before_any_reques
     disguised = LodgeFile("invoice\u202efdp.txt", b"Amount due: $12\n")
     async with lodge_service(sandbox, port) as service:
         with pytest.raises(ValidationError) as caught:
-            await service.legacy.lodge_fax_xml(FAX, [files(("cover.pdf", pdf()))[0], disguised])
+            await service.lodge.lodge_fax_xml(FAX, [files(("cover.pdf", pdf()))[0], disguised])
     assert caught.value.field == "FileName2"
     assert "U+202E RIGHT-TO-LEFT OVERRIDE" in caught.value.message
     assert "rename the file" in caught.value.message
