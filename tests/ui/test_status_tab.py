@@ -6,8 +6,7 @@ import httpx
 from PySide6.QtCore import Qt
 
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.status.rows import COLUMN
-from gwdesk.ui.status.tab import LEGACY, StatusTab
+from gwdesk.ui.status.tab import COLUMN, LEGACY, StatusTab
 from gwdesk.ui.widgets.validity import is_invalid
 from tests.ui.conftest import UiBundle, wait_until
 

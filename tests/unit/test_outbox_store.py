@@ -184,7 +184,11 @@ def test_reopen_readies_failed_and_pending_entries_with_the_new_message(
     for entry_id in opened:
         entry = outbox.entry(entry_id)
         assert entry is not None
-        assert (entry.state, entry.body["text"]) == (EntryState.PENDING, "Fixed text")
+        assert (entry.state, entry.body["text"], entry.reason) == (
+            EntryState.PENDING,
+            "Fixed text",
+            "",
+        )
     assert state(outbox, flying) is EntryState.IN_FLIGHT
 
 

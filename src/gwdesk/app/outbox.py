@@ -72,8 +72,13 @@ T = TypeVar("T")
 P = ParamSpec("P")
 MAX_RECIPIENTS_PER_REQUEST: Final = 100
 MAX_LANES: Final = 16
+DEFAULT_LANES: Final = 4
+"""Requests on the wire at once unless the operator chose otherwise (the Batch tab's
+Parallel, `gwdesk send`)."""
 ID_PREFIX: Final = "gwd-"
 CANCELLED: Final = "cancelled before it was sent"
+#: The reason a lodged entry keeps when a status query, not its answer, showed it lodged.
+SETTLED_BY_STATUS: Final = "settled by a status query after the answer was lost"
 
 
 def new_send_id(now: datetime | None = None) -> str:
@@ -418,9 +423,7 @@ class OutboxRunner:
                 message_id=first.message_id if first else attempt.message_id,
                 batch_code=attempt.batch_code,
                 found=len(attempt.messages) or (1 if attempt.message_id else 0),
-                reason="settled by a status query after the answer was lost"
-                if attempt.resolved
-                else attempt.detail,
+                reason=SETTLED_BY_STATUS if attempt.resolved else attempt.detail,
             )
             record: Callable[..., OutboxEntry] = self.outbox.lodged
         elif error.maybe_processed:
