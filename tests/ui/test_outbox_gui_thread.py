@@ -15,7 +15,6 @@ from PySide6.QtWidgets import QMainWindow
 from pytestqt.qtbot import QtBot
 
 from gwdesk.app.profile_data import SANDBOX_STORE
-from gwdesk.gateway.outbox_records import Settled
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.local import LocalStore
 from gwdesk.store.outbox import EntryState
@@ -65,7 +64,7 @@ async def test_settling_the_outbox_while_the_file_is_write_locked_keeps_the_gui_
 
     locked = await while_locked(ui.session.store.path, check, HOLD)
     assert locked.waited
-    assert [(s.seq, s.outcome) for s in monitor.report.settled] == [(2, Settled.LODGED)]
+    assert [(s.entry.seq, s.outcome) for s in monitor.report.settled] == [(2, "lodged")]
     assert locked.longest_stall < HOLD / 2
 
 

@@ -15,11 +15,9 @@ from pathlib import Path
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
-from gwdesk.app.profile_data import SANDBOX_STORE
+from gwdesk.app.profile_data import locate, open_profile, sending_for
+from gwdesk.app.sms import Channel, SmsMessage
 from gwdesk.domain.models import Secret
-from gwdesk.gateway.outbox_records import gateway_key
-from gwdesk.gateway.outbox_sender import OutboxSender
-from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.outbox import EntryState, OutboxStore
@@ -41,19 +39,20 @@ def per_recipient(sandbox: SandboxThread) -> list[tuple[str, int]]:
 async def crashed_batch(ui: UiBundle, sandbox: SandboxThread) -> int:
     """The sandbox profile's outbox as a kill mid-batch leaves it; the batch's id."""
     profile = sandbox_profile(SandboxAddresses(sandbox.rest_url, sandbox.lodge_url))
-    outbox = OutboxStore(ui.paths.profile_db(SANDBOX_STORE))
+    data = locate(profile, sandbox=True, paths=ui.paths)  # where the console will look
+    store = open_profile(data)
     try:
         async with GatewayService(profile, Secret("demo")) as service:
-            sender = OutboxSender(service, outbox, gateway_key(profile, sandbox=True))
-            plan = await service.sender.prepare(Outgoing("Before the crash", NUMBERS))
-            batch, entries = await sender.record_plan(plan)
+            sending = sending_for(service, store, data)
+            message = SmsMessage(Channel.REST_SMS, "Before the crash")
+            batch, entries = await sending.record_list(message, NUMBERS)
             first, second, _third = entries
-            assert (await sender.send_entry(batch, first)).lodged
-            outbox.begin(second.id)  # marked, sent, and then the console died
-            body = plan.outgoing.body(second.recipients, second.external_system_id or "")
+            assert (await sending.runner.run(batch, [first])).ok
+            store.outbox.begin(second.id)  # marked, sent, and then the console died
+            body = message.rest_body(second.recipients, second.external_system_id or "")
             await service.rest.send_once(body)
     finally:
-        outbox.close()
+        store.close()
     return batch.id
 
 

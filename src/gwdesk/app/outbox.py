@@ -134,7 +134,14 @@ def retryable(error: GatewayError) -> bool:
 
 
 def not_attempted(cause: GatewayError) -> GatewayError:
-    return type(cause)(f"Not sent, because an earlier request failed: {cause.message}")
+    """The error of a request a halting refusal kept back: of the same kind as `cause`
+    (a refused login stays an authentication failure), so a caller reports it alike."""
+    text = f"Not sent, because an earlier request failed: {cause.message}"
+    if isinstance(cause, ValidationError):
+        return ValidationError(text, field=cause.field, status=None)
+    if isinstance(cause, AuthenticationError):
+        return AuthenticationError(text)
+    return GatewayError(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +216,8 @@ Changed = Callable[[OutboxEntry], None]
 class _Run:
     queue: list[OutboxEntry]
     halted: str = ""
+    cause: GatewayError | None = None
+    """The refusal that halted the run."""
     sent: dict[int, Sent] = field(default_factory=dict)
 
 
@@ -358,7 +367,7 @@ class OutboxRunner:
                 run.sent[entry.id] = sent
                 tell(sent.entry)
                 if sent.error is not None and halts_everything(sent.error):
-                    run.halted = sent.error.message
+                    run.halted, run.cause = sent.error.message, sent.error
 
         async with self.claimed(batch.id) if claim else contextlib.nullcontext():
             count = max(1, min(lanes, MAX_LANES, len(run.queue) or 1))
@@ -384,7 +393,7 @@ class OutboxRunner:
                 await self.db(self.outbox.note, [e.id for e in left], why)
         for entry in left:
             held = replace(entry, reason=why) if why else entry
-            error = GatewayError(why or "not sent")
+            error = not_attempted(run.cause) if run.cause else GatewayError(why or "not sent")
             run.sent[entry.id] = Sent(held, error=error)
             tell(held)
 

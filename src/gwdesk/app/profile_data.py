@@ -20,7 +20,7 @@ from gwdesk.domain.profile import Profile
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.database import slug
-from gwdesk.store.local import LocalStore
+from gwdesk.store.local import LocalStore, open_local
 
 SANDBOX_STORE: Final = "__sandbox__"
 INLINE_NAME: Final = "command line"
@@ -40,8 +40,14 @@ def locate(
 ) -> ProfileData:
     """The store file and outbox account of `profile` (`sandbox`: the embedded gateway)."""
     paths = paths or AppPaths.default()
-    name = SANDBOX_STORE if sandbox else slug(profile.name)
-    return ProfileData(paths.profile_db(name), account_key(profile, sandbox=sandbox))
+    path = paths.profile_db(SANDBOX_STORE) if sandbox else store_path(profile.name, paths)
+    return ProfileData(path, account_key(profile, sandbox=sandbox))
+
+
+def store_path(name: str, paths: AppPaths | None = None) -> Path:
+    """The store file of the profile called `name` (`gwdesk listen` without a gateway
+    names `INLINE_NAME`'s)."""
+    return (paths or AppPaths.default()).profile_db(slug(name))
 
 
 def account_key(profile: Profile, *, sandbox: bool = False) -> str:
@@ -56,9 +62,10 @@ def account_key(profile: Profile, *, sandbox: bool = False) -> str:
 
 
 def open_profile(data: ProfileData) -> LocalStore:
-    """Open (and upgrade) the store. Blocking: it may wait out another process's write
-    lock, so the console calls it on a worker thread."""
-    return LocalStore(data.path)
+    """Open (and upgrade) the store; `StoreError` when the file cannot be used. Blocking:
+    it may wait out another process's write lock, so the console calls it on a worker
+    thread."""
+    return open_local(data.path)
 
 
 def sending_for(gateway: GatewayService, store: LocalStore, data: ProfileData) -> Sending:

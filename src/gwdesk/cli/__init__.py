@@ -1,11 +1,14 @@
-"""`gwdesk`: the console without arguments, the gateway's operations as subcommands.
+"""`gwdesk COMMAND`: the gateway's operations as subcommands (`gwdesk.launcher` opens the
+console when there is no command).
 
 Subcommands are registered by small functions (`COMMANDS`), each adding its own
 parser with the shared gateway options and a handler; a new family of commands
 is one more registrar. A gateway is a saved profile (`--profile NAME`) or given
 inline (`--base-url`, `--username`, ...); the password comes from the environment
 variable GWDESK_PASSWORD or, for a saved profile, the system keyring: never from
-an argument, where other users of the machine could read it.
+an argument, where other users of the machine could read it. Every send goes
+through the profile's outbox and the application core (`profile_sending`), as the
+console's do, into the same store file.
 
 Exit status: 0 success; 1 the gateway refused or failed; 2 usage or set-up problem;
 3 authentication refused; 4 a send whose outcome is unknown (check before resending);
@@ -16,17 +19,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Final, TextIO, TypeAlias
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, TextIO, TypeAlias
 
 from gwdesk import __version__
 
 if TYPE_CHECKING:
-    from gwdesk.domain.models import Secret
+    from gwdesk.app.sending import Sending
+    from gwdesk.domain.models import Message, Secret
     from gwdesk.domain.profile import Profile
     from gwdesk.gateway.service import GatewayService
 
@@ -106,10 +112,34 @@ def common_options() -> argparse.ArgumentParser:
     return common
 
 
+def subcommand(
+    sub: SubParsers, name: str, common: argparse.ArgumentParser, help: str
+) -> argparse.ArgumentParser:
+    """A subcommand's parser, with the shared gateway options."""
+    return sub.add_parser(name, parents=[common], help=help, description=help)
+
+
+def moment(text: str) -> datetime:
+    """An ISO 8601 time (an argument type); one without an offset is this machine's local time."""
+    try:
+        found = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO 8601 time such as 2025-01-31T09:30:00+11:00: {text!r}"
+        ) from None
+    return found if found.tzinfo is not None else found.astimezone()
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """A gateway message as JSON, under the gateway's own field names."""
+    return message.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 #: Modules whose `COMMANDS` (a sequence of registrars) make up the subcommands, in order.
 #: A new family of commands (the Lodge `mms`, `fax`, `wap`) is one more module here.
 COMMAND_MODULES: Final = (
-    "gwdesk.cli.commands",
+    "gwdesk.cli.send",
+    "gwdesk.cli.lookup",
     "gwdesk.cli.lodge",
     "gwdesk.cli.listen",
     "gwdesk.cli.outbox",
@@ -144,6 +174,7 @@ def resolve_profile(args: argparse.Namespace) -> Profile:
     """The profile named by `--profile`, with inline options laid over it, or an inline one."""
     import pydantic
 
+    from gwdesk.app.profile_data import INLINE_NAME
     from gwdesk.domain.profile import Profile
     from gwdesk.settings import ProfileStore, SettingsError
 
@@ -156,6 +187,7 @@ def resolve_profile(args: argparse.Namespace) -> Profile:
         "region": args.region,
         "timezone": args.timezone,
         "ca_bundle": args.ca_bundle,
+        "lodge_port": getattr(args, "lodge_port", None),  # a Lodge command's --port
     }
     given = {k: v for k, v in inline.items() if v is not None}
     if args.profile:
@@ -171,7 +203,7 @@ def resolve_profile(args: argparse.Namespace) -> Profile:
             raise UsageError(
                 f"Name a gateway: --profile NAME, or {' and '.join(missing)} (password in {PASSWORD_ENV})."
             )
-        base = {"name": "command line"}
+        base = {"name": INLINE_NAME}
     try:
         return Profile.model_validate({**base, **given})
     except pydantic.ValidationError as exc:
@@ -199,6 +231,27 @@ def resolve_password(profile: Profile, from_store: bool, out: Output) -> Secret:
         if stored is not None:
             return stored
     raise UsageError(f"No password: set the environment variable {PASSWORD_ENV}.")
+
+
+@contextlib.asynccontextmanager
+async def profile_sending(service: GatewayService) -> AsyncIterator[Sending]:
+    """The sends of a command: the application core over the profile's store, the one
+    the console uses (`gwdesk.app.profile_data`). Its history rows are written before
+    the store closes. Nothing is sent when the store cannot be opened."""
+    from gwdesk.app.profile_data import locate, open_profile, sending_for
+    from gwdesk.store.database import StoreError
+
+    data = locate(service.profile)
+    try:
+        store = await asyncio.to_thread(open_profile, data)
+    except StoreError as exc:
+        raise UsageError(
+            f"{exc} Every send is recorded in its outbox first: gwdesk sends nothing without it."
+        ) from None
+    try:
+        yield sending_for(service, store, data)
+    finally:
+        await asyncio.to_thread(store.close)
 
 
 async def _run(args: argparse.Namespace, out: Output) -> int:
@@ -240,33 +293,13 @@ def run_command(args: argparse.Namespace) -> int:
         return 130
 
 
-#: Options of the console itself (`gwdesk.ui.app`): given first, they open the console.
-CONSOLE_OPTIONS: Final = ("--profile", "--sandbox", "--quit-after")
-
-
-def wants_console(arguments: Sequence[str]) -> bool:
-    return not arguments or arguments[0].split("=", 1)[0] in CONSOLE_OPTIONS
-
-
-def open_console(arguments: Sequence[str] = ()) -> int:
-    """Start the Qt console (imported only now: the CLI must work without Qt)."""
-    try:
-        app = importlib.import_module("gwdesk.ui.app")
-    except ImportError as exc:
-        print(
-            f"gwdesk: the console cannot start ({exc}). Use a command instead; see gwdesk --help.",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    code = app.main(list(arguments))
-    return code if isinstance(code, int) else EXIT_OK
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command (`gwdesk.launcher` decides whether there is one)."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if wants_console(arguments):
-        return open_console(arguments)
     parser = build_parser()
+    if not arguments:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(arguments)
     standalone = getattr(args, "run", None)
     if standalone is not None:
@@ -277,10 +310,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     return run_command(args)
-
-
-if __name__ == "__main__":
-    # Run through the package module, so the command modules share this one's classes.
-    from gwdesk.cli import main as package_main
-
-    sys.exit(package_main())

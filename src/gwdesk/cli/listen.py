@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from gwdesk.app.profile_data import INLINE_NAME, store_path
 from gwdesk.cli import (
     EXIT_OK,
     EXIT_USAGE,
@@ -38,7 +39,6 @@ from gwdesk.cli import (
 )
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import DEFAULT_TIMEZONE, Profile
-from gwdesk.paths import AppPaths
 from gwdesk.replies import (
     InboxClosed,
     ListenerError,
@@ -49,11 +49,9 @@ from gwdesk.replies import (
     backfill,
     suggested_start,
 )
-from gwdesk.store.database import StoreError, slug
+from gwdesk.store.database import StoreError
 from gwdesk.store.replies import ReplyStore, StoredReply
 
-INLINE_NAME: Final = "command line"
-"""The store of a listener started without a saved profile (as `resolve_profile` names it)."""
 POLL: Final = 0.2
 EXIT_INTERRUPTED: Final = 130
 
@@ -152,7 +150,9 @@ def _gateway(args: argparse.Namespace, out: Output) -> tuple[Profile | None, Sec
 def _listen(args: argparse.Namespace, out: Output) -> int:
     profile, password = _gateway(args, out)
     zone = profile.zone if profile else _zone(args.timezone or DEFAULT_TIMEZONE)
-    path = AppPaths.default().profile_db(slug(profile.name if profile else INLINE_NAME))
+    # The profile's store, where the console finds the replies too (an inline gateway,
+    # or none, has the command line's).
+    path = store_path(profile.name if profile else INLINE_NAME)
     stop = threading.Event()
     on_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGTERM)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from gwdesk.logs.cache import LogCache
 from gwdesk.store.background_writer import BackgroundWriter
-from gwdesk.store.database import connect
+from gwdesk.store.database import StoreError, connect
 from gwdesk.store.drafts import DraftStore
 from gwdesk.store.history import HistoryStore
 from gwdesk.store.outbox import OutboxStore
@@ -35,3 +36,12 @@ class LocalStore:
         self.replies.close()
         self.outbox.close()
         self.conn.close()
+
+
+def open_local(path: Path | str) -> LocalStore:
+    """Open (and upgrade) a profile's store; `StoreError` naming the file when it cannot
+    be used (damaged, not a database, unreadable), which is then left as it is."""
+    try:
+        return LocalStore(path)
+    except (sqlite3.Error, OSError) as exc:
+        raise StoreError(f"The store at {path} cannot be opened ({exc}).") from None

@@ -3,7 +3,9 @@
 A child process, not a thread: the sandbox's work (batch loading, webhooks, a
 million-row log listing) must never compete with the GUI thread for the GIL.
 Its first stdout line names its addresses; closing the console stops it, and it
-exits on its own when the console dies (its stdin closes).
+exits on its own when the console dies (its stdin closes). The console tells the
+child which demo account to serve (`SANDBOX_ACCOUNT`), so the two agree without
+the console importing the sandbox's code.
 """
 
 from __future__ import annotations
@@ -14,9 +16,34 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
-from gwdesk.launcher import SANDBOX_SUBCOMMAND
 from gwdesk.private_files import open_private, private_folder
+
+#: The hidden first argument that makes a frozen gwdesk run as `gwdesk-sandbox`
+#: (`gwdesk.launcher` hands it on).
+SANDBOX_SUBCOMMAND: Final = "sandbox"
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxAccount:
+    """The embedded sandbox's demo account, as the console asks its child to serve it."""
+
+    username: str = "demo"
+    password: str = "demo"  # noqa: S105 - the sandbox's public demo account, not a secret
+    namespace: str = "http://sandbox.gwdesk.local/Lodge"
+    timezone: str = "Australia/Sydney"
+
+    def options(self) -> list[str]:
+        return [
+            "--user", self.username,
+            "--password", self.password,
+            "--namespace", self.namespace,
+            "--timezone", self.timezone,
+        ]  # fmt: skip
+
+
+SANDBOX_ACCOUNT: Final = SandboxAccount()
 
 
 class SandboxStartError(RuntimeError):
@@ -49,6 +76,7 @@ def sandbox_command(db: Path, *extra: str) -> list[str]:
         "--db",
         str(db),
         "--exit-with-parent",
+        *SANDBOX_ACCOUNT.options(),
         *extra,
     ]
 
