@@ -17,12 +17,12 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
-from gwdesk.store.logcache_export import export_csv
-from gwdesk.store.logcache_query import LogQuery
 
 from gwdesk.domain.profile import Profile
 from gwdesk.importing.export import write_invalid_rows
 from gwdesk.importing.recipients import InvalidRow
+from gwdesk.logs.export import export_csv
+from gwdesk.logs.query import LogQuery
 from gwdesk.paths import AppPaths
 from gwdesk.sandbox.db import open_database
 from gwdesk.settings import ProfileStore

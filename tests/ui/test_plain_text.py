@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import pytest
-from gwdesk.store.logcache_query import DayCounts
-from gwdesk.ui.widgets.log_chart import LogChart
 from PySide6.QtCharts import QAbstractBarSeries
 from PySide6.QtGui import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
+from gwdesk.logs.query import DayCounts
+from gwdesk.ui.logs.chart import LogChart
 from gwdesk.ui.plain_text import (
     PlainLabel,
     html_text,
