@@ -271,6 +271,7 @@ async def test_an_export_writes_the_rows_of_the_view_in_order(
     await wait_until(lambda: tab.query.filter.text == "your" and not tab.model.pending)  # type: ignore[union-attr]
     assert tab.model is not None
     shown = tab.model.rowCount()
+    assert shown > 0
     target = tmp_path / "view.csv"
     outcomes: list[tuple[bool, str]] = []
     assert tab.export is not None
