@@ -21,6 +21,7 @@ from gwdesk.ui.batch.tab import BatchTab
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.plain_text_support import tooltip_shows
+from tests.ui.screenshot_support import WINDOW, shot
 
 
 def numbers(count: int) -> list[str]:
@@ -302,7 +303,7 @@ async def test_a_big_batch_is_confirmed_with_its_totals_first(
     assert box.isVisible()
     assert "Messages: 12" in box.text()
     box.button(QMessageBox.StandardButton.Cancel).click()
-    await asyncio.sleep(0.05)
+    assert tab.confirm_box is None  # the box has finished: its answer is taken
     assert tab.run is None
     tab.send()
     send_button = next(b for b in tab.confirm_box.buttons() if b.text() == "Send to 12 recipients")
@@ -422,7 +423,7 @@ async def test_screenshot_batch(
     qtbot.addWidget(window)
     tab = BatchTab(ui.session, ui.tasks, ui.theme)
     window.setCentralWidget(tab)
-    window.resize(1280, 800)
+    window.resize(WINDOW)
     window.show()
     source = tmp_path / "customers.csv"
     rows = [("Name", "Mobile", "Suburb")]
@@ -446,9 +447,7 @@ async def test_screenshot_batch(
     await wait_until(lambda: not ui.tasks.running("batch-follow"))
     assert tab.run.count(EntryState.LODGED) == 3
     await idle(tab, ui)
-    if screenshots_dir is not None:
-        await asyncio.to_thread(screenshots_dir.mkdir, parents=True, exist_ok=True)
-        window.grab().save(str(screenshots_dir / "batch.png"))
+    await shot(window, screenshots_dir, "batch.png", WINDOW)
 
 
 async def test_an_imported_file_is_named_and_described_as_plain_text(

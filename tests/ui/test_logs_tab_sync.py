@@ -39,6 +39,7 @@ async def test_the_sync_repeats_on_its_own_and_picks_up_new_records(
     await wait_until(lambda: held(ui) == 1, message="the first sync")
     lodge(sandbox, "Second")
     await wait_until(lambda: held(ui) == 2, message="the next periodic sync")
+    await wait_until(lambda: len(outcomes) >= 2, message="both syncs reported")
     controller.stop()
     assert all(ok for ok, _text in outcomes)
 

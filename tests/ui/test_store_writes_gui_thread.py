@@ -244,7 +244,13 @@ async def test_a_draft_that_cannot_be_saved_is_reported_once_and_stays_in_the_ed
             tab.save_draft()
             await store.writer.flushed()  # given up after 0.3 s
         await wait_until(lambda: reports, 3, "the report")
-        await asyncio.sleep(0.1)  # a second report would have arrived by now
+        assert bar.connection_label.text().startswith("Trouble: The draft could not be saved")
+        # The writer reports from its thread before the write's flush settles; a marker
+        # sent the same way after that arrives behind any report of either write.
+        on_failure = store.writer.on_failure
+        assert on_failure is not None
+        await asyncio.to_thread(on_failure, "marker")
+        await wait_until(lambda: ("marker", False) in reports, 3, "the marker")
     finally:
         lock.close()
     assert reports == [
@@ -252,8 +258,8 @@ async def test_a_draft_that_cannot_be_saved_is_reported_once_and_stays_in_the_ed
             "The draft could not be saved: the profile's file stayed locked by another "
             "program for 0.3 s.",
             False,
-        )
+        ),
+        ("marker", False),
     ]
-    assert bar.connection_label.text().startswith("Trouble: The draft could not be saved")
     assert tab.form.editor.text() == "Kept in the editor"
     assert not ui.reporter.errors

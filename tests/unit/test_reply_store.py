@@ -95,6 +95,7 @@ def test_a_bulk_insert_with_one_known_reply_still_tells_which_were_new(store: Re
 
 def test_bulk_inserted_replies_get_their_real_ids(store: ReplyStore) -> None:
     results = store.add([reply(str(i)) for i in range(50)])
+    assert len({result.reply.id for result in results}) == 50
     for result in results:
         stored = store.get(result.reply.id)
         assert stored is not None
