@@ -20,7 +20,7 @@ from gwdesk.app.sms import Channel, SmsMessage
 from gwdesk.domain.models import Secret
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.store.outbox import EntryState, OutboxStore
+from gwdesk.store.outbox import EntryState
 from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import sandbox_profile
 from gwdesk.ui.outbox.dialog import RESUME_KEY, OutboxDialog
