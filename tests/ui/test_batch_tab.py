@@ -43,8 +43,15 @@ async def idle(tab: BatchTab, ui: UiBundle) -> None:
     """Stop following and let every task of the tab end: none may outlive the test's loop."""
     if ui.tasks.running("batch-follow"):
         tab.results.follow_button.click()
-    keys = ("batch-send", "batch-follow", "batch-recipients", "batch-export")
-    await wait_until(lambda: not any(ui.tasks.running(k) for k in keys), 20, "tab idle")
+    keys = ("batch-send", "batch-follow")
+    panel = ("batch-recipients", "batch-export")  # the recipients panel's own tasks
+
+    def busy() -> bool:
+        return any(ui.tasks.running(k) for k in keys) or any(
+            ui.tasks.running(k, owner=tab.recipients) for k in panel
+        )
+
+    await wait_until(lambda: not busy(), 20, "tab idle")
 
 
 def lodged_requests(sandbox: SandboxThread) -> int:

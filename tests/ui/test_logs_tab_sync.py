@@ -6,6 +6,7 @@ import httpx
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.logs.cache import LogCache
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.logs.sync import LogSyncController
 from gwdesk.ui.logs.tab import LogsTab
@@ -24,7 +25,7 @@ def lodge(sandbox: SandboxThread, text: str) -> None:
 
 def held(ui: UiBundle) -> int:
     assert ui.session.store is not None
-    return ui.session.store.logs.total()
+    return LogCache(ui.session.store).total()
 
 
 async def test_the_sync_repeats_on_its_own_and_picks_up_new_records(
@@ -32,7 +33,7 @@ async def test_the_sync_repeats_on_its_own_and_picks_up_new_records(
 ) -> None:
     await ui.connect(sandbox)
     lodge(sandbox, "First")
-    controller = LogSyncController(ui.session, ui.tasks, interval_ms=150, key="test-sync")
+    controller = LogSyncController(ui.session, ui.tasks, interval_ms=150)
     outcomes: list[tuple[bool, str]] = []
     controller.finished.connect(lambda ok, text: outcomes.append((ok, text)))
     controller.start()
@@ -66,7 +67,7 @@ async def test_a_sync_can_be_stopped_and_keeps_what_it_got(
 async def test_sync_now_runs_one_sync_at_a_time(ui: UiBundle, sandbox: SandboxThread) -> None:
     await ui.connect(sandbox)
     lodge(sandbox, "Once")
-    controller = LogSyncController(ui.session, ui.tasks, key="test-sync")
+    controller = LogSyncController(ui.session, ui.tasks)
     runs: list[bool] = []
     controller.running_changed.connect(lambda running: running and runs.append(running))
     controller.sync_now()
