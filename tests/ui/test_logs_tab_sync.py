@@ -105,3 +105,24 @@ async def test_switching_profile_shows_the_other_accounts_logs(
     )
     assert tab.detail.record is None
     assert tab.error.isHidden()
+
+
+async def test_two_syncs_of_one_session_do_not_cancel_each_other(
+    ui: UiBundle, sandbox: SandboxThread
+) -> None:
+    """Two Logs tabs' controllers share the console's task runner: each sync is its own
+    controller's, so starting the second does not cancel the first."""
+    await ui.connect(sandbox)
+    lodge(sandbox, "Both")
+    first = LogSyncController(ui.session, ui.tasks)
+    second = LogSyncController(ui.session, ui.tasks)
+    outcomes: list[tuple[str, bool, str]] = []
+    first.finished.connect(lambda ok, text: outcomes.append(("first", ok, text)))
+    second.finished.connect(lambda ok, text: outcomes.append(("second", ok, text)))
+    first.sync_now()
+    second.sync_now()
+    assert first.running
+    assert second.running
+    await wait_until(lambda: len(outcomes) == 2, 20, "both syncs to end")
+    assert all(ok for _name, ok, _text in outcomes), outcomes
+    assert held(ui) == 1
