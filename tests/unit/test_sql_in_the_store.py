@@ -46,4 +46,3 @@ def offenders() -> dict[str, list[str]]:
 
 def test_no_module_above_the_store_imports_a_database_engine() -> None:
     assert set(offenders()) <= PENDING, sorted(set(offenders()) - PENDING)
-
