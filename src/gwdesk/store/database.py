@@ -281,13 +281,15 @@ C = TypeVar("C", bound=type)
 
 
 def store_methods(cls: C) -> C:
-    """Every public method of a store class raises the store's errors, never the engine's.
+    """Every public method of a store class (and opening it) raises the store's errors, never
+    the engine's.
 
     A class decorator rather than one per method, so a method added later cannot
     forget it.
     """
     for name, member in list(vars(cls).items()):
-        if name.startswith("_") or not inspect.isfunction(member):
+        public = not name.startswith("_") or name == "__init__"
+        if not public or not inspect.isfunction(member):
             continue
         setattr(cls, name, raising_store_errors(member))
     return cls
