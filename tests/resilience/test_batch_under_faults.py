@@ -246,7 +246,9 @@ async def batch_under_faults(
             await sent(tab)
             seen.texts.add(tab.outcome.text())
         await wait_until(
-            lambda: run.created == run.recipients and not ui.tasks.running("batch-follow"),
+            lambda: (
+                run.created == run.recipients and not ui.tasks.running("batch-follow", owner=tab)
+            ),
             60,
             "every message created",
         )

@@ -45,10 +45,17 @@ async def sent(tab: BatchTab, within: float = 20.0) -> None:
 
 async def idle(tab: BatchTab, ui: UiBundle) -> None:
     """Stop following and let every task of the tab end: none may outlive the test's loop."""
-    if ui.tasks.running("batch-follow"):
+    if ui.tasks.running("batch-follow", owner=tab):
         tab.results.follow_button.click()
-    keys = ("batch-send", "batch-follow", "batch-recipients", "batch-export")
-    await wait_until(lambda: not any(ui.tasks.running(k) for k in keys), 20, "tab idle")
+    keys = ("batch-send", "batch-follow")
+    panel = ("batch-recipients", "batch-export")  # the recipients panel's own tasks
+
+    def busy() -> bool:
+        return any(ui.tasks.running(k, owner=tab) for k in keys) or any(
+            ui.tasks.running(k, owner=tab.recipients) for k in panel
+        )
+
+    await wait_until(lambda: not busy(), 20, "tab idle")
 
 
 def lodged(tab: BatchTab) -> int:
@@ -145,7 +152,9 @@ async def test_follow_progress_gives_up_when_status_fails_and_asks_again_when_to
     tab.send()
     await sent(tab)
     assert tab.run is not None
-    await wait_until(lambda: not ui.tasks.running("batch-follow"), 30, "following gave up")
+    await wait_until(
+        lambda: not ui.tasks.running("batch-follow", owner=tab), 30, "following gave up"
+    )
     assert len(tab.run.given_up()) == 3
     assert tab.results.follow_label.text() == "Not following: 3 requests gave no progress."
     assert not tab.results.follow_button.isHidden()
@@ -444,7 +453,7 @@ async def test_screenshot_batch(
     tab.send()
     await sent(tab)
     await wait_until(lambda: tab.run.created == tab.run.recipients, 20)
-    await wait_until(lambda: not ui.tasks.running("batch-follow"))
+    await wait_until(lambda: not ui.tasks.running("batch-follow", owner=tab))
     assert tab.run.count(EntryState.LODGED) == 3
     await idle(tab, ui)
     await shot(window, screenshots_dir, "batch.png", WINDOW)

@@ -100,9 +100,11 @@ async def test_the_batch_tab_records_every_request_before_it_leaves(
         for r in sandbox.query("SELECT json_extract(template, '$.external_system_id') FROM batches")
     }
     assert sent_ids == {e.external_system_id for e in entries}
-    if ui.tasks.running("batch-follow"):
+    if ui.tasks.running("batch-follow", owner=tab):
         tab.results.follow_button.click()
-    await wait_until(lambda: not ui.tasks.running("batch-follow"), 20, "following stopped")
+    await wait_until(
+        lambda: not ui.tasks.running("batch-follow", owner=tab), 20, "following stopped"
+    )
 
 
 async def test_a_send_tab_message_is_in_the_outbox_with_its_message_id(
@@ -138,7 +140,7 @@ async def test_activation_settles_an_interrupted_batch_and_the_window_resumes_it
     save_shot(dialog, "outbox_dialog.png")
 
     dialog.resume_button.click()
-    await wait_until(lambda: not ui.tasks.running(RESUME_KEY), 20, "resume finished")
+    await wait_until(lambda: not ui.tasks.running(RESUME_KEY, owner=dialog), 20, "resume finished")
     assert "50 recipient(s) lodged, 0 not" in dialog.state.text()
     assert dialog.table.rowCount() == 0
     await wait_until(lambda: len(per_recipient(sandbox)) == 250, 20, "messages created")
@@ -165,7 +167,7 @@ async def test_discarding_an_interrupted_batch_sends_nothing_more(
     assert box is not None
     box.button(QMessageBox.StandardButton.Discard).click()
     await wait_until(lambda: dialog.table.rowCount() == 0, 10, "batch discarded")
-    await wait_until(lambda: not ui.tasks.running(RESUME_KEY), 10)
+    await wait_until(lambda: not ui.tasks.running(RESUME_KEY, owner=dialog), 10)
     assert "nothing was sent" in dialog.state.text()
     assert sandbox.query("SELECT COUNT(*) FROM batches")[0][0] == sends
     assert ui.session.store is not None

@@ -312,6 +312,24 @@ def test_a_listener_address_that_is_not_one_is_refused_at_the_field(qtbot: QtBot
     assert dialog.error.text() == "Type an address of this machine, e.g. 127.0.0.1."
 
 
+@pytest.mark.parametrize(
+    ("host", "public"),
+    [("127.0.\t0.1", ""), ("\u202e1.0.0.721", ""), ("a" * 254, ""), ("127.0.0.1", "proxy\nhost")],
+    ids=["tab", "bidi override", "too long", "newline in the ReplyPath address"],
+)
+def test_an_address_hiding_characters_is_refused_not_kept(
+    qtbot: QtBot, host: str, public: str
+) -> None:
+    dialog = ListenerSettingsDialog(ListenerSettings())
+    qtbot.addWidget(dialog)
+    dialog.host_combo.setEditText(host)
+    dialog.public_edit.setText(public)
+    dialog.accept()
+    assert dialog.result() != ListenerSettingsDialog.DialogCode.Accepted
+    assert dialog.error.isVisibleTo(dialog)
+    assert dialog.error.text()
+
+
 async def test_a_start_cancelled_by_a_closing_session_leaves_nothing_running(
     ui: UiBundle, sandbox: SandboxThread, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gwdesk.store.database import MIGRATIONS, connect
+from gwdesk.store.database import MIGRATIONS, StoreError, connect
 from gwdesk.store.local import LocalStore
 from gwdesk.store.outbox import (
     EntryState,
@@ -312,7 +312,7 @@ def test_unreadable_rows_come_back_damaged_not_as_something_to_send(
 def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "garbage.sqlite3"
     path.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(sqlite3.DatabaseError, match="not a database"):
+    with pytest.raises(StoreError, match="not a database"):
         OutboxStore(path)
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from gwdesk.replies.feed import FeedBuffer, ReplyBatch
 from gwdesk.replies.inbox import InboxClosed, ReplyInbox
+from gwdesk.store.database import StoreBusy
 from gwdesk.store.local import LocalStore
 from gwdesk.store.replies import IncomingReply, ReplyStore
 
@@ -217,7 +218,7 @@ def test_a_locked_file_fails_the_group_and_the_next_one_succeeds(tmp_path: Path)
     blocker = sqlite3.connect(tmp_path / "p.sqlite3", isolation_level=None)
     with ReplyInbox(store) as inbox:
         blocker.execute("BEGIN IMMEDIATE")
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with pytest.raises(StoreBusy, match="locked"):  # the store's error, not SQLite's
             inbox.add([reply()], timeout=5)
         blocker.execute("ROLLBACK")
         assert inbox.add([reply()], timeout=5)[0].new

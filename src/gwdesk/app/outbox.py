@@ -38,7 +38,6 @@ import contextlib
 import functools
 import logging
 import secrets
-import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -389,7 +388,7 @@ class OutboxRunner:
         left = list(reversed(run.queue))
         run.queue.clear()
         if why:
-            with contextlib.suppress(StoreError, sqlite3.Error):
+            with contextlib.suppress(StoreError):
                 await self.db(self.outbox.note, [e.id for e in left], why)
         for entry in left:
             held = replace(entry, reason=why) if why else entry
@@ -407,7 +406,7 @@ class OutboxRunner:
             return Sent(await self._give_up(entry, reason), error=GatewayError(reason))
         try:
             started, current = await self.db(self.outbox.begin, entry.id)
-        except (StoreError, sqlite3.Error) as exc:
+        except StoreError as exc:
             reason = f"The outbox could not record this request ({exc}), so it was not sent."
             return Sent(entry, error=GatewayError(reason))
         if not started:
@@ -417,7 +416,7 @@ class OutboxRunner:
         return await self._finish(current, attempt)
 
     async def _give_up(self, entry: OutboxEntry, reason: str) -> OutboxEntry:
-        with contextlib.suppress(StoreError, sqlite3.Error):
+        with contextlib.suppress(StoreError):
             return await self.db(self.outbox.give_up, entry.id, reason)
         return replace(entry, state=EntryState.FAILED, reason=reason)
 
@@ -451,7 +450,7 @@ class OutboxRunner:
             record = self.outbox.failed
         try:
             now = await self.db(record, entry.id, **values)
-        except (StoreError, sqlite3.Error) as exc:
+        except StoreError as exc:
             log.warning("outbox entry %d: outcome not recorded: %s", entry.id, exc)
             now = replace(entry, state=state, **values)
         return Sent(

@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from gwdesk.store.database import StoreError, connect, transaction
+from gwdesk.store.database import StoreError, connect, store_methods, transaction
 from gwdesk.store.outbox_claims import OwnerLocks
 from gwdesk.store.outbox_rows import (
     BATCH_SELECT,
@@ -105,6 +105,7 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
+@store_methods
 class OutboxStore:
     """The outbox of one profile's store file."""
 

@@ -19,7 +19,7 @@ from gwdesk.ui.sandbox_process import (
     SandboxStartError,
 )
 from gwdesk.ui.session import Session
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, off_thread
 
 log = logging.getLogger("gwdesk.ui")
 SANDBOX_PROFILE_NAME = "Sandbox"
@@ -202,4 +202,4 @@ class AppController:
         await self.session.close()
         if self.sandbox is not None:
             sandbox, self.sandbox = self.sandbox, None
-            await asyncio.get_running_loop().run_in_executor(None, sandbox.stop)
+            await off_thread(sandbox.stop)

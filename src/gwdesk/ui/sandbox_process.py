@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from gwdesk.private_files import open_private, private_folder
+from gwdesk.ui.tasks import off_thread
 
 #: The hidden first argument that makes a frozen gwdesk run as `gwdesk-sandbox`
 #: (`gwdesk.launcher` hands it on).
@@ -123,21 +124,19 @@ class SandboxProcess:
 
     async def start(self) -> SandboxAddresses:
         """Launch the child and wait (off the event loop) for its banner line."""
-        loop = asyncio.get_running_loop()
-        process = await loop.run_in_executor(None, self._spawn)
+        process = await off_thread(self._spawn)
         self._process = process
-        assert process.stdout is not None
+        stdout = process.stdout
+        assert stdout is not None
         try:
-            line = await asyncio.wait_for(
-                loop.run_in_executor(None, process.stdout.readline), self.start_timeout
-            )
+            line = await asyncio.wait_for(off_thread(stdout.readline), self.start_timeout)
         except TimeoutError:
             self.stop()
             raise SandboxStartError(
                 f"the sandbox did not start within {self.start_timeout:.0f} s"
             ) from None
         if not line:
-            stderr = await loop.run_in_executor(None, self._drain_stderr)
+            stderr = await off_thread(self._drain_stderr)
             self.stop()
             raise SandboxStartError(f"the sandbox exited at start: {stderr[-500:].strip()}")
         self.addresses = parse_banner(line)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import sqlite3
 from collections.abc import Callable
 from typing import Final
 
@@ -42,13 +41,12 @@ from gwdesk.gateway.errors import GatewayError, ValidationError
 from gwdesk.store.database import StoreError
 from gwdesk.store.outbox import EntryState, OutboxBusy, OutboxEntry
 from gwdesk.ui.batch.compose import BatchCompose
-from gwdesk.ui.batch.recipients import EXPORT_KEY, JOB_KEY, RecipientsPanel, plural
+from gwdesk.ui.batch.recipients import RecipientsPanel, plural
 from gwdesk.ui.batch.results import ListRun, ResultsPanel
-from gwdesk.ui.batch.worker import alive
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
@@ -133,13 +131,6 @@ class BatchTab(BaseTab):
         self.results.follow_button.clicked.connect(self._toggle_follow)
         shortcut = QShortcut(QKeySequence("Ctrl+Return"), self, self.send)
         shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-
-        # Work the tab started stops with it (a closure: the tab is half gone by then).
-        def stop_work() -> None:
-            for key in (SEND_KEY, FOLLOW_KEY, JOB_KEY, EXPORT_KEY):
-                tasks.cancel(key)
-
-        self.destroyed.connect(stop_work)
         self.connect_tracked(session.closing, self.save_draft)
         self.update_totals()
         self._update_buttons()
@@ -247,7 +238,7 @@ class BatchTab(BaseTab):
 
     @property
     def sending(self) -> bool:
-        return self.tasks.running(SEND_KEY)
+        return self.tasks.running(SEND_KEY, owner=self)
 
     def send(self) -> None:
         """Check everything, confirm a big batch, then send it in requests of 100."""
@@ -270,7 +261,9 @@ class BatchTab(BaseTab):
             questions.append(f"Send this batch?\n\n{self.totals_text()}")
 
         def start() -> None:
-            self.tasks.cancel(FOLLOW_KEY)  # the last batch's progress is no longer shown
+            self.tasks.cancel(
+                FOLLOW_KEY, owner=self
+            )  # the last batch's progress is no longer shown
             self.run = None
             self.results.show_run(None)
             self._launch(*checked, numbers)
@@ -350,6 +343,7 @@ class BatchTab(BaseTab):
         self.tasks.run(
             self._send(sending, message, numbers, self._stop),
             key=SEND_KEY,
+            owner=self,
             context="sending a batch",
         )
         self._update_buttons()
@@ -468,11 +462,14 @@ class BatchTab(BaseTab):
     # ---- following batch progress --------------------------------------------------------
 
     def _follow(self, run: ListRun) -> None:
-        if self.tasks.running(FOLLOW_KEY):
+        if self.tasks.running(FOLLOW_KEY, owner=self):
             return
         self._follow_stop = asyncio.Event()
         self.tasks.run(
-            self._following(run, self._follow_stop), key=FOLLOW_KEY, context="batch progress"
+            self._following(run, self._follow_stop),
+            key=FOLLOW_KEY,
+            owner=self,
+            context="batch progress",
         )
 
     async def _following(self, run: ListRun, stop: asyncio.Event) -> None:
@@ -520,7 +517,7 @@ class BatchTab(BaseTab):
         self.results.follow_button.setVisible(not finished)
 
     def _toggle_follow(self) -> None:
-        if self.tasks.running(FOLLOW_KEY):
+        if self.tasks.running(FOLLOW_KEY, owner=self):
             if self._follow_stop is not None:
                 self._follow_stop.set()
         elif self.run is not None:
@@ -575,7 +572,7 @@ class BatchTab(BaseTab):
 
     def on_session_changed(self) -> None:
         for key in (SEND_KEY, FOLLOW_KEY):
-            self.tasks.cancel(key)
+            self.tasks.cancel(key, owner=self)
         self.run = None
         self.results.show_run(None)
         self.outcome.clear()
@@ -588,7 +585,7 @@ class BatchTab(BaseTab):
         if store is not None:
             try:
                 data = store.drafts.load(DRAFT_KEY)
-            except sqlite3.Error as exc:
+            except StoreError as exc:
                 log.warning("batch draft could not be read: %s", exc)
                 data = {}
             self._restoring = True

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Final
@@ -38,6 +37,7 @@ from gwdesk.app.sending import Outcome, Sending
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.profile import LodgePort
 from gwdesk.gateway.errors import GatewayError, ValidationError
+from gwdesk.store.database import StoreError
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.fax_mms.forms import ComposeForm, FaxForm, MmsForm
@@ -182,7 +182,6 @@ class FaxMmsTab(BaseTab):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(self.send)
-        self.destroyed.connect(lambda: tasks.cancel(SEND_TASK))
         self.mode_buttons[Mode.MMS].setChecked(True)
         self._attach_session()
 
@@ -208,7 +207,7 @@ class FaxMmsTab(BaseTab):
         self._update_port()
 
     def on_session_changed(self) -> None:
-        self.tasks.cancel(SEND_TASK)
+        self.tasks.cancel(SEND_TASK, owner=self)
         self._set_sending(False)
         self._attach_session()
 
@@ -223,7 +222,7 @@ class FaxMmsTab(BaseTab):
         if store is not None:
             try:
                 entries = [e for e in store.history.since(self._started) if e.channel in CHANNELS]
-            except sqlite3.Error as exc:
+            except StoreError as exc:
                 log.warning("fax/MMS history could not be read: %s", exc)
         self.history.set_entries(entries)
 
@@ -249,7 +248,7 @@ class FaxMmsTab(BaseTab):
     # ---- sending -----------------------------------------------------------------------
 
     def sending(self) -> bool:
-        return self.tasks.running(SEND_TASK)
+        return self.tasks.running(SEND_TASK, owner=self)
 
     def send(self) -> None:
         """Check the view and send it; a refusal points at its input, with no request made."""
@@ -271,6 +270,7 @@ class FaxMmsTab(BaseTab):
         self.tasks.run(
             self._send(sending, self.session.store, message),
             key=SEND_TASK,
+            owner=self,
             context=f"sending {message.describe()}",
         )
 
@@ -311,7 +311,7 @@ class FaxMmsTab(BaseTab):
     def cancel(self) -> None:
         if not self.sending():
             return
-        self.tasks.cancel(SEND_TASK)
+        self.tasks.cancel(SEND_TASK, owner=self)
         self._set_sending(False)
         self._show_status(
             "Cancelled. The gateway may already have lodged it: check the Logs tab "

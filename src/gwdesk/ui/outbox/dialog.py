@@ -32,10 +32,9 @@ from PySide6.QtWidgets import (
 
 from gwdesk.app.recovery import Reconciled, ReconcileReport
 from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch, OutboxEntry
-from gwdesk.ui.batch.worker import alive
 from gwdesk.ui.plain_text import PlainLabel, plain_box, visible
 from gwdesk.ui.session import Session
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.widgets.validity import set_role
 
 RESUME_KEY: Final = "outbox-resume"
@@ -172,7 +171,7 @@ class OutboxDialog(QDialog):
         return [self.batches[r] for r in rows if r < len(self.batches)]
 
     def _update_buttons(self) -> None:
-        busy = self.tasks.running(RESUME_KEY)
+        busy = self.tasks.running(RESUME_KEY, owner=self)
         chosen = bool(self.selected())
         self.resume_button.setEnabled(chosen and not busy)
         self.discard_button.setEnabled(chosen and not busy)
@@ -181,9 +180,11 @@ class OutboxDialog(QDialog):
 
     def resume(self) -> None:
         batches = self.selected()
-        if not batches or self.tasks.running(RESUME_KEY):
+        if not batches or self.tasks.running(RESUME_KEY, owner=self):
             return
-        self.tasks.run(self._resume(batches), key=RESUME_KEY, context="resuming the outbox")
+        self.tasks.run(
+            self._resume(batches), key=RESUME_KEY, owner=self, context="resuming the outbox"
+        )
         self._update_buttons()
 
     async def _resume(self, batches: list[OutboxBatch]) -> None:
@@ -253,7 +254,10 @@ class OutboxDialog(QDialog):
             self.confirm_box = None
             if box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Discard:
                 self.tasks.run(
-                    self._discard(batches), key=RESUME_KEY, context="discarding outbox batches"
+                    self._discard(batches),
+                    key=RESUME_KEY,
+                    owner=self,
+                    context="discarding outbox batches",
                 )
                 self._update_buttons()
 

@@ -71,7 +71,7 @@ class OutboxMonitor(QObject):
 
     def _session_changed(self) -> None:
         if self.session.active:
-            self.tasks.run(self.check(), key=CHECK_KEY, context="checking the outbox")
+            self.tasks.run(self.check(), key=CHECK_KEY, owner=self, context="checking the outbox")
 
     async def check(self) -> None:
         sending = self.session.require_sending()

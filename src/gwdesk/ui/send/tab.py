@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -33,6 +32,7 @@ from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
 from gwdesk.app.sms import CHANNEL_LABELS, SmsForm
 from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
+from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.formatting import local_time
 from gwdesk.ui.plain_text import PlainLabel
@@ -81,7 +81,6 @@ class SendTab(BaseTab):
         self._store: LocalStore | None = None
         """The store the form's draft belongs to (the session's, until it switches)."""
         self._pending = False
-        self._task_key = f"{SEND_TASK}-{id(self)}"
         """Per tab, so that two Send tabs (tests, a future detached window) never cancel
         each other's send through the shared task runner."""
 
@@ -147,8 +146,6 @@ class SendTab(BaseTab):
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(self.send)
         self.connect_tracked(session.closing, self.save_draft)
-        key = self._task_key
-        self.destroyed.connect(lambda: tasks.cancel(key))
         self._attach_session()
 
     # ---- sessions and drafts -----------------------------------------------------------
@@ -180,7 +177,7 @@ class SendTab(BaseTab):
         labels = set(CHANNEL_LABELS.values())
         try:
             entries = store.history.since(self._started)
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             log.warning("send history could not be read: %s", exc)
             entries = []
         self.history.set_entries([e for e in entries if e.channel in labels])
@@ -195,7 +192,7 @@ class SendTab(BaseTab):
     def _restore(self, store: LocalStore) -> None:
         try:
             data = store.drafts.load(DRAFT_KEY)
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             log.warning("send draft could not be read: %s", exc)
             data = {}
         self.form.restore(data)
@@ -226,7 +223,7 @@ class SendTab(BaseTab):
     # ---- sending -----------------------------------------------------------------------
 
     def sending(self) -> bool:
-        return self.tasks.running(self._task_key)
+        return self.tasks.running(SEND_TASK, owner=self)
 
     def send(self) -> None:
         """Send the form through the profile's sending; a refusal points at its field."""
@@ -246,7 +243,7 @@ class SendTab(BaseTab):
         store = self.session.store
         self._set_sending(True, ready)
         self.tasks.run(
-            self._send(sending, store, form, ready), key=self._task_key, context="sending"
+            self._send(sending, store, form, ready), key=SEND_TASK, owner=self, context="sending"
         )
 
     async def _send(

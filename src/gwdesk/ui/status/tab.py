@@ -52,6 +52,7 @@ LOOKUPS: Final = (
     ),
 )
 REFRESH_MS: Final = 5000
+LOOKUP_KEY: Final = "status-lookup"
 IDLE: Final = "Look up a message by one of its keys."
 EMPTY: Final = (
     "Choose what you have (a MessageId, a BatchCode, an ExternalSystemId or a Lodge MsgID), "
@@ -237,7 +238,9 @@ class StatusTab(BaseTab):
 
     def refresh(self) -> None:
         if self._last is not None:
-            self.tasks.run(self._query(*self._last), key="status-lookup", context="status lookup")
+            self.tasks.run(
+                self._query(*self._last), key=LOOKUP_KEY, owner=self, context="status lookup"
+            )
 
     async def _query(self, key: Key, value: str) -> None:
         self._clear_error()
