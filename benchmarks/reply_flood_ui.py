@@ -53,8 +53,8 @@ from gwdesk.replies import ReplyBatch
 from gwdesk.store.replies import StoredReply
 from gwdesk.ui.controller import default_service_factory
 from gwdesk.ui.errors import ErrorReporter
-from gwdesk.ui.replies.state import ListenerState
 from gwdesk.ui.replies.tab import RepliesTab
+from gwdesk.ui.reply_state import ListenerState
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme

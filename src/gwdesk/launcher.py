@@ -5,7 +5,7 @@ Without arguments, or with the console's own options first (`--profile`,
 command line (`gwdesk.cli`), which never imports the console. A frozen
 (PyInstaller) app has no Python interpreter beside it, so the console starts its
 sandbox child as this same executable with a hidden first argument
-(`gwdesk.ui.sandbox_process.SANDBOX_SUBCOMMAND`), which this entry point hands to
+(`gwdesk.frozen.SANDBOX_SUBCOMMAND`), which this entry point hands to
 `gwdesk-sandbox`. Neither `gwdesk.cli` nor `gwdesk.ui` imports this module. Run from
 source as `python -m gwdesk.launcher` to exercise the same path.
 """
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
-from gwdesk.ui.sandbox_process import SANDBOX_SUBCOMMAND
+from gwdesk.frozen import SANDBOX_SUBCOMMAND
 
 #: Options of the console itself (`gwdesk.ui.app`): given first, they open the console.
 CONSOLE_OPTIONS: Final = ("--profile", "--sandbox", "--quit-after")

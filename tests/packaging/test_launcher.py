@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from gwdesk import __version__
-from gwdesk.ui.sandbox_process import SANDBOX_SUBCOMMAND, SandboxProcess, sandbox_command
+from gwdesk.frozen import SANDBOX_SUBCOMMAND
+from gwdesk.ui.sandbox_process import SandboxProcess, sandbox_command
 from tests.unit.test_lazy_imports import imported_after
 
 LAUNCHER = [sys.executable, "-m", "gwdesk.launcher"]

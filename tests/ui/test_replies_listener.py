@@ -20,8 +20,8 @@ from gwdesk.store.replies import ReplyStore
 from gwdesk.ui.controller import AppController
 from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.replies.listener_settings import ALL_INTERFACES, ListenerSettingsDialog
-from gwdesk.ui.replies.state import ListenerSettings, ListenerState
 from gwdesk.ui.replies.tab import RepliesTab
+from gwdesk.ui.reply_state import ListenerSettings, ListenerState
 from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.status_bar import GatewayStatusBar
 from gwdesk.ui.widgets.reply_options import ReplyMode

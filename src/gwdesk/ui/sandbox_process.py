@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from gwdesk.frozen import SANDBOX_SUBCOMMAND, is_frozen
 from gwdesk.private_files import open_private, private_folder
 from gwdesk.ui.tasks import off_thread
 
 #: The hidden first argument that makes a frozen gwdesk run as `gwdesk-sandbox`
 #: (`gwdesk.launcher` hands it on).
-SANDBOX_SUBCOMMAND: Final = "sandbox"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,7 @@ def sandbox_command(db: Path, *extra: str) -> list[str]:
     A frozen app's `sys.executable` is the app itself, which takes a hidden
     subcommand for this (`gwdesk.launcher`); `-m` would mean nothing to it.
     """
-    if getattr(sys, "frozen", False):
+    if is_frozen():
         base = [sys.executable, SANDBOX_SUBCOMMAND]
     else:
         base = [sys.executable, "-m", "gwdesk.sandbox"]

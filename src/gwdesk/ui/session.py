@@ -21,7 +21,7 @@ from gwdesk.gateway.errors import GatewayError
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.local import LocalStore
-from gwdesk.ui.replies.hub import ReplyHub
+from gwdesk.ui.reply_hub import ReplyHub
 from gwdesk.ui.tasks import off_thread
 
 ServiceFactory = Callable[[Profile, Secret], GatewayService]

@@ -37,7 +37,7 @@ from gwdesk.store.reader import Reading
 from gwdesk.store.reply_queries import ConversationEntry, conversation, number_variants
 from gwdesk.ui.formatting import local_time
 from gwdesk.ui.plain_text import PlainLabel, html_text
-from gwdesk.ui.replies.state import ReplyDelivery
+from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import StoreReads, TaskRunner, alive
 from gwdesk.ui.theme import Theme

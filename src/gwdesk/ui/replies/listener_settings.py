@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from gwdesk.domain.profile import is_loopback
 from gwdesk.ui.plain_text import PlainLabel
-from gwdesk.ui.replies.state import LOOPBACK, ListenerSettings
+from gwdesk.ui.reply_state import LOOPBACK, ListenerSettings
 from gwdesk.ui.widgets.validity import set_invalid
 
 ALL_INTERFACES: Final = "0.0.0.0"  # noqa: S104 - offered as a choice, with a warning

@@ -10,8 +10,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
 from gwdesk.ui.plain_text import PlainLabel, tooltip
-from gwdesk.ui.replies.hub import ReplyHub
-from gwdesk.ui.replies.state import ListenerState, ListenerStatus
+from gwdesk.ui.reply_hub import ReplyHub
+from gwdesk.ui.reply_state import ListenerState, ListenerStatus
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role

@@ -46,7 +46,6 @@ from gwdesk.store.reply_queries import ReplyRow, ReplySearch
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.conversation import ConversationPane
 from gwdesk.ui.replies.notifier import ReplyNotifier
-from gwdesk.ui.replies.state import BackfillReport, ListenerState, ListenerStatus, ReplyDelivery
 from gwdesk.ui.replies.table import (
     FROM,
     IN_REPLY_TO,
@@ -59,6 +58,7 @@ from gwdesk.ui.replies.table import (
     Refreshed,
     RepliesTableModel,
 )
+from gwdesk.ui.reply_state import BackfillReport, ListenerState, ListenerStatus, ReplyDelivery
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner

@@ -47,7 +47,7 @@ from gwdesk.store.reply_queries import (
 from gwdesk.ui.formatting import local_time
 from gwdesk.ui.models.windowed import WindowedModel
 from gwdesk.ui.plain_text import tooltip, visible
-from gwdesk.ui.replies.state import ReplyDelivery
+from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.tasks import Read
 
 Index = QModelIndex | QPersistentModelIndex

@@ -38,7 +38,7 @@ from gwdesk.gateway.errors import GatewayError
 from gwdesk.store.database import StoreError
 from gwdesk.store.replies import ReplyStore
 from gwdesk.store.reply_queries import unread_figures
-from gwdesk.ui.replies.state import (
+from gwdesk.ui.reply_state import (
     BackfillReport,
     ListenerSettings,
     ListenerState,
