@@ -59,7 +59,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from gwdesk.cli.commands import send_recipients
 
 from benchmarks.sandbox_throughput import sandbox_server
 from gwdesk.app.outbox import DEFAULT_LANES, MAX_RECIPIENTS_PER_REQUEST
@@ -68,6 +67,7 @@ from gwdesk.app.sending import Sending
 from gwdesk.app.sms import SmsForm, SmsMessage, check_message
 from gwdesk.app.status import Progress, follow
 from gwdesk.cli import Output
+from gwdesk.cli.send import send_recipients
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.service import GatewayService
