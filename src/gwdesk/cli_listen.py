@@ -6,6 +6,7 @@ more line (one JSON object per line with `--json`). Retries of a reply already
 stored print nothing. Notes (the address, a warning when reachable from other
 machines, the backfill's result) go to stderr. Ctrl+C or SIGTERM stops it cleanly,
 after every reply already acknowledged has been printed.
+A reply's text is shown as text: its line breaks and escape sequences as `\\n`, `\\x1b`.
 
 With a gateway (`--profile NAME`, or `--base-url` and `--username`) it first
 backfills the replies the gateway received while nothing was listening.
@@ -15,11 +16,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import logging
 import queue
 import signal
-import sys
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -74,9 +72,9 @@ def _zone(name: str) -> ZoneInfo:
 
 
 def reply_line(reply: StoredReply, zone: ZoneInfo) -> str:
+    """A reply as one line (`Output` shows its line breaks and escapes as `\\n`, `\\x1b`...)."""
     when = reply.received_at.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
-    text = reply.text.replace("\r", "\\r").replace("\n", "\\n")
-    return f"{when}  {reply.from_number} -> {reply.to_number}  {text}"
+    return f"{when}  {reply.from_number} -> {reply.to_number}  {reply.text}"
 
 
 class _Printer:
@@ -95,10 +93,9 @@ class _Printer:
         while True:
             for reply in batch.new:
                 if self.out.json_mode:
-                    line = json.dumps(reply.as_json(), ensure_ascii=False)
+                    self.out.json_line(reply.as_json())
                 else:
-                    line = reply_line(reply, self.zone)
-                print(line, file=self.out.out)
+                    self.out.line(reply_line(reply, self.zone))
             try:
                 batch = self.batches.get_nowait()
             except queue.Empty:
@@ -175,7 +172,8 @@ def _listen(args: argparse.Namespace, out: Output) -> int:
                 )
                 if info.warning:
                     out.note(f"warning: {info.warning}")
-                print(info.template.render(), file=out.out, flush=True)
+                out.line(info.template.render())
+                out.out.flush()
                 if profile is not None and password is not None:
                     _backfill_in_background(profile, password, inbox, out)
                 while not stop.is_set():
@@ -195,8 +193,6 @@ def _listen(args: argparse.Namespace, out: Output) -> int:
 
 def run_listen(args: argparse.Namespace) -> int:
     out = Output(args.json)
-    if args.verbose:
-        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     try:
         return _listen(args, out)
     except UsageError as exc:
