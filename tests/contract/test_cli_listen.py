@@ -62,12 +62,14 @@ Starter = Callable[..., Listening]
 def start() -> Iterator[Starter]:
     started: list[Listening] = []
 
-    def run(*args: str, password: str | None = None) -> Listening:
+    def run(*args: str, password: str | None = None, ctrl_c_ignored: bool = False) -> Listening:
         env = dict(os.environ)
         if password is not None:
             env["GWDESK_PASSWORD"] = password
+        # A background job of a script starts with SIGINT ignored (and exec keeps it so).
+        shell = ["sh", "-c", 'trap "" INT; exec "$@"', "sh"] if ctrl_c_ignored else []
         process = subprocess.Popen(
-            [GWDESK, "listen", *args],
+            [*shell, GWDESK, "listen", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -109,6 +111,16 @@ def test_the_first_line_is_the_template_and_a_reply_comes_out_as_json(start: Sta
     assert code == 0
     assert "stopped" in errors
     assert "Traceback" not in errors
+
+
+def test_ctrl_c_stops_it_even_when_it_started_with_ctrl_c_ignored(start: Starter) -> None:
+    listening = start("--port", "0", ctrl_c_ignored=True)
+    template = ReplyTemplate.parse(listening.line())
+    assert httpx.get(template.fill(webhook_values(MSG="Before the stop"))).text == "OK"
+    assert listening.line().endswith("Before the stop")
+    code, errors = listening.stop(signal.SIGINT)
+    assert code == 0
+    assert errors.endswith("gwdesk: stopped\n")
 
 
 def test_a_hostile_reply_prints_escaped_on_its_one_line(start: Starter) -> None:
