@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gwdesk.domain.terminal import HIDDEN_CATEGORIES
+from gwdesk.domain.hidden_chars import HIDDEN_CATEGORIES
 from gwdesk.sandbox.server import SandboxThread
 from tests.contract import test_cli, test_cli_legacy
 from tests.contract.lodge_client_support import only_message

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from gwdesk.domain.terminal import HIDDEN_CATEGORIES
+from gwdesk.domain.hidden_chars import HIDDEN_CATEGORIES
 from gwdesk.replies.template import ReplyTemplate
 from gwdesk.sandbox.server import SandboxThread
 from tests.contract.listener_support import (

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gwdesk.domain.terminal import HIDDEN_CATEGORIES, terminal_json, terminal_safe
+from gwdesk.domain.hidden_chars import HIDDEN_CATEGORIES
+from gwdesk.domain.terminal import terminal_json, terminal_safe
 
 #: What a hostile reply holds: a window title, a screen clear, a clipboard write
 #: (OSC 52), a hidden link (OSC 8), the 8-bit CSI, a right-to-left override, NUL.

@@ -20,21 +20,13 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Callable
 from typing import Final
 
-#: Unicode categories a terminal does not show as themselves: controls (C0, DEL, C1),
-#: format characters (bidi controls, zero-width characters, U+FEFF, U+061C, tags...),
-#: surrogates left over from undecodable bytes, and the line and paragraph separators.
-HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+from gwdesk.domain.hidden_chars import is_hidden
+
 _SHORT: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _NOT_ASCII_RUN: Final = re.compile("[^ -~]+")
-
-
-def is_hidden(char: str) -> bool:
-    """Whether a terminal would act on `char` (or not show it) rather than print it."""
-    return unicodedata.category(char) in HIDDEN_CATEGORIES
 
 
 def _visible(char: str) -> str:
