@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
+from gwdesk.domain.terminal import terminal_safe
 from gwdesk.frozen import SANDBOX_SUBCOMMAND
 
 #: Options of the console itself (`gwdesk.ui.app`): given first, they open the console.
@@ -33,8 +34,9 @@ def open_console(arguments: Sequence[str] = ()) -> int:
     try:
         app = importlib.import_module("gwdesk.ui.app")
     except ImportError as exc:
+        why = terminal_safe(str(exc))
         print(
-            f"gwdesk: the console cannot start ({exc}). Use a command instead; see gwdesk --help.",
+            f"gwdesk: the console cannot start ({why}). Use a command instead; see gwdesk --help.",
             file=sys.stderr,
         )
         return EXIT_USAGE

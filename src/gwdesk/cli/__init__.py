@@ -26,9 +26,10 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TextIO, TypeAlias, cast
 
 from gwdesk import __version__
+from gwdesk.domain.terminal import terminal_json, terminal_safe
 
 if TYPE_CHECKING:
     from gwdesk.app.sending import Sending
@@ -54,33 +55,61 @@ class UsageError(Exception):
 
 
 class Output:
-    """Where results and errors go: lines for people, one JSON document with `--json`."""
+    """Where results and errors go: lines for people, one JSON document with `--json`.
+
+    Every line passes `terminal_safe` here, once: replies, the gateway's messages,
+    file names and CSV cells are shown, never obeyed by the terminal. JSON is
+    `terminal_json`: exactly the data, escaped where a terminal would act on it.
+    """
 
     def __init__(self, json_mode: bool, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
         self.json_mode = json_mode
         self.out = out
         self.err = err
 
+    def line(self, text: str) -> None:
+        """One line for people on stdout."""
+        print(terminal_safe(text), file=self.out)
+
+    def json_line(self, data: object) -> None:
+        """One JSON document on one line of stdout."""
+        print(terminal_json(data), file=self.out)
+
     def result(self, data: object, lines: Sequence[str]) -> None:
         if self.json_mode:
-            import json
-
-            print(json.dumps(data, ensure_ascii=False, default=str), file=self.out)
+            self.json_line(data)
         else:
             for line in lines:
-                print(line, file=self.out)
+                self.line(line)
 
     def note(self, line: str) -> None:
         """Something the operator should know that is not the result (stderr)."""
-        print(f"gwdesk: {line}", file=self.err)
+        print(f"gwdesk: {terminal_safe(line)}", file=self.err)
 
     def failure(self, kind: str, message: str, **extra: object) -> None:
         self.note(message)
         if self.json_mode:
-            import json
+            self.json_line({"ok": False, "error": {"type": kind, "message": message, **extra}})
 
-            body = {"ok": False, "error": {"type": kind, "message": message, **extra}}
-            print(json.dumps(body, ensure_ascii=False, default=str), file=self.out)
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its error lines (which quote what was given) made terminal-safe."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(terminal_safe(message))
+
+
+class _SafeLogFormatter(logging.Formatter):
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().formatMessage(record))
+
+
+def log_to_stderr(verbose: bool) -> None:
+    """Library log lines on stderr, terminal-safe like every other line: warnings always
+    (as Python's last-resort handler would print them), from INFO on with `-v`."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_SafeLogFormatter("%(name)s: %(message)s" if verbose else "%(message)s"))
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler])
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -154,7 +183,7 @@ def _registrars() -> list[Registrar]:
 
 
 def build_parser(registrars: Sequence[Registrar] | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="gwdesk",
         description="Operator console for the messaging gateway. "
         "Without a command it opens the console "
@@ -163,7 +192,8 @@ def build_parser(registrars: Sequence[Registrar] | None = None) -> argparse.Argu
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gwdesk {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Subcommands are `Parser`s too (argparse makes them of the parent's class).
+    sub = cast(SubParsers, parser.add_subparsers(dest="command", metavar="COMMAND"))
     common = common_options()
     for register in registrars if registrars is not None else _registrars():
         register(sub, common)
@@ -271,8 +301,6 @@ def run_command(args: argparse.Namespace) -> int:
     from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError, GatewayError
 
     out = Output(args.json)
-    if args.verbose:
-        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     try:
         return asyncio.run(_run(args, out))
     except UsageError as exc:
@@ -301,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     args = parser.parse_args(arguments)
+    log_to_stderr(bool(getattr(args, "verbose", False)))
     standalone = getattr(args, "run", None)
     if standalone is not None:
         # A command that needs no gateway session up front (`listen`) runs itself.

@@ -64,7 +64,7 @@ def _record_json(record: LogRecord) -> dict[str, Any]:
 
 
 def _record_line(record: LogRecord) -> str:
-    text = (record.message or "").replace("\n", " ")
+    text = record.message or ""
     text = text if len(text) <= 40 else text[:39] + "…"
     return (
         f"{record.date_lodged.isoformat(timespec='seconds')}  {record.message_id}  "
