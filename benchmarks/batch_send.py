@@ -61,8 +61,8 @@ from typing import Any
 import httpx
 
 from benchmarks.sandbox_throughput import sandbox_server
-from gwdesk.app.outbox import DEFAULT_LANES, MAX_RECIPIENTS_PER_REQUEST
 from gwdesk.app.profile_data import ProfileData, account_key, sending_for
+from gwdesk.app.send_values import DEFAULT_LANES, MAX_RECIPIENTS_PER_REQUEST
 from gwdesk.app.sending import Sending
 from gwdesk.app.sms import SmsForm, SmsMessage, check_message
 from gwdesk.app.status import Progress, follow

@@ -13,7 +13,7 @@ import asyncio
 from collections import Counter
 from pathlib import Path
 
-from gwdesk.app.outbox import Sent
+from gwdesk.app.send_values import Sent
 from gwdesk.gateway.http import HttpSettings
 from gwdesk.gateway.retry import RetryPolicy
 from tests.conftest import SandboxFactory

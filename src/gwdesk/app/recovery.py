@@ -21,7 +21,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from gwdesk.app.outbox import SETTLED_BY_STATUS, OutboxRunner, RunReport, Sent
+from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.send_values import SETTLED_BY_STATUS, RunReport, Sent
 from gwdesk.gateway.errors import GatewayError
 from gwdesk.store.outbox import SMS, EntryState, OutboxBatch, OutboxBusy, OutboxEntry
 

@@ -29,17 +29,17 @@ from gwdesk.app.media import (
     lodge_call,
     outbox_description,
 )
-from gwdesk.app.outbox import (
+from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.recovery import Recovery
+from gwdesk.app.send_values import (
     DEFAULT_LANES,
     Attempt,
     Changed,
-    OutboxRunner,
     RunReport,
     Sent,
     Transmit,
     chunked,
 )
-from gwdesk.app.recovery import Recovery
 from gwdesk.app.sms import Channel, SmsForm, SmsMessage, check_sms
 from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import Rejected, display

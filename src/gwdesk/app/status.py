@@ -26,7 +26,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
-from gwdesk.app.outbox import Changed, ours, recipient_digits
+from gwdesk.app.send_values import Changed, ours, recipient_digits
 from gwdesk.app.sms import refuse
 from gwdesk.domain.models import Message, MessageStatus
 from gwdesk.gateway.errors import GatewayError

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from gwdesk.app.outbox import Sent
+from gwdesk.app.send_values import Sent
 from gwdesk.app.sending import Outcome
 from gwdesk.app.sms import Channel, SmsForm, check_message
 from gwdesk.cli import (

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.outbox import DEFAULT_LANES, MAX_LANES, MAX_RECIPIENTS_PER_REQUEST
+from gwdesk.app.send_values import DEFAULT_LANES, MAX_LANES, MAX_RECIPIENTS_PER_REQUEST
 from gwdesk.app.sending import Outcome, Sending
 from gwdesk.app.sms import SmsMessage, check_message
 from gwdesk.app.status import follow

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QButtonGroup,
     QGroupBox,
     QHBoxLayout,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -47,6 +46,7 @@ from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import HistoryView
+from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
 from gwdesk.ui.widgets.validity import set_role
 
 log = logging.getLogger("gwdesk.ui.fax_mms")
@@ -115,28 +115,15 @@ class FaxMmsTab(BaseTab):
         self.stack.addWidget(self.mms)
         self.stack.addWidget(self.fax)
 
-        self.status_label = PlainLabel(READY_TEXT)
-        self.status_label.setAccessibleName("Send result")
-        self.status_label.setProperty("role", "hint")
-        self.status_label.setWordWrap(True)
-        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.busy = QProgressBar()
-        self.busy.setRange(0, 0)
-        self.busy.setTextVisible(False)
-        self.busy.setFixedSize(90, 8)
-        self.busy.setAccessibleName("Sending")
-        self.busy.hide()
+        self.status_label = result_line(READY_TEXT)
+        self.busy = busy_bar()
         self.cancel_button = QPushButton(theme.icon("cancel"), "Cancel")
         self.cancel_button.setAccessibleName("Cancel sending")
         self.cancel_button.setToolTip(
             "Stop waiting for the gateway. It may already have lodged the message."
         )
         self.cancel_button.hide()
-        self.send_button = QPushButton(theme.icon("send"), "Send MMS")
-        self.send_button.setProperty("primary", True)
-        self.send_button.setAccessibleName("Send")
-        self.send_button.setToolTip("Send through Lodge (Ctrl+Enter)")
-        self.send_button.setMinimumWidth(130)
+        self.send_button = send_button(theme, "Send MMS", "Send through Lodge (Ctrl+Enter)", 130)
         # Lodge has no ExternalSystemId; the detail goes beside the table, so that the
         # short results area still shows several sends.
         self.history = HistoryView(

@@ -21,8 +21,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
     QHBoxLayout,
-    QProgressBar,
-    QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -35,13 +33,13 @@ from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationEr
 from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.formatting import local_time
-from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.send.form import ComposeForm
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import HistoryView
+from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
 from gwdesk.ui.widgets.validity import set_role
 
 log = logging.getLogger("gwdesk.ui.send")
@@ -91,22 +89,9 @@ class SendTab(BaseTab):
         self.keep_text.setToolTip(
             "On: after a successful send the message stays, ready for the next recipient."
         )
-        self.send_button = QPushButton(theme.icon("send"), "Send")
-        self.send_button.setProperty("primary", True)
-        self.send_button.setAccessibleName("Send")
-        self.send_button.setToolTip("Send the message (Ctrl+Enter)")
-        self.send_button.setMinimumWidth(120)
-        self.busy = QProgressBar()
-        self.busy.setRange(0, 0)
-        self.busy.setTextVisible(False)
-        self.busy.setFixedSize(90, 8)
-        self.busy.setAccessibleName("Sending")
-        self.busy.hide()
-        self.status_label = PlainLabel(READY_TEXT)
-        self.status_label.setAccessibleName("Send result")
-        self.status_label.setProperty("role", "hint")
-        self.status_label.setWordWrap(True)
-        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.send_button = send_button(theme, "Send", "Send the message (Ctrl+Enter)")
+        self.busy = busy_bar()
+        self.status_label = result_line(READY_TEXT)
         self.history = HistoryView()
 
         actions = QHBoxLayout()
