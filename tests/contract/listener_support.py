@@ -99,12 +99,14 @@ def listen_processes() -> Iterator[Starter]:
     """Starts `gwdesk listen` processes (stdout lines queued); kills what is left at the end."""
     started: list[Listening] = []
 
-    def run(*args: str, password: str | None = None) -> Listening:
+    def run(*args: str, password: str | None = None, ctrl_c_ignored: bool = False) -> Listening:
         env = dict(os.environ)
         if password is not None:
             env["GWDESK_PASSWORD"] = password
+        # A background job of a script starts with SIGINT ignored (and exec keeps it so).
+        shell = ["sh", "-c", 'trap "" INT; exec "$@"', "sh"] if ctrl_c_ignored else []
         process = subprocess.Popen(
-            [GWDESK, "listen", *args],
+            [*shell, GWDESK, "listen", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

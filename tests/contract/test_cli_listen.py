@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import unicodedata
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from gwdesk.domain.hidden_chars import HIDDEN_CATEGORIES
 from gwdesk.replies.template import ReplyTemplate
 from gwdesk.sandbox.server import SandboxThread
 from tests.contract.listener_support import (
@@ -18,6 +20,17 @@ from tests.contract.listener_support import (
     webhook_values,
 )
 from tests.sandbox.webhook_receiver import lodge, make_reply
+
+#: A window title, a screen clear, an OSC 52 clipboard write, an OSC 8 link, the
+#: 8-bit CSI, a faked line, a right-to-left override and NUL, in a customer's reply.
+HOSTILE = (
+    "\x1b]0;t\x07\x1b[2J\x1b]52;c;b3duZWQ=\x07\x1b]8;;https://e.example/\x07x\x1b]8;;\x07"
+    "\x9b2J\r\nFAKE\u202eA\x00B"
+)
+HOSTILE_SHOWN = (
+    "\\x1b]0;t\\x07\\x1b[2J\\x1b]52;c;b3duZWQ=\\x07\\x1b]8;;https://e.example/\\x07x\\x1b]8;;\\x07"
+    "\\x9b2J\\r\\nFAKE\\u202eA\\x00B"
+)
 
 
 @pytest.fixture
@@ -41,6 +54,36 @@ def test_the_first_line_is_the_template_and_a_reply_comes_out_as_json(start: Sta
     assert code == 0
     assert "stopped" in errors
     assert "Traceback" not in errors
+
+
+def test_ctrl_c_stops_it_even_when_it_started_with_ctrl_c_ignored(start: Starter) -> None:
+    listening = start("--port", "0", ctrl_c_ignored=True)
+    template = ReplyTemplate.parse(listening.line())
+    assert httpx.get(template.fill(webhook_values(MSG="Before the stop"))).text == "OK"
+    assert listening.line().endswith("Before the stop")
+    code, errors = listening.stop(signal.SIGINT)
+    assert code == 0
+    assert errors.endswith("gwdesk: stopped\n")
+
+
+def test_a_hostile_reply_prints_escaped_on_its_one_line(start: Starter) -> None:
+    listening = start("--port", "0")
+    template = ReplyTemplate.parse(listening.line())
+    assert httpx.get(template.fill(webhook_values(MSG=HOSTILE))).text == "OK"
+    assert listening.line() == f"2024-01-05 14:04:07  61412345678 -> 61400000000  {HOSTILE_SHOWN}"
+    code, _ = listening.stop()
+    assert code == 0
+
+
+def test_a_hostile_reply_prints_as_json_holding_exactly_its_text(start: Starter) -> None:
+    listening = start("--port", "0", "--json")
+    template = ReplyTemplate.parse(listening.line())
+    assert httpx.get(template.fill(webhook_values(MSG=HOSTILE))).text == "OK"
+    line = listening.line()
+    assert json.loads(line)["text"] == HOSTILE
+    assert [c for c in line if unicodedata.category(c) in HIDDEN_CATEGORIES] == []
+    code, _ = listening.stop()
+    assert code == 0
 
 
 def test_a_retried_reply_prints_once(start: Starter) -> None:

@@ -149,7 +149,7 @@ def test_a_fourth_file_fails_naming_the_field_and_sends_nothing(
     assert done.returncode == 1
     error = json.loads(done.stdout)["error"]
     assert (error["type"], error["field"]) == ("validation", "MMSContentBase64")
-    assert "at most 3 files" in done.stderr
+    assert "At most 3 files" in done.stderr  # the Fax / MMS tab's own check and words
     assert messages(gateway) == []
 
 

@@ -93,7 +93,7 @@ class Operator:
             )
             dialog.resume_button.click()
             return
-        finished = "resume" in self.done and not dialog.tasks.running(RESUME_KEY)
+        finished = "resume" in self.done and not dialog.tasks.running(RESUME_KEY, owner=dialog)
         if finished and "report" not in self.done:
             self.done.add("report")
             say(phase="resumed", state=dialog.state.text(), rows=dialog.table.rowCount())

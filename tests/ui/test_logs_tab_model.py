@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from gwdesk.logs.cache import LogCacheWriter
+from gwdesk.logs.cache import LogCache, LogCacheWriter
 from gwdesk.logs.query import LogFilter, LogQuery, LogSort
 from gwdesk.logs.rows import FIELDS
 from gwdesk.store.local import LocalStore
@@ -34,7 +34,7 @@ def sample(n: int) -> dict[str, Any]:
 def cache(tmp_path: Path) -> Iterator[tuple[Path, LogCacheWriter]]:
     path = tmp_path / "profile.sqlite3"
     store = LocalStore(path)
-    writer = store.logs.writer()
+    writer = LogCache(store).writer()
     write(writer, [sample(n) for n in range(1234)])
     yield path, writer
     writer.close()

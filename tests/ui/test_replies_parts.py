@@ -7,8 +7,8 @@ from datetime import UTC, date, datetime
 from PySide6.QtWidgets import QApplication
 
 from gwdesk.store.replies import StoredReply
+from gwdesk.store.reply_queries import ReplySearch
 from gwdesk.ui.replies.notifier import badge_icon, notice_for, tray_tooltip
-from gwdesk.ui.replies.query import ReplySearch
 from gwdesk.ui.replies.table import received_text
 from gwdesk.ui.theme import app_icon
 

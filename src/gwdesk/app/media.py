@@ -146,6 +146,8 @@ class Lodged:
     ok: bool
     message_id: str | None = None
     detail: str = ""
+    answer: LodgeText | LodgeResult | None = field(default=None, repr=False, compare=False)
+    """Lodge's own answer (its operation, text or result), for whoever shows it as such."""
 
 
 # ---- checks ------------------------------------------------------------------------------
@@ -300,14 +302,17 @@ def from_text(recipient: str, answer: LodgeText) -> Lodged:
         recipient,
         True,
         detail=f"Lodge answered {answer.text!r} (a text operation returns no MessageId).",
+        answer=answer,
     )
 
 
 def from_result(recipient: str, result: LodgeResult) -> Lodged:
     if result.ok:
-        return Lodged(recipient, True, result.msg_id, detail="Lodge: result 0")
+        return Lodged(recipient, True, result.msg_id, detail="Lodge: result 0", answer=result)
     reason = result.error_msg or f"result {result.result}"
-    return Lodged(recipient, False, detail=f"The gateway refused this message: {reason}")
+    return Lodged(
+        recipient, False, detail=f"The gateway refused this message: {reason}", answer=result
+    )
 
 
 def missing(recipient: str) -> Lodged:

@@ -37,22 +37,34 @@ import asyncio
 import contextlib
 import functools
 import logging
-import secrets
-import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from gwdesk.app.optouts import OptOutGuard
+from gwdesk.app.send_values import (
+    CANCELLED,
+    MAX_LANES,
+    SETTLED_BY_STATUS,
+    Attempt,
+    Changed,
+    RunReport,
+    Sent,
+    Transmit,
+    chunk_id,
+    halts_everything,
+    new_send_id,
+    not_attempted,
+    ours,
+    recipient_digits,
+    retryable,
+)
 from gwdesk.app.sms import SmsMessage
 from gwdesk.domain.models import Message, SendEnvelope
 from gwdesk.gateway.errors import (
     AmbiguousSendError,
-    AuthenticationError,
     GatewayError,
-    NotFoundError,
     TransientError,
     ValidationError,
 )
@@ -71,140 +83,14 @@ from gwdesk.store.outbox import (
 log = logging.getLogger("gwdesk.app.outbox")
 T = TypeVar("T")
 P = ParamSpec("P")
-MAX_RECIPIENTS_PER_REQUEST: Final = 100
-MAX_LANES: Final = 16
-ID_PREFIX: Final = "gwd-"
-CANCELLED: Final = "cancelled before it was sent"
-
-
-def new_send_id(now: datetime | None = None) -> str:
-    """The shared part of a send's generated ExternalSystemIds:
-    `gwd-20250101T093000Z-3f9c2a7b1d04`, the UTC time and 48 random bits."""
-    moment = (now or datetime.now(UTC)).astimezone(UTC)
-    return f"{ID_PREFIX}{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(6)}"
-
-
-def chunk_id(send_id: str, index: int) -> str:
-    """The ExternalSystemId of request `index` (1-based) of a send."""
-    return f"{send_id}-{index:04d}"
-
-
-def chunked(
-    numbers: Sequence[str], size: int = MAX_RECIPIENTS_PER_REQUEST
-) -> list[tuple[str, ...]]:
-    return [tuple(numbers[i : i + size]) for i in range(0, len(numbers), size)]
-
-
-def _digits(number: str) -> str:
-    return "".join(c for c in number if c.isdigit())
-
-
-def recipient_digits(recipients: Sequence[str]) -> set[str]:
-    return {_digits(r) for r in recipients}
-
-
-def ours(
-    messages: Sequence[Message], baseline: frozenset[str], wanted: set[str] | None
-) -> tuple[Message, ...]:
-    """The messages a request made: not named before it (`baseline`), and, when its
-    ExternalSystemId is shared (`wanted` given), sent to one of its recipients."""
-    return tuple(
-        m
-        for m in messages
-        if m.message_id not in baseline and (wanted is None or _digits(m.phone_number) in wanted)
-    )
-
-
-def halts_everything(error: GatewayError) -> bool:
-    """Refusals every other request would meet too (the login, the message, the options)."""
-    if isinstance(error, AuthenticationError):
-        return True
-    if not isinstance(error, ValidationError) or error.field is None:
-        return False
-    return not error.field.startswith("Recipient")
-
-
-def retryable(error: GatewayError) -> bool:
-    """A failure that another try may not meet (a refusal of the message itself will)."""
-    return not isinstance(error, ValidationError | NotFoundError)
-
-
-def not_attempted(cause: GatewayError) -> GatewayError:
-    return type(cause)(f"Not sent, because an earlier request failed: {cause.message}")
-
-
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    """What one request on the wire came to, before it is recorded."""
-
-    messages: tuple[Message, ...] = ()
-    """The answer's message (one recipient), or those a status query found."""
-    batch_code: str | None = None
-    message_id: str | None = None
-    """A Lodge MsgID (Lodge answers name no `Message`)."""
-    detail: str = ""
-    resolved: bool = False
-    """The outcome was learnt from a status query, not from the request's own answer."""
-    attempts: int = 0
-    error: GatewayError | None = None
-    answer: object = None
-    """A Lodge call's own answer, handed back to its caller."""
-
-
-@dataclass(frozen=True, slots=True)
-class Sent:
-    """One request's outcome. `entry` is the outbox's row as it now stands (its state is
-    the send's state); the rest is what the attempt learnt for whoever shows it."""
-
-    entry: OutboxEntry
-    messages: tuple[Message, ...] = ()
-    resolved: bool = False
-    attempts: int = 0
-    error: GatewayError | None = None
-    """Why it is not lodged: a refusal, a lost answer (`AmbiguousSendError`), or not sent."""
-    answer: object = None
-
-    @property
-    def lodged(self) -> bool:
-        return self.entry.state is EntryState.LODGED
-
-    @property
-    def message(self) -> Message | None:
-        return self.messages[0] if self.messages else None
-
-
-@dataclass(frozen=True, slots=True)
-class RunReport:
-    """What one run of a batch's entries came to, in the entries' order."""
-
-    batch: OutboxBatch
-    sent: tuple[Sent, ...] = ()
-    halted: str = ""
-    """Why the run stopped early (a refusal every request would meet), or ''."""
-    cancelled: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return all(s.lodged for s in self.sent)
-
-    @property
-    def lodged_recipients(self) -> int:
-        return sum(s.entry.recipient_count for s in self.sent if s.lodged)
-
-    @property
-    def failed(self) -> tuple[Sent, ...]:
-        return tuple(s for s in self.sent if not s.lodged)
-
-
-Transmit = Callable[[OutboxBatch, OutboxEntry], Awaitable[Attempt]]
-"""How one entry leaves: the runner's own REST send, or a Lodge call of the caller's."""
-Changed = Callable[[OutboxEntry], None]
 
 
 @dataclass
 class _Run:
     queue: list[OutboxEntry]
     halted: str = ""
+    cause: GatewayError | None = None
+    """The refusal that halted the run."""
     sent: dict[int, Sent] = field(default_factory=dict)
 
 
@@ -362,7 +248,7 @@ class OutboxRunner:
                 run.sent[entry.id] = sent
                 tell(sent.entry)
                 if sent.error is not None and halts_everything(sent.error):
-                    run.halted = sent.error.message
+                    run.halted, run.cause = sent.error.message, sent.error
 
         async with self.claimed(batch.id) if claim else contextlib.nullcontext():
             count = max(1, min(lanes, MAX_LANES, len(run.queue) or 1))
@@ -384,11 +270,11 @@ class OutboxRunner:
         left = list(reversed(run.queue))
         run.queue.clear()
         if why:
-            with contextlib.suppress(StoreError, sqlite3.Error):
+            with contextlib.suppress(StoreError):
                 await self.db(self.outbox.note, [e.id for e in left], why)
         for entry in left:
             held = replace(entry, reason=why) if why else entry
-            error = GatewayError(why or "not sent")
+            error = not_attempted(run.cause) if run.cause else GatewayError(why or "not sent")
             run.sent[entry.id] = Sent(held, error=error)
             tell(held)
 
@@ -403,7 +289,7 @@ class OutboxRunner:
         if self.guard is not None and entry.channel == SMS and not entry.body.get("factual"):
             try:
                 entry = await self._screen(entry)
-            except (StoreError, sqlite3.Error) as exc:
+            except StoreError as exc:
                 reason = f"The opt-out list could not be read ({exc}), so it was not sent."
                 return Sent(entry, error=GatewayError(reason))
             if entry.state is EntryState.FAILED:
@@ -411,7 +297,7 @@ class OutboxRunner:
                 return Sent(entry, error=refused)
         try:
             started, current = await self.db(self.outbox.begin, entry.id)
-        except (StoreError, sqlite3.Error) as exc:
+        except StoreError as exc:
             reason = f"The outbox could not record this request ({exc}), so it was not sent."
             return Sent(entry, error=GatewayError(reason))
         if not started:
@@ -438,7 +324,7 @@ class OutboxRunner:
         return await self.db(self.outbox.exclude, entry.id, set(found), reason)
 
     async def _give_up(self, entry: OutboxEntry, reason: str) -> OutboxEntry:
-        with contextlib.suppress(StoreError, sqlite3.Error):
+        with contextlib.suppress(StoreError):
             return await self.db(self.outbox.give_up, entry.id, reason)
         return replace(entry, state=EntryState.FAILED, reason=reason)
 
@@ -453,9 +339,7 @@ class OutboxRunner:
                 message_id=first.message_id if first else attempt.message_id,
                 batch_code=attempt.batch_code,
                 found=len(attempt.messages) or (1 if attempt.message_id else 0),
-                reason="settled by a status query after the answer was lost"
-                if attempt.resolved
-                else attempt.detail,
+                reason=SETTLED_BY_STATUS if attempt.resolved else attempt.detail,
             )
             record: Callable[..., OutboxEntry] = self.outbox.lodged
         elif error.maybe_processed:
@@ -474,7 +358,7 @@ class OutboxRunner:
             record = self.outbox.failed
         try:
             now = await self.db(record, entry.id, **values)
-        except (StoreError, sqlite3.Error) as exc:
+        except StoreError as exc:
             log.warning("outbox entry %d: outcome not recorded: %s", entry.id, exc)
             now = replace(entry, state=state, **values)
         return Sent(

@@ -22,7 +22,7 @@ from gwdesk.domain.profile import Profile
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.database import slug
-from gwdesk.store.local import LocalStore
+from gwdesk.store.local import LocalStore, open_local
 from gwdesk.store.replies import OptOutRules
 
 SANDBOX_STORE: Final = "__sandbox__"
@@ -44,10 +44,14 @@ def locate(
 ) -> ProfileData:
     """The store file and outbox account of `profile` (`sandbox`: the embedded gateway)."""
     paths = paths or AppPaths.default()
-    name = SANDBOX_STORE if sandbox else slug(profile.name)
-    return ProfileData(
-        paths.profile_db(name), account_key(profile, sandbox=sandbox), profile.region
-    )
+    path = paths.profile_db(SANDBOX_STORE) if sandbox else store_path(profile.name, paths)
+    return ProfileData(path, account_key(profile, sandbox=sandbox), profile.region)
+
+
+def store_path(name: str, paths: AppPaths | None = None) -> Path:
+    """The store file of the profile called `name` (`gwdesk listen` without a gateway
+    names `INLINE_NAME`'s)."""
+    return (paths or AppPaths.default()).profile_db(slug(name))
 
 
 def account_key(profile: Profile, *, sandbox: bool = False) -> str:
@@ -62,9 +66,10 @@ def account_key(profile: Profile, *, sandbox: bool = False) -> str:
 
 
 def open_profile(data: ProfileData) -> LocalStore:
-    """Open (and upgrade) the store. Blocking: it may wait out another process's write
-    lock, so the console calls it on a worker thread."""
-    return LocalStore(data.path, OptOutRules(data.account, Keywords(), data.region))
+    """Open (and upgrade) the store; `StoreError` when the file cannot be used. Blocking:
+    it may wait out another process's write lock, so the console calls it on a worker
+    thread. Keyword replies it stores change this account's opt-out list."""
+    return open_local(data.path, OptOutRules(data.account, Keywords(), data.region))
 
 
 def sending_for(gateway: GatewayService, store: LocalStore, data: ProfileData) -> Sending:

@@ -21,7 +21,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from gwdesk.app.outbox import OutboxRunner, RunReport, Sent
+from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.send_values import SETTLED_BY_STATUS, RunReport, Sent
 from gwdesk.gateway.errors import GatewayError
 from gwdesk.store.outbox import SMS, EntryState, OutboxBatch, OutboxBusy, OutboxEntry
 
@@ -35,6 +36,9 @@ LODGE_NOT_SENT: Final = (
     "gwdesk stopped before this Lodge request was sent; its files are not kept in the "
     "outbox, so send it again from the Fax / MMS or Send tab."
 )
+FOUND_BY_STATUS: Final = "found by a status query after the send was interrupted"
+#: The reasons a lodged entry keeps when a status query, not its own answer, told.
+BY_STATUS: Final = (SETTLED_BY_STATUS, FOUND_BY_STATUS)
 #: What a check found, by the state it left the entry in (a Lodge entry stays unknown).
 FINDINGS: Final = ("lodged", "not lodged", "still unknown", "check by hand", "damaged record")
 
@@ -98,6 +102,12 @@ class ResumeReport:
     @property
     def failed(self) -> tuple[Sent, ...]:
         return tuple(s for s in self.sent if not s.lodged)
+
+
+def settled_by_status(entry: OutboxEntry) -> bool:
+    """Whether a lodged entry was shown lodged by a status query (its answer was lost,
+    or a crash interrupted it) rather than by its own answer."""
+    return entry.state is EntryState.LODGED and entry.reason in BY_STATUS
 
 
 class Recovery:
@@ -183,7 +193,7 @@ class Recovery:
                 entry.id,
                 message_id=mine[0].message_id,
                 found=len(mine),
-                reason="found by a status query after the send was interrupted",
+                reason=FOUND_BY_STATUS,
             )
             return Reconciled(now, detail, len(mine))
         detail = "The gateway has no message of it: it was not lodged."

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -30,16 +31,17 @@ from gwdesk.app.media import (
     outbox_description,
 )
 from gwdesk.app.optouts import FACTUAL_NOTE, OptedOutError, OptOutGuard
-from gwdesk.app.outbox import (
+from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.recovery import Recovery
+from gwdesk.app.send_values import (
+    DEFAULT_LANES,
     Attempt,
     Changed,
-    OutboxRunner,
     RunReport,
     Sent,
     Transmit,
     chunked,
 )
-from gwdesk.app.recovery import Recovery
 from gwdesk.app.sms import Channel, Compliance, SmsForm, SmsMessage, check_sms, recipient_field
 from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import Rejected, display
@@ -256,7 +258,7 @@ class Sending:
         message: SmsMessage,
         numbers: Sequence[str],
         *,
-        lanes: int = 4,
+        lanes: int = DEFAULT_LANES,
         stop: asyncio.Event | None = None,
         on_change: Changed | None = None,
         rejected: Sequence[Rejected] = (),
@@ -276,7 +278,7 @@ class Sending:
         entries: Sequence[OutboxEntry],
         message: SmsMessage,
         *,
-        lanes: int = 4,
+        lanes: int = DEFAULT_LANES,
         stop: asyncio.Event | None = None,
         on_change: Changed | None = None,
     ) -> Outcome:
@@ -294,14 +296,45 @@ class Sending:
                     if on_change is not None:
                         on_change(found.entry)
         current = [settled.get(e.id, e) for e in entries]
-        due = [e.id for e in current if e.state in (EntryState.PENDING, EntryState.FAILED)]
-        ready = await self.runner.reopen(due, message)
+        body = message.to_json()
+        # Entries just recorded with this message are ready as they are: reading a big
+        # list back would only make a second copy of its recipients.
+        waiting = {
+            e.id
+            for e in current
+            if e.state is EntryState.PENDING and not e.reason and dict(e.body) == body
+        }
+        due = [
+            e.id
+            for e in current
+            if e.state in (EntryState.PENDING, EntryState.FAILED) and e.id not in waiting
+        ]
+        reopened = {e.id: e for e in await self.runner.reopen(due, message)}
+        if on_change is not None:
+            for entry in reopened.values():  # failed ones are pending again, waiting their turn
+                on_change(entry)
+        ready = [
+            e if e.id in waiting else reopened[e.id]
+            for e in current
+            if e.id in waiting or e.id in reopened
+        ]
         report = await self.runner.run(batch, ready, lanes=lanes, stop=stop, on_change=on_change)
-        rows = [list_history(message, batch, report, await self._all(batch), self.now())]
+        rows = [
+            list_history(
+                message, batch, report, await self._all(batch, current, report), self.now()
+            )
+        ]
         return self._outcome(report, rows)
 
-    async def _all(self, batch: OutboxBatch) -> list[OutboxEntry]:
-        return await self.runner.db(self.runner.outbox.entries, batch.id)
+    async def _all(
+        self, batch: OutboxBatch, given: Sequence[OutboxEntry], report: RunReport
+    ) -> list[OutboxEntry]:
+        """The batch's entries as they now stand: those given (the whole batch, when it
+        was just recorded) with what the run made of them, or read back otherwise."""
+        if len(given) != batch.entries:
+            return await self.runner.db(self.runner.outbox.entries, batch.id)
+        now = {s.entry.id: s.entry for s in report.sent}
+        return [now.get(e.id, e) for e in given]
 
     # ---- outcomes ----------------------------------------------------------------------
 
@@ -415,21 +448,33 @@ def list_history(
     )
 
 
+STATE_NOUNS: Final = {
+    EntryState.IN_FLIGHT: "sending",
+    EntryState.FAILED: "failed",
+    EntryState.UNKNOWN: "uncertain",
+}
+
+
 def progress_text(entries: Sequence[OutboxEntry]) -> str:
-    """`250 of 300 recipients lodged · 1 request failed`: a list's state in one line."""
+    """`250 of 300 recipients lodged · 1 request failed`: a list's state in one line
+    (while it is sent, or after). A pending entry is "not sent" once a run left it
+    with a reason (cancelled, halted); until then it is only waiting its turn."""
     total = sum(e.recipient_count for e in entries)
     lodged = sum(e.recipient_count for e in entries if e.state is EntryState.LODGED)
     parts = [f"{lodged:,} of {total:,} recipients lodged"]
-    for state, noun in (
-        (EntryState.IN_FLIGHT, "sending"),
-        (EntryState.FAILED, "failed"),
-        (EntryState.UNKNOWN, "uncertain"),
-        (EntryState.PENDING, "not sent"),
-    ):
-        count = sum(1 for e in entries if e.state is state)
-        if count:
-            parts.append(f"{count:,} {'request' if count == 1 else 'requests'} {noun}")
+    counts = Counter(_shown_state(e) for e in entries)
+    for noun in ("sending", "failed", "uncertain", "not sent"):
+        if counts[noun]:
+            parts.append(
+                f"{counts[noun]:,} {'request' if counts[noun] == 1 else 'requests'} {noun}"
+            )
     return " · ".join(parts)
+
+
+def _shown_state(entry: OutboxEntry) -> str:
+    if entry.state is EntryState.PENDING:
+        return "not sent" if entry.reason else "waiting"
+    return STATE_NOUNS.get(entry.state, "")
 
 
 def shown_recipient(sent: Sent) -> str:

@@ -1,11 +1,14 @@
-"""`gwdesk`: the console without arguments, the gateway's operations as subcommands.
+"""`gwdesk COMMAND`: the gateway's operations as subcommands (`gwdesk.launcher` opens the
+console when there is no command).
 
 Subcommands are registered by small functions (`COMMANDS`), each adding its own
 parser with the shared gateway options and a handler; a new family of commands
 is one more registrar. A gateway is a saved profile (`--profile NAME`) or given
 inline (`--base-url`, `--username`, ...); the password comes from the environment
 variable GWDESK_PASSWORD or, for a saved profile, the system keyring: never from
-an argument, where other users of the machine could read it.
+an argument, where other users of the machine could read it. Every send goes
+through the profile's outbox and the application core (`profile_sending`), as the
+console's do, into the same store file.
 
 Exit status: 0 success; 1 the gateway refused or failed; 2 usage or set-up problem;
 3 authentication refused; 4 a send whose outcome is unknown (check before resending);
@@ -16,17 +19,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Final, TextIO, TypeAlias
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TextIO, TypeAlias, cast
 
 from gwdesk import __version__
+from gwdesk.domain.terminal import terminal_json, terminal_safe
 
 if TYPE_CHECKING:
-    from gwdesk.domain.models import Secret
+    from gwdesk.app.sending import Sending
+    from gwdesk.domain.models import Message, Secret
     from gwdesk.domain.profile import Profile
     from gwdesk.gateway.service import GatewayService
 
@@ -48,33 +55,61 @@ class UsageError(Exception):
 
 
 class Output:
-    """Where results and errors go: lines for people, one JSON document with `--json`."""
+    """Where results and errors go: lines for people, one JSON document with `--json`.
+
+    Every line passes `terminal_safe` here, once: replies, the gateway's messages,
+    file names and CSV cells are shown, never obeyed by the terminal. JSON is
+    `terminal_json`: exactly the data, escaped where a terminal would act on it.
+    """
 
     def __init__(self, json_mode: bool, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
         self.json_mode = json_mode
         self.out = out
         self.err = err
 
+    def line(self, text: str) -> None:
+        """One line for people on stdout."""
+        print(terminal_safe(text), file=self.out)
+
+    def json_line(self, data: object) -> None:
+        """One JSON document on one line of stdout."""
+        print(terminal_json(data), file=self.out)
+
     def result(self, data: object, lines: Sequence[str]) -> None:
         if self.json_mode:
-            import json
-
-            print(json.dumps(data, ensure_ascii=False, default=str), file=self.out)
+            self.json_line(data)
         else:
             for line in lines:
-                print(line, file=self.out)
+                self.line(line)
 
     def note(self, line: str) -> None:
         """Something the operator should know that is not the result (stderr)."""
-        print(f"gwdesk: {line}", file=self.err)
+        print(f"gwdesk: {terminal_safe(line)}", file=self.err)
 
     def failure(self, kind: str, message: str, **extra: object) -> None:
         self.note(message)
         if self.json_mode:
-            import json
+            self.json_line({"ok": False, "error": {"type": kind, "message": message, **extra}})
 
-            body = {"ok": False, "error": {"type": kind, "message": message, **extra}}
-            print(json.dumps(body, ensure_ascii=False, default=str), file=self.out)
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its error lines (which quote what was given) made terminal-safe."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(terminal_safe(message))
+
+
+class _SafeLogFormatter(logging.Formatter):
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().formatMessage(record))
+
+
+def log_to_stderr(verbose: bool) -> None:
+    """Library log lines on stderr, terminal-safe like every other line: warnings always
+    (as Python's last-resort handler would print them), from INFO on with `-v`."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_SafeLogFormatter("%(name)s: %(message)s" if verbose else "%(message)s"))
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler])
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -106,10 +141,34 @@ def common_options() -> argparse.ArgumentParser:
     return common
 
 
+def subcommand(
+    sub: SubParsers, name: str, common: argparse.ArgumentParser, help: str
+) -> argparse.ArgumentParser:
+    """A subcommand's parser, with the shared gateway options."""
+    return sub.add_parser(name, parents=[common], help=help, description=help)
+
+
+def moment(text: str) -> datetime:
+    """An ISO 8601 time (an argument type); one without an offset is this machine's local time."""
+    try:
+        found = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO 8601 time such as 2025-01-31T09:30:00+11:00: {text!r}"
+        ) from None
+    return found if found.tzinfo is not None else found.astimezone()
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """A gateway message as JSON, under the gateway's own field names."""
+    return message.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 #: Modules whose `COMMANDS` (a sequence of registrars) make up the subcommands, in order.
 #: A new family of commands (the Lodge `mms`, `fax`, `wap`) is one more module here.
 COMMAND_MODULES: Final = (
-    "gwdesk.cli.commands",
+    "gwdesk.cli.send",
+    "gwdesk.cli.lookup",
     "gwdesk.cli.lodge",
     "gwdesk.cli.listen",
     "gwdesk.cli.outbox",
@@ -125,7 +184,7 @@ def _registrars() -> list[Registrar]:
 
 
 def build_parser(registrars: Sequence[Registrar] | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="gwdesk",
         description="Operator console for the messaging gateway. "
         "Without a command it opens the console "
@@ -134,7 +193,8 @@ def build_parser(registrars: Sequence[Registrar] | None = None) -> argparse.Argu
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gwdesk {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Subcommands are `Parser`s too (argparse makes them of the parent's class).
+    sub = cast(SubParsers, parser.add_subparsers(dest="command", metavar="COMMAND"))
     common = common_options()
     for register in registrars if registrars is not None else _registrars():
         register(sub, common)
@@ -145,6 +205,7 @@ def resolve_profile(args: argparse.Namespace) -> Profile:
     """The profile named by `--profile`, with inline options laid over it, or an inline one."""
     import pydantic
 
+    from gwdesk.app.profile_data import INLINE_NAME
     from gwdesk.domain.profile import Profile
     from gwdesk.settings import ProfileStore, SettingsError
 
@@ -157,6 +218,7 @@ def resolve_profile(args: argparse.Namespace) -> Profile:
         "region": args.region,
         "timezone": args.timezone,
         "ca_bundle": args.ca_bundle,
+        "lodge_port": getattr(args, "lodge_port", None),  # a Lodge command's --port
     }
     given = {k: v for k, v in inline.items() if v is not None}
     if args.profile:
@@ -172,7 +234,7 @@ def resolve_profile(args: argparse.Namespace) -> Profile:
             raise UsageError(
                 f"Name a gateway: --profile NAME, or {' and '.join(missing)} (password in {PASSWORD_ENV})."
             )
-        base = {"name": "command line"}
+        base = {"name": INLINE_NAME}
     try:
         return Profile.model_validate({**base, **given})
     except pydantic.ValidationError as exc:
@@ -202,6 +264,27 @@ def resolve_password(profile: Profile, from_store: bool, out: Output) -> Secret:
     raise UsageError(f"No password: set the environment variable {PASSWORD_ENV}.")
 
 
+@contextlib.asynccontextmanager
+async def profile_sending(service: GatewayService) -> AsyncIterator[Sending]:
+    """The sends of a command: the application core over the profile's store, the one
+    the console uses (`gwdesk.app.profile_data`). Its history rows are written before
+    the store closes. Nothing is sent when the store cannot be opened."""
+    from gwdesk.app.profile_data import locate, open_profile, sending_for
+    from gwdesk.store.database import StoreError
+
+    data = locate(service.profile)
+    try:
+        store = await asyncio.to_thread(open_profile, data)
+    except StoreError as exc:
+        raise UsageError(
+            f"{exc} Every send is recorded in its outbox first: gwdesk sends nothing without it."
+        ) from None
+    try:
+        yield sending_for(service, store, data)
+    finally:
+        await asyncio.to_thread(store.close)
+
+
 async def _run(args: argparse.Namespace, out: Output) -> int:
     from gwdesk.gateway.http import HttpSettings
     from gwdesk.gateway.service import GatewayService
@@ -219,8 +302,6 @@ def run_command(args: argparse.Namespace) -> int:
     from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError, GatewayError
 
     out = Output(args.json)
-    if args.verbose:
-        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     try:
         return asyncio.run(_run(args, out))
     except UsageError as exc:
@@ -241,34 +322,15 @@ def run_command(args: argparse.Namespace) -> int:
         return 130
 
 
-#: Options of the console itself (`gwdesk.ui.app`): given first, they open the console.
-CONSOLE_OPTIONS: Final = ("--profile", "--sandbox", "--quit-after")
-
-
-def wants_console(arguments: Sequence[str]) -> bool:
-    return not arguments or arguments[0].split("=", 1)[0] in CONSOLE_OPTIONS
-
-
-def open_console(arguments: Sequence[str] = ()) -> int:
-    """Start the Qt console (imported only now: the CLI must work without Qt)."""
-    try:
-        app = importlib.import_module("gwdesk.ui.app")
-    except ImportError as exc:
-        print(
-            f"gwdesk: the console cannot start ({exc}). Use a command instead; see gwdesk --help.",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    code = app.main(list(arguments))
-    return code if isinstance(code, int) else EXIT_OK
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command (`gwdesk.launcher` decides whether there is one)."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if wants_console(arguments):
-        return open_console(arguments)
     parser = build_parser()
+    if not arguments:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(arguments)
+    log_to_stderr(bool(getattr(args, "verbose", False)))
     standalone = getattr(args, "run", None)
     if standalone is not None:
         # A command that needs no gateway session up front (`listen`) runs itself.
@@ -278,10 +340,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     return run_command(args)
-
-
-if __name__ == "__main__":
-    # Run through the package module, so the command modules share this one's classes.
-    from gwdesk.cli import main as package_main
-
-    sys.exit(package_main())

@@ -1,5 +1,7 @@
-"""`python -m gwdesk.cli`: the command line, as the `gwdesk` script runs it."""
+"""`python -m gwdesk.cli COMMAND`: the commands alone (no console)."""
+
+import sys
 
 from gwdesk.cli import main
 
-raise SystemExit(main())
+sys.exit(main())

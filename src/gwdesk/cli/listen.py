@@ -5,7 +5,8 @@ script can read it and configure the gateway; every reply stored after that is o
 more line (one JSON object per line with `--json`). Retries of a reply already
 stored print nothing. Notes (the address, a warning when reachable from other
 machines, the backfill's result) go to stderr. Ctrl+C or SIGTERM stops it cleanly,
-after every reply already acknowledged has been printed.
+after every reply already acknowledged has been printed; a second one stops it at once.
+A reply's text is shown as text: its line breaks and escape sequences as `\\n`, `\\x1b`.
 
 With a gateway (`--profile NAME`, or `--base-url` and `--username`) it first
 backfills the replies the gateway received while nothing was listening.
@@ -15,17 +16,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import logging
 import queue
 import signal
-import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Final
+from types import FrameType
+from typing import Any, Final, TypeAlias
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from gwdesk.app.profile_data import INLINE_NAME, store_path
 from gwdesk.cli import (
     EXIT_OK,
     EXIT_USAGE,
@@ -38,7 +38,6 @@ from gwdesk.cli import (
 )
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import DEFAULT_TIMEZONE, Profile
-from gwdesk.paths import AppPaths
 from gwdesk.replies import (
     InboxClosed,
     ListenerError,
@@ -49,13 +48,13 @@ from gwdesk.replies import (
     backfill,
     suggested_start,
 )
-from gwdesk.store.database import StoreError, slug
+from gwdesk.store.database import StoreError
 from gwdesk.store.replies import ReplyStore, StoredReply
 
-INLINE_NAME: Final = "command line"
-"""The store of a listener started without a saved profile (as `resolve_profile` names it)."""
 POLL: Final = 0.2
 EXIT_INTERRUPTED: Final = 130
+SignalHandler: TypeAlias = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+"""What `signal.signal` returns (and takes back)."""
 
 
 def _port(text: str) -> int:
@@ -74,9 +73,9 @@ def _zone(name: str) -> ZoneInfo:
 
 
 def reply_line(reply: StoredReply, zone: ZoneInfo) -> str:
+    """A reply as one line (`Output` shows its line breaks and escapes as `\\n`, `\\x1b`...)."""
     when = reply.received_at.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
-    text = reply.text.replace("\r", "\\r").replace("\n", "\\n")
-    return f"{when}  {reply.from_number} -> {reply.to_number}  {text}"
+    return f"{when}  {reply.from_number} -> {reply.to_number}  {reply.text}"
 
 
 class _Printer:
@@ -95,10 +94,9 @@ class _Printer:
         while True:
             for reply in batch.new:
                 if self.out.json_mode:
-                    line = json.dumps(reply.as_json(), ensure_ascii=False)
+                    self.out.json_line(reply.as_json())
                 else:
-                    line = reply_line(reply, self.zone)
-                print(line, file=self.out.out)
+                    self.out.line(reply_line(reply, self.zone))
             try:
                 batch = self.batches.get_nowait()
             except queue.Empty:
@@ -149,15 +147,49 @@ def _gateway(args: argparse.Namespace, out: Output) -> tuple[Profile | None, Sec
         return profile, None
 
 
-def _listen(args: argparse.Namespace, out: Output) -> int:
+class StopOnSignal:
+    """Ctrl+C (SIGINT) and SIGTERM set `stop`, so shutdown takes one orderly path (the
+    replies already acknowledged are printed, the listener and the store closed); a
+    second one ends the process at once, as that signal ends any program (what was
+    stored stays stored).
+
+    Python only turns SIGINT into KeyboardInterrupt when it did not start with SIGINT
+    ignored, and a background job of a script starts so: the listener then ignored
+    Ctrl+C and `kill -INT` alike. The handler is installed whatever was inherited (as
+    Go's signal.Notify does); the previous handlers come back on exit.
+    """
+
+    SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self._previous: dict[int, SignalHandler] = {}
+
+    def __enter__(self) -> StopOnSignal:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._on_signal)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self._previous.clear()
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if not self.stop.is_set():
+            self.stop.set()
+            return
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+
+
+def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int:
     profile, password = _gateway(args, out)
     zone = profile.zone if profile else _zone(args.timezone or DEFAULT_TIMEZONE)
-    path = AppPaths.default().profile_db(slug(profile.name if profile else INLINE_NAME))
-    stop = threading.Event()
-    on_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGTERM)
-    if on_main_thread:
-        signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    # The profile's store, where the console finds the replies too (an inline gateway,
+    # or none, has the command line's).
+    path = store_path(profile.name if profile else INLINE_NAME)
     printer = _Printer(out, zone)
     store = ReplyStore(path)
     try:
@@ -175,30 +207,26 @@ def _listen(args: argparse.Namespace, out: Output) -> int:
                 )
                 if info.warning:
                     out.note(f"warning: {info.warning}")
-                print(info.template.render(), file=out.out, flush=True)
-                if profile is not None and password is not None:
+                out.line(info.template.render())
+                out.out.flush()
+                if profile is not None and password is not None and not stop.is_set():
                     _backfill_in_background(profile, password, inbox, out)
                 while not stop.is_set():
                     printer.print_waiting(POLL)
-            except KeyboardInterrupt:
-                pass
             finally:
                 listener.stop()
         printer.print_waiting()
     finally:
         store.close()
-        if on_main_thread:
-            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
     out.note("stopped")
     return EXIT_OK
 
 
 def run_listen(args: argparse.Namespace) -> int:
     out = Output(args.json)
-    if args.verbose:
-        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     try:
-        return _listen(args, out)
+        with StopOnSignal(threading.Event()) as signals:
+            return _listen(args, out, signals.stop)
     except UsageError as exc:
         out.failure("usage", str(exc))
     except PortInUseError as exc:
@@ -208,7 +236,7 @@ def run_listen(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         return EXIT_OK  # whoever read the output has gone
     except KeyboardInterrupt:
-        out.note("interrupted while starting")
+        out.note("interrupted")
         return EXIT_INTERRUPTED
     return EXIT_USAGE
 

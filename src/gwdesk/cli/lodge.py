@@ -4,23 +4,28 @@ Options are named after the Lodge parameters they fill (`--PhoneNumber`,
 `--MMSSubject`, ...), so the legacy interface's documentation reads straight onto
 the command line; files are paths (`--file`, up to three). The Lodge address comes
 from the profile or `--lodge-url`; `--port` overrides the profile's port for one
-command. Exit statuses are the CLI's own (see `gwdesk.cli`): a refusal is 1, refused
-credentials 3, and a send whose outcome is unknown 4.
+command. Sends go through the application core as the Fax / MMS and Send tabs' do
+(`Sending.send_media`, `Sending.send_message`): the same checks, the profile's outbox,
+the history. Exit statuses are the CLI's own (see `gwdesk.cli`): a refusal is 1,
+refused credentials 3, and a send whose outcome is unknown 4.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, get_args
 
-from gwdesk.cli import EXIT_OK, Output, Registrar, SubParsers, UsageError
-from gwdesk.cli.commands import outbox_sender
+from gwdesk.app.media import Attached, MediaForm, Mode
+from gwdesk.app.sending import Outcome
+from gwdesk.app.sms import Channel, SmsForm
+from gwdesk.cli import EXIT_OK, Output, Registrar, SubParsers, UsageError, profile_sending
 from gwdesk.domain.models import LodgeResult, LodgeText, MessageStatus
 from gwdesk.domain.profile import LodgePort
+from gwdesk.gateway.errors import GatewayError
 from gwdesk.gateway.lodge.client import LodgeClient
-from gwdesk.gateway.outbox_records import lodge_verdict
 from gwdesk.gateway.service import GatewayService
 
 PORTS: Final = get_args(LodgePort)
@@ -36,24 +41,50 @@ def _sub(
     p = sub.add_parser(name, parents=[common], help=help, description=help, aliases=aliases)
     p.add_argument(
         "--port",
+        dest="lodge_port",
         choices=PORTS,
         help="Lodge port for this command (default: the profile's, else soap12)",
     )
     return p
 
 
-def _lodge(args: argparse.Namespace, service: GatewayService) -> LodgeClient:
+def _lodge(service: GatewayService) -> LodgeClient:
+    """The Lodge client (on `--port`, laid over the profile); a usage error without one."""
     if not service.profile.lodge_url:
         raise UsageError(
             "This command uses the Lodge service: give --lodge-url (…/dotnet/Lodge.asmx) "
             "or a profile that has one."
         )
-    lodge = service.lodge
-    return lodge.with_port(args.port) if args.port else lodge
+    return service.lodge
 
 
-def _paths(values: Sequence[str] | None) -> list[Path]:
-    return [Path(v) for v in values or ()]
+def read_file(path: Path, limit: int) -> Attached:
+    """A `--file` as the Fax / MMS tab holds a dropped one: its bytes (at most `limit` + 1,
+    so an oversized file is refused by the checks without being read whole), or why it
+    cannot be read. Blocking: a worker thread."""
+    try:
+        if not path.is_file():
+            return Attached(path.name or str(path), error=f"{path} is not a file.")
+        with path.open("rb") as stream:
+            return Attached(path.name, stream.read(limit + 1))
+    except OSError as exc:
+        return Attached(path.name or str(path), error=f"Cannot read {path}: {exc.strerror or exc}.")
+
+
+async def read_files(values: Sequence[str] | None, mode: Mode) -> tuple[Attached, ...]:
+    paths = [Path(v) for v in values or ()]
+    limit = mode.rules.max_bytes
+    return tuple([await asyncio.to_thread(read_file, path, limit) for path in paths])
+
+
+def _answer(outcome: Outcome) -> LodgeText | LodgeResult:
+    """Lodge's own answer to a send that was lodged; the send's error otherwise."""
+    if outcome.ok:
+        media = outcome.lodged_media[0].answer if outcome.lodged_media else None
+        answer = media if media is not None else outcome.sent[0].answer
+        if isinstance(answer, LodgeText | LodgeResult):
+            return answer
+    raise outcome.error or GatewayError("The message was not lodged.")
 
 
 def _report(result: LodgeText | LodgeResult, what: str, to: str, out: Output) -> int:
@@ -68,34 +99,27 @@ def _report(result: LodgeText | LodgeResult, what: str, to: str, out: Output) ->
     return EXIT_OK
 
 
+async def send_media(service: GatewayService, form: MediaForm) -> LodgeText | LodgeResult:
+    """An MMS or fax through the application core (its checks, the outbox, the history)."""
+    _lodge(service)
+    async with profile_sending(service) as sending:
+        return _answer(await sending.send_media(form))
+
+
 # ---- mms --------------------------------------------------------------------------------------
 
 
 async def cmd_mms(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
-    lodge = _lodge(args, service)
-    files = _paths(args.file)
-    description = {
-        "label": f"MMS: {args.subject or args.text or args.url or ''}",
-        "subject": args.subject,
-        "text": args.text,
-        "url": args.url,
-        "files": [str(f) for f in files],
-    }
-    with outbox_sender(service) as sender:
-        result = await sender.lodge(
-            "mms",
-            [args.phone_number],
-            description,
-            lambda: lodge.send_mms(
-                args.phone_number,
-                files=files,
-                url=args.url,
-                subject=args.subject or "",
-                text=args.text or "",
-            ),
-            lodge_verdict,
-        )
-    return _report(result, "MMS", args.phone_number, out)
+    mode = Mode.MMS_URL if args.url else Mode.MMS
+    form = MediaForm(
+        mode,
+        recipient=args.phone_number,
+        subject=args.subject or "",
+        text=args.text or "",
+        url=args.url or "",
+        files=await read_files(args.file, mode),
+    )
+    return _report(await send_media(service, form), "MMS", args.phone_number, out)
 
 
 def register_mms(sub: SubParsers, common: argparse.ArgumentParser) -> None:
@@ -118,28 +142,14 @@ def register_mms(sub: SubParsers, common: argparse.ArgumentParser) -> None:
 
 
 async def cmd_fax(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
-    lodge = _lodge(args, service)
-    files = _paths(args.file)
-    description = {
-        "label": f"Fax: {args.subject or args.cover_page or ''}",
-        "subject": args.subject,
-        "cover_page": args.cover_page,
-        "files": [str(f) for f in files],
-    }
-    with outbox_sender(service) as sender:
-        result = await sender.lodge(
-            "fax",
-            [args.fax_number],
-            description,
-            lambda: lodge.send_fax(
-                args.fax_number,
-                files,
-                subject=args.subject or "",
-                cover_page=args.cover_page or "",
-            ),
-            lodge_verdict,
-        )
-    return _report(result, "fax", args.fax_number, out)
+    form = MediaForm(
+        Mode.FAX,
+        recipient=args.fax_number,
+        subject=args.subject or "",
+        text=args.cover_page or "",
+        files=await read_files(args.file, Mode.FAX),
+    )
+    return _report(await send_media(service, form), "fax", args.fax_number, out)
 
 
 def register_fax(sub: SubParsers, common: argparse.ArgumentParser) -> None:
@@ -157,21 +167,16 @@ def register_fax(sub: SubParsers, common: argparse.ArgumentParser) -> None:
 
 
 async def cmd_wap(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
-    lodge = _lodge(args, service)
-    description = {
-        "label": f"WAP push: {args.url}",
-        "application": args.application_name,
-        "url": args.url,
-    }
-    with outbox_sender(service) as sender:
-        result = await sender.lodge(
-            "wap",
-            [args.phone_number],
-            description,
-            lambda: lodge.send_wap_push(args.phone_number, args.application_name or "", args.url),
-            lodge_verdict,
-        )
-    return _report(result, "WAP push", args.phone_number, out)
+    _lodge(service)
+    form = SmsForm(
+        Channel.WAP_PUSH,
+        recipient=args.phone_number,
+        wap_app=args.application_name or "",
+        wap_url=args.url,
+    )
+    async with profile_sending(service) as sending:
+        answer = _answer(await sending.send_message(form))
+    return _report(answer, "WAP push", args.phone_number, out)
 
 
 def register_wap(sub: SubParsers, common: argparse.ArgumentParser) -> None:
@@ -199,7 +204,7 @@ def _status_line(status: MessageStatus) -> str:
 
 
 async def cmd_lodge_status(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
-    status = await _lodge(args, service).get_message_status_xml(args.msg_id)
+    status = await _lodge(service).get_message_status_xml(args.msg_id)
     data = {"ok": True, **status.model_dump(mode="json", by_alias=True)}
     out.result(data, [_status_line(status)])
     return EXIT_OK

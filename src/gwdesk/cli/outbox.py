@@ -4,7 +4,8 @@
     gwdesk outbox resume [--batch ID] [--parallel N]
     gwdesk outbox discard --batch ID
 
-`list` needs no password: it only reads the profile's store. `resume` first settles
+`list` needs no password: it only reads the profile's store. `resume` (the console's
+Outbox window's `Recovery`, over the same store) first settles
 every request left in flight or unknown by a status query on its ExternalSystemId
 (found: lodged; surely not found: sent again), then sends what is left, and prints
 what it settled. Only batches recorded for this profile's gateway are resumed.
@@ -20,6 +21,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from gwdesk.app.profile_data import locate, open_profile
+from gwdesk.app.recovery import Reconciled, ResumeReport
 from gwdesk.cli import (
     EXIT_AMBIGUOUS,
     EXIT_OK,
@@ -29,12 +32,13 @@ from gwdesk.cli import (
     Registrar,
     SubParsers,
     UsageError,
+    profile_sending,
     resolve_profile,
     run_command,
 )
-from gwdesk.cli.commands import chunk_json, chunk_line, open_outbox, outbox_sender
-from gwdesk.gateway.outbox_records import Reconciled, ResumeReport, gateway_key
+from gwdesk.cli.send import sent_json, sent_line
 from gwdesk.gateway.service import GatewayService
+from gwdesk.store.database import StoreError
 from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch, OutboxEntry
 
 ACTIONS: Final = ("list", "resume", "discard")
@@ -121,21 +125,23 @@ def entry_line(entry: OutboxEntry) -> str:
 
 
 def settled_json(item: Reconciled) -> dict[str, Any]:
+    entry = item.entry
     return {
-        "batch": item.batch_id,
-        "request": item.seq,
-        "external_system_id": item.external_system_id,
-        "recipients": item.recipients,
-        "outcome": item.outcome.value,
+        "batch": entry.batch_id,
+        "request": entry.seq,
+        "external_system_id": entry.external_system_id,
+        "recipients": entry.recipient_count,
+        "outcome": item.outcome,
         "found": item.found,
         "detail": item.detail,
     }
 
 
 def settled_line(item: Reconciled) -> str:
+    entry = item.entry
     return (
-        f"settled batch {item.batch_id} request {item.seq} "
-        f"({item.external_system_id or 'no ExternalSystemId'}): {item.outcome.value}. {item.detail}"
+        f"settled batch {entry.batch_id} request {entry.seq} "
+        f"({entry.external_system_id or 'no ExternalSystemId'}): {item.outcome}. {item.detail}"
     )
 
 
@@ -143,9 +149,13 @@ def settled_line(item: Reconciled) -> str:
 
 
 def list_outbox(args: argparse.Namespace, out: Output) -> int:
-    profile = resolve_profile(args)
-    gateway = gateway_key(profile)
-    outbox = open_outbox(profile)
+    where = locate(resolve_profile(args))
+    gateway = where.account
+    try:
+        store = open_profile(where)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    outbox = store.outbox
     now = time.time()
     try:
         if args.batch:
@@ -169,7 +179,7 @@ def list_outbox(args: argparse.Namespace, out: Output) -> int:
             return EXIT_OK
         batches = outbox.batches(open_only=not args.all)
     finally:
-        outbox.close()
+        store.close()
     lines = [batch_line(b, gateway, now) for b in batches]
     if not lines:
         lines = ["the outbox holds nothing to resume" if not args.all else "the outbox is empty"]
@@ -184,20 +194,21 @@ def list_outbox(args: argparse.Namespace, out: Output) -> int:
 
 
 async def cmd_resume(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
-    with outbox_sender(service) as sender:
-        report = await sender.resume(
+    async with profile_sending(service) as sending:
+        recovery = sending.recovery
+        report = await recovery.resume(
             set(args.batch) if args.batch else None,
-            concurrency=max(1, min(args.parallel, 16)),
+            lanes=max(1, min(args.parallel, 16)),
             on_settled=lambda item: out.note(settled_line(item)),
         )
-        left = [b for b in await sender.open_batches() if b.id in report.batches]
+        left = [b for b in await recovery.open_batches() if b.id in report.batches]
     return report_resume(report, left, out)
 
 
 def report_resume(report: ResumeReport, left: Sequence[OutboxBatch], out: Output) -> int:
     unknown = sum(b.count(EntryState.UNKNOWN, EntryState.IN_FLIGHT) for b in left)
     remaining = sum(b.recipients_in(*OPEN_STATES, EntryState.FAILED) for b in left)
-    failed = sum(len(c.recipients) for c in report.failed)
+    failed = sum(s.entry.recipient_count for s in report.failed)
     data = {
         "ok": not left,
         "batches": list(report.batches),
@@ -207,10 +218,10 @@ def report_resume(report: ResumeReport, left: Sequence[OutboxBatch], out: Output
         "failed": failed,
         "given_up": report.given_up,
         "left": remaining,
-        "requests": [chunk_json(c) for c in report.sent],
+        "requests": [sent_json(s) for s in report.sent],
     }
     lines = [settled_line(s) for s in report.reconcile.settled]
-    lines.extend(chunk_line(c) for c in report.sent if not c.lodged)
+    lines.extend(sent_line(s) for s in report.sent if not s.lodged)
     lines.append(
         f"{report.reconcile.summary()}; {len(report.sent)} request(s) sent: "
         f"{report.lodged_recipients:,} recipient(s) lodged, {failed:,} not; "
@@ -229,8 +240,8 @@ def report_resume(report: ResumeReport, left: Sequence[OutboxBatch], out: Output
 
 
 async def cmd_discard(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
-    with outbox_sender(service) as sender:
-        given_up = {batch_id: await sender.discard(batch_id) for batch_id in args.batch}
+    async with profile_sending(service) as sending:
+        given_up = {batch_id: await sending.recovery.discard(batch_id) for batch_id in args.batch}
     out.result(
         {"ok": True, "discarded": [{"batch": b, "requests": n} for b, n in given_up.items()]},
         [f"batch {b}: {n} request(s) given up (nothing sent)" for b, n in given_up.items()],

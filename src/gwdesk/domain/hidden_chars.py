@@ -20,8 +20,9 @@ BIDI_CONTROLS: Final = frozenset(
     "\u200e\u200f\u061c"  # LRM, RLM, ALM
 )
 #: Control (C0, C1, DEL) and format characters (zero-width, BOM, soft hyphen, tags...),
-#: and the Unicode line and paragraph separators: none of them shows as itself.
-HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Zl", "Zp"})
+#: surrogates left over from undecodable bytes, and the Unicode line and paragraph
+#: separators: none of them shows as itself (every bidi control is a format character).
+HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
 def is_hidden(char: str) -> bool:

@@ -3,7 +3,9 @@
 One facade per profile owns one pooled `httpx.AsyncClient`, the token cache and
 the retry policy; the REST client and (when the profile has a Lodge URL) the Lodge
 client (`lodge`, see `gwdesk.gateway.lodge.client`) share that client. It is async and
-Qt-free: the console drives it from its qasync loop, the CLI from `asyncio.run`.
+Qt-free: the console drives it from its qasync loop, the CLI from `asyncio.run`. It
+sends nothing itself: every send leaves through the outbox (`gwdesk.app.outbox`),
+whose runner makes each request on `rest` or `lodge`.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from gwdesk.gateway.lodge.client import LodgeClient
 from gwdesk.gateway.paging import LogSync, iter_replies
 from gwdesk.gateway.rest import RestClient
 from gwdesk.gateway.retry import Retrier, RetryPolicy, Sleep
-from gwdesk.gateway.sending import ChunkResult, Outgoing, Sender, SendOutcome
 
 LodgeFactory = Callable[[Profile, Credentials, httpx.AsyncClient], LodgeClient]
 #: Statuses that say a gateway does not have an endpoint at all.
@@ -64,7 +65,6 @@ class GatewayService:
             zone=profile.zone,
             max_bytes=self.http_settings.max_response_bytes,
         )
-        self.sender = Sender(self.rest, retrier, profile.region)
         self._lodge: LodgeClient | None = None
         if profile.lodge_url:
             # Lazy: nothing is fetched (not even the WSDL) until the first Lodge call.
@@ -104,31 +104,6 @@ class GatewayService:
     @property
     def token_requests(self) -> int:
         return self.rest.tokens.fetches
-
-    # ---- sending -------------------------------------------------------------------------
-
-    async def send(
-        self,
-        outgoing: Outgoing,
-        *,
-        skip_invalid: bool = False,
-        concurrency: int = 4,
-        on_chunk: Callable[[ChunkResult], None] | None = None,
-    ) -> SendOutcome:
-        """Lodge `outgoing` exactly once per recipient (see `gwdesk.gateway.sending`)."""
-        return await self.sender.send(
-            outgoing, skip_invalid=skip_invalid, concurrency=concurrency, on_chunk=on_chunk
-        )
-
-    async def simple_send(
-        self,
-        text: str,
-        recipient: str,
-        *,
-        source: str | None = None,
-        send_at: datetime | None = None,
-    ) -> Message:
-        return await self.sender.simple_send(text, recipient, source=source, send_at=send_at)
 
     # ---- queries -------------------------------------------------------------------------
 

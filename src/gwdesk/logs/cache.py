@@ -4,7 +4,8 @@ A record is stored once, by `messageId`, and rewritten only when something in it
 changed (its status, mostly), so re-reading a page is cheap. Big work never runs on
 the GUI's connection: the sync writes through a `LogCacheWriter` (its own connection,
 one worker thread, one transaction per batch of 1,000 to 8,000 records) and the Logs
-tab reads through connections of its own (`open_reader`); WAL lets them overlap.
+tab reads through connections of its own (`gwdesk.store.reader`); WAL lets them overlap.
+Like every store module, it raises the store's errors (`StoreError`), never the engine's.
 
 Full-text search (`log_text`, FTS5 over message and subject, external content,
 `detail=none`: word-prefix queries need no positions) is filled at each commit with
@@ -29,6 +30,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from gwdesk.logs.rows import ROW_COLUMNS, SELECT_COLUMNS, mend
+from gwdesk.store.database import StoreError, store_methods
+from gwdesk.store.local import LocalStore
+from gwdesk.store.reader import is_file_path
 
 UPSERT: Final = (
     f"INSERT INTO log_records({', '.join(ROW_COLUMNS)}) "  # noqa: S608 - constant columns
@@ -57,11 +61,10 @@ SECONDARY_INDEXES: Final = (
 #: Page cache of a worker connection (KiB, negative as SQLite wants it): the random
 #: inserts into the recipient index stay in memory during a million-record sync.
 WRITER_CACHE_KIB: Final = 96 * 1024
-READER_CACHE_KIB: Final = 32 * 1024
 WRITER_CHECKPOINT_PAGES: Final = 8192
 
 
-class LogCacheError(Exception):
+class LogCacheError(StoreError):
     """The log cache cannot be used; the message says why."""
 
 
@@ -142,29 +145,14 @@ def _state(conn: sqlite3.Connection) -> SyncState:
     return SyncState(row[0], known, Backfill.from_json(row[2]), row[3])
 
 
-def is_file_path(path: Path | str) -> bool:
-    text = str(path)
-    return bool(text) and text != ":memory:" and not text.startswith("file:")
-
-
-def open_reader(path: Path | str) -> sqlite3.Connection:
-    """A read-only connection for a worker thread (the Logs tab's queries, exports, charts)."""
-    if not is_file_path(path):
-        raise LogCacheError("The log cache needs a profile data file, not an in-memory store.")
-    uri = Path(path).resolve().as_uri() + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
-    conn.execute("PRAGMA busy_timeout=5000")
-    conn.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB}")
-    conn.execute("PRAGMA query_only=1")
-    return conn
-
-
+@store_methods
 class LogCache:
-    """The log cache as the GUI thread sees it: small reads, settings, and where the file is."""
+    """The log cache of a profile's store as the GUI thread sees it: small reads, and where
+    the file is (big reads go through a `StoreReader`, writes through a `LogCacheWriter`)."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path | str) -> None:
-        self._conn = conn
-        self.path = path
+    def __init__(self, store: LocalStore) -> None:
+        self._conn = store.conn
+        self.path = store.path
 
     @property
     def usable(self) -> bool:
@@ -188,28 +176,13 @@ class LogCache:
             return None
         return dict(zip((*SELECT_COLUMNS, "synced"), tuple(row), strict=True))
 
-    def setting(self, key: str) -> Any:
-        row = self._conn.execute("SELECT value FROM log_settings WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        try:
-            return json.loads(row[0])
-        except ValueError:
-            return None
-
-    def set_setting(self, key: str, value: Any) -> None:
-        self._conn.execute(
-            "INSERT INTO log_settings(key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, json.dumps(value)),
-        )
-
     def writer(self) -> LogCacheWriter:
         if not self.usable:
             raise LogCacheError("The log cache needs a profile data file, not an in-memory store.")
         return LogCacheWriter(self.path)
 
 
+@store_methods
 class LogCacheWriter:
     """Batches of records on a connection of its own, for one worker thread.
 

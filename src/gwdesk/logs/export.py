@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import os
-import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any, Final
 from gwdesk.logs.query import LogQuery, iter_view
 from gwdesk.logs.rows import FIELD_BY_COLUMN, FIELDS, RECEIPT_RAW_INDEX, from_us
 from gwdesk.private_files import open_private
+from gwdesk.store.reader import Reading
 
 FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
 _INDEX: Final = {f.column: i for i, f in enumerate(FIELDS)}
@@ -47,7 +47,7 @@ def cell_text(column: str, row: Sequence[Any], zone: tzinfo | None) -> str:
 
 
 def export_csv(
-    conn: sqlite3.Connection,
+    reading: Reading,
     query: LogQuery,
     target: Path,
     *,
@@ -66,7 +66,7 @@ def export_csv(
         with open_private(partial, "w", encoding="utf-8-sig", newline="") as handle:
             out = csv.writer(handle)
             out.writerow([FIELD_BY_COLUMN[c].title for c in columns])
-            for chunk in iter_view(conn, query):
+            for chunk in iter_view(reading, query):
                 if cancelled():
                     raise ExportCancelled
                 out.writerows(

@@ -1,5 +1,8 @@
 """The Logs tab's view of the cache as SQL: filters, sorts, counts and windows of rows.
 
+Functions of a `Reading` (`gwdesk.store.reader`): the Logs tab runs them on its
+reader, off the GUI thread, and never sees the SQL.
+
 Nothing here holds rows beyond the window asked for: a view of a million records
 is its filter and sort, its count (one `COUNT`) and whichever 500-row windows the
 table is showing. A window is read with `LIMIT/OFFSET` from the nearer end of the
@@ -16,7 +19,6 @@ substring (`LIKE`) instead: a full scan, but correct, and off the GUI thread.
 
 from __future__ import annotations
 
-import sqlite3
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ from datetime import date, timedelta, tzinfo
 from typing import Any, Final
 
 from gwdesk.logs.rows import FIELD_BY_COLUMN, SELECT_COLUMNS, from_us
+from gwdesk.store.reader import Reading
 
 SELECT_LIST: Final = ", ".join(SELECT_COLUMNS)
 #: Columns with an index whose order a sort can walk instead of sorting.
@@ -185,13 +188,15 @@ def order_by(sort: LogSort, *, reverse: bool = False) -> str:
 # ---- reading ---------------------------------------------------------------------------------
 
 
-def count(conn: sqlite3.Connection, flt: LogFilter) -> int:
+def count(reading: Reading, flt: LogFilter) -> int:
     """How many records the filter lets through."""
     cond = where(flt)
     if cond.text_only:
-        row = conn.execute("SELECT COUNT(*) FROM log_text WHERE log_text MATCH ?", cond.params)
+        row = reading.sql.execute(
+            "SELECT COUNT(*) FROM log_text WHERE log_text MATCH ?", cond.params
+        )
     else:
-        row = conn.execute(f"SELECT COUNT(*) FROM log_records WHERE {cond.sql}", cond.params)  # noqa: S608
+        row = reading.sql.execute(f"SELECT COUNT(*) FROM log_records WHERE {cond.sql}", cond.params)  # noqa: S608
     return int(row.fetchone()[0])
 
 
@@ -201,7 +206,7 @@ def _view_where(query: LogQuery, total: int) -> Where:
 
 
 def fetch_window(
-    conn: sqlite3.Connection, query: LogQuery, start: int, size: int, total: int
+    reading: Reading, query: LogQuery, start: int, size: int, total: int
 ) -> list[tuple[Any, ...]]:
     """Rows `start … start+size-1` of the view (`SELECT_COLUMNS` order) of `total` rows."""
     size = min(size, total - start)
@@ -214,7 +219,7 @@ def fetch_window(
         f"SELECT {SELECT_LIST} FROM log_records WHERE {cond.sql} "  # noqa: S608
         f"ORDER BY {order_by(query.sort, reverse=reverse)} LIMIT ? OFFSET ?"
     )
-    rows = conn.execute(sql, (*cond.params, size, tail if reverse else start)).fetchall()
+    rows = reading.sql.execute(sql, (*cond.params, size, tail if reverse else start)).fetchall()
     if reverse:
         rows.reverse()
     return rows
@@ -233,11 +238,11 @@ def _equal(column: str, value: Any) -> tuple[str, tuple[Any, ...]]:
     return (f"{column} IS NULL", ()) if value is None else (f"{column} = ?", (value,))
 
 
-def position(conn: sqlite3.Connection, query: LogQuery, message_id: str, total: int) -> int | None:
+def position(reading: Reading, query: LogQuery, message_id: str, total: int) -> int | None:
     """The row of a record in the view, or None when the filter hides it (or it is gone)."""
     cond = _view_where(query, total)
     columns = _order_columns(query.sort)
-    found = conn.execute(
+    found = reading.sql.execute(
         f"SELECT {', '.join(columns)} FROM log_records "  # noqa: S608
         f"WHERE message_id = ? AND {cond.sql}",
         (message_id, *cond.params),
@@ -261,15 +266,15 @@ def position(conn: sqlite3.Connection, query: LogQuery, message_id: str, total: 
         prefix.append(_equal(column, value))
     if not terms:
         return 0
-    return int(conn.execute("SELECT " + " + ".join(terms), params).fetchone()[0])
+    return int(reading.sql.execute("SELECT " + " + ".join(terms), params).fetchone()[0])
 
 
 def iter_view(
-    conn: sqlite3.Connection, query: LogQuery, chunk: int = 5000
+    reading: Reading, query: LogQuery, chunk: int = 5000
 ) -> Iterator[list[tuple[Any, ...]]]:
     """Every row of the view in order, a chunk at a time, from one statement (export)."""
     cond = where(query.filter, probe_text=query.sort.column in INDEXED_SORTS)
-    cursor = conn.execute(
+    cursor = reading.sql.execute(
         f"SELECT {SELECT_LIST} FROM log_records WHERE {cond.sql} "  # noqa: S608
         f"ORDER BY {order_by(query.sort)}",
         cond.params,
@@ -281,11 +286,11 @@ def iter_view(
         yield rows
 
 
-def distinct(conn: sqlite3.Connection, column: str) -> list[tuple[str, int]]:
+def distinct(reading: Reading, column: str) -> list[tuple[str, int]]:
     """The values of `status` or `type` held, with how many records have each."""
     if column not in ("status", "type"):
         raise ValueError(f"no value list for column {column!r}")
-    rows = conn.execute(
+    rows = reading.sql.execute(
         f"SELECT {column}, COUNT(*) FROM log_records WHERE {column} IS NOT NULL "  # noqa: S608
         f"GROUP BY {column} ORDER BY {column}"
     ).fetchall()
@@ -310,14 +315,14 @@ class DayCounts:
         return sum(sum(v) for v in self.series.values())
 
 
-def per_day(conn: sqlite3.Connection, flt: LogFilter, zone: tzinfo | None) -> DayCounts:
+def per_day(reading: Reading, flt: LogFilter, zone: tzinfo | None) -> DayCounts:
     """Messages per day (in `zone`; None: the system's) by status, one GROUP BY over quarter hours.
 
     Every zone's day starts on a UTC quarter hour, so quarter-hour groups fold into
     local days exactly, across daylight-saving changes, without a per-row date call.
     """
     cond = where(flt, probe_text=True)
-    rows = conn.execute(
+    rows = reading.sql.execute(
         f"SELECT date_lodged / {QUARTER_HOUR_US} AS q, status, COUNT(*) "  # noqa: S608
         f"FROM log_records WHERE {cond.sql} GROUP BY q, status",
         cond.params,

@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from gwdesk.store.database import StoreError, connect, transaction
+from gwdesk.store.database import StoreError, connect, store_methods, transaction
 from gwdesk.store.outbox_claims import OwnerLocks
 from gwdesk.store.outbox_rows import (
     BATCH_SELECT,
@@ -105,6 +105,7 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
+@store_methods
 class OutboxStore:
     """The outbox of one profile's store file."""
 
@@ -261,15 +262,16 @@ class OutboxStore:
 
     def reopen(self, entry_ids: Sequence[int], body: Mapping[str, Any]) -> list[int]:
         """Make failed or pending entries ready to send with `body` ("Send remaining" with
-        the message as it is now); the ids that are now pending. Entries in flight,
-        unknown or lodged are left as they are."""
+        the message as it is now); the ids that are now pending, waiting their turn (why
+        they were not sent before no longer holds). Entries in flight, unknown or lodged
+        are left as they are."""
         text = json.dumps(dict(body), ensure_ascii=False, default=str)
         now = self._clock()
         opened = []
         with self._lock, transaction(self.conn):
             for entry_id in entry_ids:
                 if self.conn.execute(
-                    "UPDATE outbox_entries SET state = 'pending', body = ?, updated_us = ? "
+                    "UPDATE outbox_entries SET state = 'pending', body = ?, reason = '', updated_us = ? "
                     "WHERE id = ? AND state IN ('pending', 'failed')",
                     (text, now, entry_id),
                 ).rowcount:

@@ -21,7 +21,8 @@ from gwdesk.gateway.errors import GatewayError
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.local import LocalStore
-from gwdesk.ui.replies.hub import ReplyHub
+from gwdesk.ui.reply_hub import ReplyHub
+from gwdesk.ui.tasks import off_thread
 
 ServiceFactory = Callable[[Profile, Secret], GatewayService]
 NOT_CONNECTED = "No gateway is connected yet: choose a profile first."
@@ -96,19 +97,15 @@ class Session(QObject):
             await service.aclose()
         if store is not None:
             # Waits (off the GUI thread) for a worker's write and for the queued drafts.
-            await asyncio.to_thread(store.close)
+            await off_thread(store.close)
 
 
 async def open_store(data: ProfileData) -> LocalStore:
     """Open (and upgrade) a profile's file on a worker thread, never the GUI thread: each
     of its connections takes the write lock to check its migrations, which another
-    process (`gwdesk send`, a second console) may hold for seconds."""
-    opening = asyncio.ensure_future(asyncio.to_thread(open_profile, data))
-    try:
-        return await asyncio.shield(opening)
-    except asyncio.CancelledError:
-        opening.add_done_callback(_close_unwanted)  # cancelled: nobody will close it
-        raise
+    process (`gwdesk send`, a second console) may hold for seconds. Cancelled meanwhile,
+    the store is closed once open: nobody else would."""
+    return await off_thread(lambda: open_profile(data), undo=LocalStore.close)
 
 
 def _report_from_thread(
@@ -116,8 +113,3 @@ def _report_from_thread(
 ) -> None:
     with contextlib.suppress(RuntimeError):  # the loop is closed: the console has quit
         loop.call_soon_threadsafe(report, message, False)
-
-
-def _close_unwanted(opening: asyncio.Future[LocalStore]) -> None:
-    if not opening.cancelled() and opening.exception() is None:
-        opening.result().close()

@@ -120,7 +120,7 @@ class GatewayStatusBar(QStatusBar):
 
     def refresh_balance(self) -> None:
         if self._session.service is not None:
-            self._tasks.run(self._load_balance(), key="status-bar-balance", context="balance")
+            self._tasks.run(self._load_balance(), key="balance", owner=self, context="balance")
 
     async def _load_balance(self) -> None:
         """Money or credits, from whichever account resource the gateway answers; the

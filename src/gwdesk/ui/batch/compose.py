@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.gateway.sending import Outgoing
+from gwdesk.app.sms import Channel, SmsForm
 from gwdesk.ui.widgets.field_errors import error_label, stacked
 from gwdesk.ui.widgets.message_editor import MessageEditor
 from gwdesk.ui.widgets.reply_options import REPLY_TYPES, ReplyMode, ReplyOptions
@@ -132,18 +132,16 @@ class BatchCompose(QGroupBox):
 
     # ---- values ----------------------------------------------------------------------------
 
-    def outgoing(self) -> Outgoing:
-        """The message and options as typed; recipients are added per request."""
-        reply = self.replies.reply()
-        header = reply is not None and reply[0] == "HEADER"
-        return Outgoing(
+    def form(self) -> SmsForm:
+        """The message and options as typed (checked by `gwdesk.app.sms.check_message`);
+        a batch has no single recipient: each request carries its own."""
+        return SmsForm(
+            channel=Channel.REST_SMS,
             text=self.editor.text(),
-            recipients=(),
-            source=None if header else (self.sender_edit.text().strip() or None),
+            sender=self.sender_edit.text(),
             send_at=self.send_at.value(),
-            reply_type=reply[0] if reply else None,
-            reply_path=(reply[1] or None) if reply else None,
-            tags=self.tags.text().strip() or None,
+            reply=self.replies.reply(),
+            tags=self.tags.text(),
         )
 
     def _header_sender(self) -> None:

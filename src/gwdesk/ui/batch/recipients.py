@@ -2,7 +2,7 @@
 
 Two sources, one at a time (a tab each): a paste box (one number per line, or
 separated by commas or semicolons) and a CSV/text file. Reading a file, guessing
-its column and checking 100,000 numbers runs in a `BackgroundJob`, with a
+its column and checking 100,000 numbers runs as a `BlockingJob`, with a
 progress bar and Cancel; a cancelled or failed import keeps the previous list.
 The result is a `RecipientList`: usable numbers once each, duplicates counted,
 and every unusable row with its row number, text and reason, exportable as CSV.
@@ -54,10 +54,9 @@ from gwdesk.importing.recipients import (
     load_table,
 )
 from gwdesk.importing.table import ALL_COLUMNS, DELIMITER_NAMES, Table
-from gwdesk.ui.batch.worker import BackgroundJob, alive
 from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import BlockingJob, TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
@@ -127,7 +126,7 @@ class RecipientsPanel(QGroupBox):
         self.region = DEFAULT_REGION
         self.result: RecipientList | None = None
         self.busy = False
-        self.job: BackgroundJob | None = None
+        self.job: BlockingJob[Any] | None = None
         self.last_job_thread: int | None = None
         self.file_path: Path | None = None
         self.table: Table | None = None
@@ -374,15 +373,17 @@ class RecipientsPanel(QGroupBox):
     # ---- jobs ----------------------------------------------------------------------------
 
     def _run(
-        self, what: str, work: Callable[[BackgroundJob], T], done: Callable[[T], None]
+        self, what: str, work: Callable[[BlockingJob[T]], T], done: Callable[[T], None]
     ) -> None:
-        job = BackgroundJob(self._progress)
+        job: BlockingJob[T] = BlockingJob(self._progress)
         self.job = job  # busy from now on, not from when the task first runs
         self._set_busy(True, what)
-        self.tasks.run(self._job(job, work, done), key=JOB_KEY, context="reading recipients")
+        self.tasks.run(
+            self._job(job, work, done), key=JOB_KEY, owner=self, context="reading recipients"
+        )
 
     async def _job(
-        self, job: BackgroundJob, work: Callable[[BackgroundJob], T], done: Callable[[T], None]
+        self, job: BlockingJob[T], work: Callable[[BlockingJob[T]], T], done: Callable[[T], None]
     ) -> None:
         try:
             value = await job.run(work)
@@ -430,7 +431,7 @@ class RecipientsPanel(QGroupBox):
         self._paste_timer.stop()
         text = self.paste.toPlainText()
         if not text.strip():
-            self.tasks.cancel(JOB_KEY)
+            self.tasks.cancel(JOB_KEY, owner=self)
             if self.job is not None:
                 self.job.cancel()
                 self.job = None
@@ -439,7 +440,7 @@ class RecipientsPanel(QGroupBox):
             return
         region = self.region
 
-        def work(job: BackgroundJob) -> RecipientList:
+        def work(job: BlockingJob[RecipientList]) -> RecipientList:
             return check_pasted(text, region, job.progress("Checking numbers"), job.cancelled)
 
         self._run("Checking numbers", work, lambda result: self._set_result(PASTE, result))
@@ -457,7 +458,7 @@ class RecipientsPanel(QGroupBox):
         self.sources.setCurrentIndex(FILE)
         region = self.region
 
-        def work(job: BackgroundJob) -> tuple[Table, RecipientList]:
+        def work(job: BlockingJob[tuple[Table, RecipientList]]) -> tuple[Table, RecipientList]:
             table = load_table(path, region, job.progress(f"Reading {path.name}"), job.cancelled)
             checked = check_table(
                 table, table.column, region, job.progress("Checking numbers"), job.cancelled
@@ -481,7 +482,7 @@ class RecipientsPanel(QGroupBox):
         table = replace(table, column=column)
         region = self.region
 
-        def work(job: BackgroundJob) -> RecipientList:
+        def work(job: BlockingJob[RecipientList]) -> RecipientList:
             progress = job.progress("Checking numbers")
             return check_table(table, column, region, progress, job.cancelled)
 
@@ -576,13 +577,14 @@ class RecipientsPanel(QGroupBox):
     def export_invalid(self, path: Path) -> None:
         """Write the invalid rows to `path` in the background (safe against CSV injection)."""
         rows = list(self.result.invalid) if self.result else []
-        self.tasks.run(self._export(path, rows), key=EXPORT_KEY, context="exporting rows")
+        self.tasks.run(
+            self._export(path, rows), key=EXPORT_KEY, owner=self, context="exporting rows"
+        )
 
     async def _export(self, path: Path, rows: list[InvalidRow]) -> None:
         self.export_note.setText("Saving…")
-        job = BackgroundJob(lambda _phase, _done, _total: None)
         try:
-            count = await job.run(lambda _job: write_invalid_rows(path, rows))
+            count = await off_thread(lambda: write_invalid_rows(path, rows))
         except OSError as exc:
             if not alive(self):
                 return

@@ -2,9 +2,11 @@
 
 The recipients (pasted or imported, checked off the GUI thread), the message and
 its options, the totals that say what the batch will cost, and the per-request
-results come from their own modules; this one wires them to the service and
-keeps the run: what was lodged stays listed, what was not can be sent with
-"Send remaining", and nothing the operator composed is lost when a send fails.
+results come from their own modules; this one hands the checked message and list
+to the profile's `Sending` (`record_list`, then `run_list`: the outbox runner owns
+the lanes, cancelling, halting and settling by status, and writes history) and
+renders what comes back. What was lodged stays listed, what was not can be sent
+with "Send remaining", and nothing the operator composed is lost when a send fails.
 """
 
 from __future__ import annotations
@@ -12,10 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import sqlite3
 from collections.abc import Callable
-from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Final
 
 from PySide6.QtCore import Qt, QTimer
@@ -33,30 +32,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.send_values import DEFAULT_LANES, MAX_LANES, MAX_RECIPIENTS_PER_REQUEST
+from gwdesk.app.sending import Outcome, Sending
+from gwdesk.app.sms import SmsMessage, check_message
+from gwdesk.app.status import follow
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.gateway.errors import GatewayError, ValidationError
-from gwdesk.gateway.sending import MAX_RECIPIENTS_PER_REQUEST, Outgoing
-from gwdesk.store.history import HistoryEntry
-from gwdesk.store.local import LocalStore
+from gwdesk.store.database import StoreError
+from gwdesk.store.outbox import EntryState, OutboxBusy, OutboxEntry
 from gwdesk.ui.batch.compose import BatchCompose
-from gwdesk.ui.batch.recipients import EXPORT_KEY, JOB_KEY, RecipientsPanel, plural
-from gwdesk.ui.batch.results import ResultsPanel, lodged_text
-from gwdesk.ui.batch.run import (
-    DEFAULT_CONCURRENCY,
-    MAX_CONCURRENCY,
-    BatchRun,
-    Chunk,
-    ChunkState,
-    follow,
-    send_chunks,
-    settle_uncertain,
-)
-from gwdesk.ui.batch.worker import alive
-from gwdesk.ui.outbox.monitor import outbox_sender_for
-from gwdesk.ui.plain_text import PlainLabel, plain_box
+from gwdesk.ui.batch.recipients import RecipientsPanel, plural
+from gwdesk.ui.batch.results import ListRun, ResultsPanel
+from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
@@ -64,12 +54,11 @@ log = logging.getLogger("gwdesk.ui.batch")
 #: Bigger batches are confirmed with their totals before anything is sent.
 CONFIRM_ABOVE: Final = 1000
 SEND_KEY: Final = "batch-send"
-RESENDABLE: Final = (ChunkState.WAITING, ChunkState.NOT_SENT, ChunkState.FAILED)
 FOLLOW_KEY: Final = "batch-follow"
 DRAFT_KEY: Final = "batch"
 DRAFT_DELAY_MS: Final = 800
 REFRESH_MS: Final = 100
-PARALLEL_CHOICES: Final = tuple(n for n in (1, 2, 3, 4, 6, 8, 12, 16) if n <= MAX_CONCURRENCY)
+PARALLEL_CHOICES: Final = tuple(n for n in (1, 2, 3, 4, 6, 8, 12, 16) if n <= MAX_LANES)
 FIGURES: Final = (
     ("valid", "Valid recipients", "Usable numbers, each once"),
     ("duplicates", "Duplicates dropped", "Entries that repeat an earlier number"),
@@ -89,7 +78,8 @@ class BatchTab(BaseTab):
     ) -> None:
         super().__init__(session, tasks, theme, parent)
         self.confirm_above = CONFIRM_ABOVE
-        self.run: BatchRun | None = None
+        self.run: ListRun | None = None
+        """The batch shown: the last one recorded (None before the first)."""
         self.confirm_box: QMessageBox | None = None
         self._stop: asyncio.Event | None = None
         self._follow_stop: asyncio.Event | None = None
@@ -141,13 +131,6 @@ class BatchTab(BaseTab):
         self.results.follow_button.clicked.connect(self._toggle_follow)
         shortcut = QShortcut(QKeySequence("Ctrl+Return"), self, self.send)
         shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-
-        # Work the tab started stops with it (a closure: the tab is half gone by then).
-        def stop_work() -> None:
-            for key in (SEND_KEY, FOLLOW_KEY, JOB_KEY, EXPORT_KEY):
-                tasks.cancel(key)
-
-        self.destroyed.connect(stop_work)
         self.connect_tracked(session.closing, self.save_draft)
         self.update_totals()
         self._update_buttons()
@@ -174,7 +157,7 @@ class BatchTab(BaseTab):
         self.concurrency = QComboBox()
         for choice in PARALLEL_CHOICES:
             self.concurrency.addItem(str(choice), choice)
-        self.concurrency.setCurrentIndex(PARALLEL_CHOICES.index(DEFAULT_CONCURRENCY))
+        self.concurrency.setCurrentIndex(PARALLEL_CHOICES.index(DEFAULT_LANES))
         self.concurrency.setAccessibleName("Parallel requests")
         self.concurrency.setToolTip(
             "Requests on the wire at once. Cancel lets these finish and starts no other."
@@ -220,7 +203,7 @@ class BatchTab(BaseTab):
 
     def parallel(self) -> int:
         value = self.concurrency.currentData()
-        return value if isinstance(value, int) else DEFAULT_CONCURRENCY
+        return value if isinstance(value, int) else DEFAULT_LANES
 
     def set_parallel(self, value: int) -> None:
         self.concurrency.setCurrentIndex(max(0, self.concurrency.findData(value)))
@@ -255,21 +238,21 @@ class BatchTab(BaseTab):
 
     @property
     def sending(self) -> bool:
-        return self.tasks.running(SEND_KEY)
+        return self.tasks.running(SEND_KEY, owner=self)
 
     def send(self) -> None:
         """Check everything, confirm a big batch, then send it in requests of 100."""
         if self.sending or (self.confirm_box is not None and self.confirm_box.isVisible()):
             return
         self._clear_errors()
-        outgoing = self._checked_outgoing()
+        checked = self._checked()
         numbers = self._numbers()
-        if outgoing is None or numbers is None:
+        if checked is None or numbers is None:
             return
         questions = []
         run = self.run
-        if run is not None and run.count(ChunkState.LODGED) and run.remaining():
-            lodged = run.recipients_in(ChunkState.LODGED)
+        if run is not None and run.count(EntryState.LODGED) and run.remaining():
+            lodged = run.recipients_in(EntryState.LODGED)
             questions.append(
                 f"The last batch already reached {plural(lodged, 'recipient')}; Send remaining "
                 "sends only to the others. Send this batch to every recipient again?"
@@ -278,7 +261,12 @@ class BatchTab(BaseTab):
             questions.append(f"Send this batch?\n\n{self.totals_text()}")
 
         def start() -> None:
-            self._start(BatchRun.plan(outgoing, numbers, self.parallel()))
+            self.tasks.cancel(
+                FOLLOW_KEY, owner=self
+            )  # the last batch's progress is no longer shown
+            self.run = None
+            self.results.show_run(None)
+            self._launch(*checked, numbers)
 
         if questions:
             yes = f"Send to {plural(len(numbers), 'recipient')}"
@@ -292,13 +280,9 @@ class BatchTab(BaseTab):
         if run is None or self.sending or not run.remaining():
             return
         self._clear_errors()
-        outgoing = self._checked_outgoing()
-        if outgoing is None:
-            return
-        run.template = replace(outgoing, recipients=())
-        run.concurrency = self.parallel()
-        run.halted = ""
-        self._launch(run, run.remaining())
+        checked = self._checked()
+        if checked is not None:
+            self._launch(*checked, None)
 
     def cancel_send(self) -> None:
         if self._stop is not None and self.sending:
@@ -309,19 +293,19 @@ class BatchTab(BaseTab):
             self.outcome.setText("Stopping: the requests on the wire finish, no other starts…")
             set_role(self.outcome, "hint")
 
-    def _checked_outgoing(self) -> Outgoing | None:
-        outgoing = self.compose.outgoing()
+    def _checked(self) -> tuple[Sending, SmsMessage] | None:
+        """The profile's sending and the message, checked (a refusal shown at its field)."""
         try:
-            replace(outgoing, recipients=("0",)).check()
-        except ValidationError as exc:
-            self._show_gateway_error(exc)
-            return None
-        try:
-            self.session.require()
+            sending = self.session.require_sending()
         except GatewayError as exc:
             self._show_error(exc.message)
             return None
-        return outgoing
+        try:
+            message = check_message(self.compose.form(), sending.region, sending.now())
+        except ValidationError as exc:
+            self._show_gateway_error(exc)
+            return None
+        return sending, message
 
     def _numbers(self) -> list[str] | None:
         panel = self.recipients
@@ -351,56 +335,88 @@ class BatchTab(BaseTab):
         self.confirm_box = box
         plain_box(box).open()
 
-    def _start(self, run: BatchRun) -> None:
-        self.tasks.cancel(FOLLOW_KEY)  # the last run's progress is no longer shown
-        self.run = run
-        self.results.show_run(run)
-        self._launch(run, list(run.chunks))
-
-    def _launch(self, run: BatchRun, chunks: list[Chunk]) -> None:
+    def _launch(self, sending: Sending, message: SmsMessage, numbers: list[str] | None) -> None:
+        """Send a new list (`numbers`), or what the shown batch has left (None)."""
         if self.sending:  # the same key would cancel the send on the wire
             return
         self._stop = asyncio.Event()
-        self.tasks.run(self._send(run, chunks, self._stop), key=SEND_KEY, context="sending a batch")
+        self.tasks.run(
+            self._send(sending, message, numbers, self._stop),
+            key=SEND_KEY,
+            owner=self,
+            context="sending a batch",
+        )
         self._update_buttons()
 
-    async def _send(self, run: BatchRun, chunks: list[Chunk], stop: asyncio.Event) -> None:
-        try:
-            _service, store = self.session.require()
-            sender = outbox_sender_for(self.session)  # every chunk goes through the outbox
-        except GatewayError as exc:
-            self._show_error(exc.message)
-            return
-        run.sending = True
-        run.stopping = False
+    async def _send(
+        self,
+        sending: Sending,
+        message: SmsMessage,
+        numbers: list[str] | None,
+        stop: asyncio.Event,
+    ) -> None:
         self._set_sending(True)
-        count = sum(len(c.recipients) for c in chunks)
-        self.outcome.setText(f"Sending to {plural(count, 'recipient')}…")
-        set_role(self.outcome, "hint")
-        self._follow(run)
-        completed = False
+        run = self.run
+        outcome: Outcome | None = None
+        ended = False
+        """The send ran to its end (not cut off: the tab closed, the profile switched)."""
         try:
-            # Chunks whose outcome was unknown are looked up first, never resent blindly.
-            await settle_uncertain(sender, run, chunks, self._chunk_changed)
-            due = [c for c in chunks if c.state in RESENDABLE]
-            await send_chunks(sender, run, due, stop, self._chunk_changed)
-            completed = True
+            if numbers is not None:
+                self.outcome.setText(f"Recording {plural(len(numbers), 'recipient')}…")
+                set_role(self.outcome, "hint")
+                try:
+                    batch, entries = await sending.record_list(message, numbers)
+                except (GatewayError, StoreError) as exc:
+                    self.outcome.clear()
+                    self._show_error(f"The batch was not recorded, so nothing was sent: {exc}")
+                    return
+                run = self.run = ListRun(batch, entries)
+                self.results.show_run(run)
+            if run is None:
+                return
+            due = run.remaining()
+            run.sending, run.stopping, run.halted = True, False, ""
+            count = sum(e.recipient_count for e in due)
+            self.outcome.setText(f"Sending to {plural(count, 'recipient')}…")
+            set_role(self.outcome, "hint")
+            self._follow(run)
+            try:
+                outcome = await sending.run_list(
+                    run.batch,
+                    due,
+                    message,
+                    lanes=self.parallel(),
+                    stop=stop,
+                    on_change=self._entry_changed,
+                )
+            except OutboxBusy as exc:  # another window or gwdesk is sending this batch
+                run.halted = str(exc)
+            except StoreError as exc:
+                run.halted = (
+                    f"The outbox could not record the batch ({exc}), so nothing more was sent."
+                )
+            except GatewayError as exc:
+                run.halted = exc.message
+            ended = True
         finally:
-            run.sending = False
-            if alive(self) and self.run is run:
+            if run is not None:
+                run.sending = False
+            if alive(self):
                 self._set_sending(False)
-                if completed:
-                    self._finished(run, store)
-                else:
-                    self.results.refresh()
+                if run is not None and self.run is run:
+                    if ended:
+                        self._finished(run, outcome)
+                    else:
+                        self.results.refresh()
 
-    def _chunk_changed(self, chunk: Chunk) -> None:
-        if not alive(self):
+    def _entry_changed(self, entry: OutboxEntry) -> None:
+        """The runner handed an entry's new row: it replaces the old one."""
+        run = self.run
+        if not alive(self) or run is None:
             return
-        self.results.chunk_changed(chunk)
-        error = chunk.result.error if chunk.result else None
-        if isinstance(error, ValidationError) and error.field:
-            self.compose.show_error(error.field, error.message)
+        row = run.put(entry)
+        if row >= 0:
+            self.results.entry_changed(row)
         if not self._refresh_timer.isActive():
             self._refresh_timer.start()
 
@@ -408,11 +424,21 @@ class BatchTab(BaseTab):
         self.results.refresh()
         self._update_buttons()
 
-    def _finished(self, run: BatchRun, store: LocalStore) -> None:
+    def _finished(self, run: ListRun, outcome: Outcome | None) -> None:
+        """Say what the send came to (the use case wrote the history row)."""
+        if outcome is not None:
+            for sent in outcome.sent:  # each row as it stands at the end
+                self.results.entry_changed(run.put(sent.entry))
+            run.halted = run.halted or outcome.halted
+            refused = next(
+                (s.error for s in outcome.sent if isinstance(s.error, ValidationError)), None
+            )
+            if refused is not None and refused.field:
+                self.compose.show_error(refused.field, refused.message)
         self.results.refresh()
-        lodged = run.count(ChunkState.LODGED)
-        total = len(run.chunks)
-        left = run.recipients - run.recipients_in(ChunkState.LODGED)
+        lodged = run.count(EntryState.LODGED)
+        total = len(run.entries)
+        left = run.recipients - run.recipients_in(EntryState.LODGED)
         if lodged == total:
             text, role = (
                 f"All {plural(total, 'request')} lodged: {plural(run.recipients, 'recipient')}.",
@@ -421,7 +447,7 @@ class BatchTab(BaseTab):
         elif run.halted:
             text, role = f"Stopped: {run.halted} {plural(left, 'recipient')} not sent.", "error"
         else:
-            failed = run.count(ChunkState.FAILED, ChunkState.UNCERTAIN)
+            failed = run.count(EntryState.FAILED, EntryState.UNKNOWN)
             why = f"{failed} failed" if failed else "cancelled"
             text = (
                 f"{lodged} of {plural(total, 'request')} lodged ({why}); "
@@ -432,57 +458,70 @@ class BatchTab(BaseTab):
         set_role(self.outcome, role)
         self.session.report(f"batch: {text}", lodged == total)
         self._update_buttons(False)
-        first = next((c for c in run.chunks if c.state is ChunkState.LODGED), None)
-        store.history.queue(  # by the store's writer thread, never this one
-            HistoryEntry(
-                at=datetime.now(UTC),
-                channel="REST batch",
-                recipients=plural(run.recipients, "recipient"),
-                text=run.template.text,
-                ok=lodged == total,
-                batch_code=first.result.batch_code if first and first.result else None,
-                external_system_id=first.external_id if first else None,
-                detail=lodged_text(run),
-            )
-        )
 
     # ---- following batch progress --------------------------------------------------------
 
-    def _follow(self, run: BatchRun) -> None:
-        if self.tasks.running(FOLLOW_KEY):
+    def _follow(self, run: ListRun) -> None:
+        if self.tasks.running(FOLLOW_KEY, owner=self):
             return
         self._follow_stop = asyncio.Event()
         self.tasks.run(
-            self._following(run, self._follow_stop), key=FOLLOW_KEY, context="batch progress"
+            self._following(run, self._follow_stop),
+            key=FOLLOW_KEY,
+            owner=self,
+            context="batch progress",
         )
 
-    async def _following(self, run: BatchRun, stop: asyncio.Event) -> None:
+    async def _following(self, run: ListRun, stop: asyncio.Event) -> None:
         service, _store = self.session.require()
-        self.results.follow_button.setText("Stop following")
+        self.results.set_following(True)
         self.results.follow_button.show()
         self.results.follow_label.setText("Following the batches through the status endpoint…")
+        self.results.follow_label.setToolTip("")
         try:
-            await follow(service, run, stop, self._chunk_changed)
+            await follow(
+                service,
+                lambda: run.entries,
+                run.progress,
+                stop=stop,
+                busy=lambda: run.sending,
+                on_change=self._progress_changed,
+            )
         finally:
             if alive(self) and self.run is run:
                 self._followed(run, stop)
 
-    def _followed(self, run: BatchRun, stop: asyncio.Event) -> None:
+    def _progress_changed(self, entry: OutboxEntry) -> None:
+        """Following learnt more of an entry: repaint its row (the row itself is newer)."""
+        run = self.run
+        if not alive(self) or run is None:
+            return
+        self.results.entry_changed(run.rows.get(entry.id, -1))
+        if not self._refresh_timer.isActive():
+            self._refresh_timer.start()
+
+    def _followed(self, run: ListRun, stop: asyncio.Event) -> None:
         self.results.refresh()
-        self.results.follow_button.setText("Follow progress")
-        done = run.created >= run.recipients_in(ChunkState.LODGED)
+        self.results.set_following(False)
+        done = run.created >= run.recipients_in(EntryState.LODGED)
         finished = done and not stop.is_set()
-        self.results.follow_label.setText(
-            "Every lodged message is created." if finished else "Not following."
-        )
+        given_up = run.given_up()
+        label = self.results.follow_label
+        if finished:
+            label.setText("Every lodged message is created.")
+        elif given_up and not stop.is_set():
+            label.setText(f"Not following: {plural(len(given_up), 'request')} gave no progress.")
+        else:
+            label.setText("Not following.")
+        label.setToolTip(tooltip(given_up[0]) if given_up and not finished else "")
         self.results.follow_button.setVisible(not finished)
 
     def _toggle_follow(self) -> None:
-        if self.tasks.running(FOLLOW_KEY):
+        if self.tasks.running(FOLLOW_KEY, owner=self):
             if self._follow_stop is not None:
                 self._follow_stop.set()
         elif self.run is not None:
-            self.run.follow_again()
+            self.run.progress.again()
             self._follow(self.run)
 
     # ---- state ---------------------------------------------------------------------------
@@ -533,7 +572,7 @@ class BatchTab(BaseTab):
 
     def on_session_changed(self) -> None:
         for key in (SEND_KEY, FOLLOW_KEY):
-            self.tasks.cancel(key)
+            self.tasks.cancel(key, owner=self)
         self.run = None
         self.results.show_run(None)
         self.outcome.clear()
@@ -546,7 +585,7 @@ class BatchTab(BaseTab):
         if store is not None:
             try:
                 data = store.drafts.load(DRAFT_KEY)
-            except sqlite3.Error as exc:
+            except StoreError as exc:
                 log.warning("batch draft could not be read: %s", exc)
                 data = {}
             self._restoring = True

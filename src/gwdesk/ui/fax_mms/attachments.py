@@ -10,7 +10,6 @@ freeze the console.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,7 +51,7 @@ from gwdesk.ui.fax_mms.attachment_files import (
 )
 from gwdesk.ui.fax_mms.attachment_preview import AttachmentPreview
 from gwdesk.ui.plain_text import PlainLabel, tooltip
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, off_thread
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import repolish, set_role
 
@@ -253,7 +252,6 @@ class AttachmentsPanel(QWidget):
         self.setAcceptDrops(True)
         self._items: list[_Item] = []
         self._keys = itertools.count(1)
-        self._task_prefix = f"attachment-{id(self)}-"
 
         self.drop_zone = DropZone(rules, theme)
         self.drop_zone.files_dropped.connect(self.add_paths)
@@ -304,9 +302,6 @@ class AttachmentsPanel(QWidget):
         layout.addWidget(self.splitter)
         self.list.viewport().installEventFilter(self)
         self._update_state()
-        # A closure, not a bound method: when `destroyed` fires the panel is half gone.
-        items, prefix = self._items, self._task_prefix
-        self.destroyed.connect(lambda: cancel_loads(tasks, prefix, items))
 
     # ---- what the form reads ---------------------------------------------------------------
 
@@ -370,14 +365,15 @@ class AttachmentsPanel(QWidget):
         self._items.append(entry)
         self.list.setCurrentItem(item)
         self._fit_rows()
-        self.tasks.run(
-            self._load(entry, path), key=f"{self._task_prefix}{key}", context="reading a file"
+        self.tasks.run(  # the panel's own: cancelled with it
+            self._load(entry, path), key=f"load-{key}", owner=self, context="reading a file"
         )
 
     async def _load(self, entry: _Item, path: Path) -> None:
         # Always on a worker: even a stat can hang on a network drive, and decoding a
         # photo takes longer than a GUI frame. A PDF's small first page is rendered here.
-        loaded = await asyncio.to_thread(load_path, path, self.rules)
+        rules = self.rules
+        loaded = await off_thread(lambda: load_path(path, rules))
         if entry not in self._items:
             return
         loaded = with_pdf_pages(loaded)
@@ -393,7 +389,7 @@ class AttachmentsPanel(QWidget):
         if not 0 <= index < len(self._items):
             return
         entry = self._items.pop(index)
-        self.tasks.cancel(f"{self._task_prefix}{entry.key}")
+        self.tasks.cancel(f"load-{entry.key}", owner=self)
         self.list.takeItem(self.list.row(entry.item))
         entry.row.deleteLater()
         self.clear_errors()
@@ -500,8 +496,3 @@ class AttachmentsPanel(QWidget):
 
     def dropEvent(self, event: QDropEvent) -> None:
         self.drop_zone.dropEvent(event)
-
-
-def cancel_loads(tasks: TaskRunner, prefix: str, items: list[_Item]) -> None:
-    for item in items:
-        tasks.cancel(f"{prefix}{item.key}")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Final
@@ -24,7 +23,6 @@ from PySide6.QtWidgets import (
     QButtonGroup,
     QGroupBox,
     QHBoxLayout,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -38,6 +36,7 @@ from gwdesk.app.sending import Outcome, Sending
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.profile import LodgePort
 from gwdesk.gateway.errors import GatewayError, ValidationError
+from gwdesk.store.database import StoreError
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.fax_mms.forms import ComposeForm, FaxForm, MmsForm
@@ -47,6 +46,7 @@ from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import HistoryView
+from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
 from gwdesk.ui.widgets.validity import set_role
 
 log = logging.getLogger("gwdesk.ui.fax_mms")
@@ -115,28 +115,15 @@ class FaxMmsTab(BaseTab):
         self.stack.addWidget(self.mms)
         self.stack.addWidget(self.fax)
 
-        self.status_label = PlainLabel(READY_TEXT)
-        self.status_label.setAccessibleName("Send result")
-        self.status_label.setProperty("role", "hint")
-        self.status_label.setWordWrap(True)
-        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.busy = QProgressBar()
-        self.busy.setRange(0, 0)
-        self.busy.setTextVisible(False)
-        self.busy.setFixedSize(90, 8)
-        self.busy.setAccessibleName("Sending")
-        self.busy.hide()
+        self.status_label = result_line(READY_TEXT)
+        self.busy = busy_bar()
         self.cancel_button = QPushButton(theme.icon("cancel"), "Cancel")
         self.cancel_button.setAccessibleName("Cancel sending")
         self.cancel_button.setToolTip(
             "Stop waiting for the gateway. It may already have lodged the message."
         )
         self.cancel_button.hide()
-        self.send_button = QPushButton(theme.icon("send"), "Send MMS")
-        self.send_button.setProperty("primary", True)
-        self.send_button.setAccessibleName("Send")
-        self.send_button.setToolTip("Send through Lodge (Ctrl+Enter)")
-        self.send_button.setMinimumWidth(130)
+        self.send_button = send_button(theme, "Send MMS", "Send through Lodge (Ctrl+Enter)", 130)
         # Lodge has no ExternalSystemId; the detail goes beside the table, so that the
         # short results area still shows several sends.
         self.history = HistoryView(
@@ -182,7 +169,6 @@ class FaxMmsTab(BaseTab):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(self.send)
-        self.destroyed.connect(lambda: tasks.cancel(SEND_TASK))
         self.mode_buttons[Mode.MMS].setChecked(True)
         self._attach_session()
 
@@ -208,7 +194,7 @@ class FaxMmsTab(BaseTab):
         self._update_port()
 
     def on_session_changed(self) -> None:
-        self.tasks.cancel(SEND_TASK)
+        self.tasks.cancel(SEND_TASK, owner=self)
         self._set_sending(False)
         self._attach_session()
 
@@ -223,7 +209,7 @@ class FaxMmsTab(BaseTab):
         if store is not None:
             try:
                 entries = [e for e in store.history.since(self._started) if e.channel in CHANNELS]
-            except sqlite3.Error as exc:
+            except StoreError as exc:
                 log.warning("fax/MMS history could not be read: %s", exc)
         self.history.set_entries(entries)
 
@@ -249,7 +235,7 @@ class FaxMmsTab(BaseTab):
     # ---- sending -----------------------------------------------------------------------
 
     def sending(self) -> bool:
-        return self.tasks.running(SEND_TASK)
+        return self.tasks.running(SEND_TASK, owner=self)
 
     def send(self) -> None:
         """Check the view and send it; a refusal points at its input, with no request made."""
@@ -271,6 +257,7 @@ class FaxMmsTab(BaseTab):
         self.tasks.run(
             self._send(sending, self.session.store, message),
             key=SEND_TASK,
+            owner=self,
             context=f"sending {message.describe()}",
         )
 
@@ -311,7 +298,7 @@ class FaxMmsTab(BaseTab):
     def cancel(self) -> None:
         if not self.sending():
             return
-        self.tasks.cancel(SEND_TASK)
+        self.tasks.cancel(SEND_TASK, owner=self)
         self._set_sending(False)
         self._show_status(
             "Cancelled. The gateway may already have lodged it: check the Logs tab "

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QHeaderView, QMenu, QWidget
 
 from gwdesk.logs.rows import FIELDS
 
-SETTING: Final = "header"
 #: Shown on first use; the rest are a right-click away.
 DEFAULT_SHOWN: Final = frozenset({"date_lodged", "status", "to_number", "type", "parts", "message"})
 DEFAULT_SORT: Final = "date_lodged"
@@ -78,6 +77,7 @@ class LogColumns(QObject):
         saved = self._load()
         if (
             isinstance(saved, str)
+            and saved.isascii()
             and self.header.restoreState(QByteArray.fromBase64(saved.encode("ascii")))
             and self.visible_columns()
         ):

@@ -1,24 +1,23 @@
-"""Exporting the Logs tab's current view to CSV on a worker thread, with progress and cancel.
+"""Exporting the Logs tab's current view to CSV as blocking work, with progress and cancel.
 
-The rows (possibly a million) stream from a read-only connection of the thread's
-own (`gwdesk.logs.export`); progress and the outcome come back to the GUI
-thread as queued signals.
+The rows (possibly a million) stream from a reader of the profile's file of the
+work's own (`gwdesk.logs.export`, through `gwdesk.store.reader`) on a worker thread
+(`tasks.BlockingJob`); progress and the outcome come back to the GUI thread as signals.
 """
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-import shiboken6
 from PySide6.QtCore import QObject, Signal
 
-from gwdesk.logs.cache import open_reader
 from gwdesk.logs.export import ExportCancelled, export_csv
 from gwdesk.logs.query import LogQuery
+from gwdesk.store.database import StoreError
+from gwdesk.store.reader import StoreReader
+from gwdesk.ui.tasks import BlockingJob, TaskRunner, alive
 
 PROGRESS_EVERY: Final = 20_000
 
@@ -29,71 +28,80 @@ class LogExport(QObject):
     finished = Signal(bool, str)
     """(ok, what happened, in words)."""
 
-    def __init__(self, db: Path | str, parent: QObject | None = None) -> None:
+    def __init__(self, db: Path | str, tasks: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._db = db
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._tasks = tasks
+        self._job: BlockingJob[int] | None = None
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._job is not None
 
     def start(self, query: LogQuery, target: Path, columns: Sequence[str], total: int) -> None:
         if self.running:
             raise RuntimeError("an export is already running")
-        self._cancel = threading.Event()
-        cancel = self._cancel
-        self._thread = threading.Thread(
-            target=self._run,
-            args=(query, target, list(columns), total, cancel),
-            name="gwdesk-log-export",
-            daemon=True,
+        job: BlockingJob[int] = BlockingJob(self._progressed)
+        self._job = job
+        self._tasks.run(
+            self._run(job, query, target, list(columns), total),
+            key="export",
+            owner=self,
+            context="exporting the logs",
         )
-        self._thread.start()
 
     def cancel(self) -> None:
-        self._cancel.set()
+        if self._job is not None:
+            self._job.cancel()
 
-    def _say(self, ok: bool, text: str) -> None:
-        if shiboken6.isValid(self):
-            self.finished.emit(ok, text)
+    def _progressed(self, _phase: str, written: int, total: int) -> None:
+        if alive(self):
+            self.progress.emit(written, total)
 
-    def _run(
-        self,
-        query: LogQuery,
-        target: Path,
-        columns: list[str],
-        total: int,
-        cancel: threading.Event,
+    async def _run(
+        self, job: BlockingJob[int], query: LogQuery, target: Path, columns: list[str], total: int
     ) -> None:
-        last = [0]
+        db = self._db
 
-        def progress(written: int) -> None:
-            if written - last[0] >= PROGRESS_EVERY and shiboken6.isValid(self):
-                last[0] = written
-                self.progress.emit(written, total)
+        def work(job: BlockingJob[int]) -> int:
+            report = job.progress("exporting")
+            last = 0
+
+            def progress(written: int) -> None:
+                nonlocal last
+                if written - last >= PROGRESS_EVERY:
+                    last = written
+                    report(written, total)
+
+            with StoreReader(db) as reader:
+                return reader.run(
+                    lambda reading: export_csv(
+                        reading,
+                        query,
+                        target,
+                        columns=columns,
+                        zone=None,  # the operator's zone, daylight saving included
+                        progress=progress,
+                        cancelled=job.cancelled,
+                    )
+                )
 
         try:
-            conn = open_reader(self._db)
-            try:
-                written = export_csv(
-                    conn,
-                    query,
-                    target,
-                    columns=columns,
-                    zone=None,  # the operator's zone, daylight saving included
-                    progress=progress,
-                    cancelled=cancel.is_set,
-                )
-            finally:
-                conn.close()
+            written = await job.run(work)
         except ExportCancelled:
             self._say(False, "Export cancelled; no file was written.")
         except OSError as exc:
             self._say(False, f"Could not write {target.name}: {exc.strerror or exc}.")
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             self._say(False, f"Could not read the log cache: {exc}.")
         else:
             noun = "record" if written == 1 else "records"
             self._say(True, f"Exported {written:,} {noun} to {target}.")
+        finally:
+            if alive(self) and self._job is job:
+                self._job = None
+
+    def _say(self, ok: bool, text: str) -> None:
+        if alive(self):
+            self._job = None  # running no more when whoever listens hears it
+            self.finished.emit(ok, text)

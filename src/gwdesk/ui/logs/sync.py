@@ -9,19 +9,20 @@ view can refresh. A tab cannot reach the status bar directly, hence the signals.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from typing import Final
 
-import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from gwdesk.gateway.errors import GatewayError
 from gwdesk.logs.sync import LogCacheSync, SyncProgress, SyncReport
+from gwdesk.store.database import StoreError
+from gwdesk.store.reader import is_file_path
 from gwdesk.ui.session import Session
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, alive
 
 INTERVAL_MS: Final = 60_000
+SYNC_TASK: Final = "sync"
 #: How often progress reaches the tab (s), the status bar (s), and a refresh is asked for.
 TAB_EVERY: Final = 0.2
 STATUS_EVERY: Final = 1.0
@@ -55,13 +56,11 @@ class LogSyncController(QObject):
         tasks: TaskRunner,
         *,
         interval_ms: int = INTERVAL_MS,
-        key: str = "log-sync",
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._session = session
         self._tasks = tasks
-        self._key = key
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(interval_ms)
@@ -72,7 +71,7 @@ class LogSyncController(QObject):
 
     @property
     def running(self) -> bool:
-        return self._tasks.running(self._key)
+        return self._tasks.running(SYNC_TASK, owner=self)
 
     def start(self) -> None:
         """Sync now and then every interval, until `stop()`."""
@@ -82,16 +81,16 @@ class LogSyncController(QObject):
     def stop(self) -> None:
         self.enabled = False
         self._timer.stop()
-        self._tasks.cancel(self._key)
+        self._tasks.cancel(SYNC_TASK, owner=self)
 
     def sync_now(self) -> None:
         if self.running:
             return
         self._timer.stop()
-        self._tasks.run(self._run(), key=self._key, context="log sync")
+        self._tasks.run(self._run(), key=SYNC_TASK, owner=self, context="log sync")
 
     def cancel(self) -> None:
-        self._tasks.cancel(self._key)
+        self._tasks.cancel(SYNC_TASK, owner=self)
 
     def _on_progress(self, step: SyncProgress, _report: SyncReport) -> None:
         now = time.monotonic()
@@ -112,18 +111,18 @@ class LogSyncController(QObject):
         except GatewayError as exc:
             self.finished.emit(False, exc.message)
             return
-        if not store.logs.usable:
+        if not is_file_path(store.path):
             self.finished.emit(False, "This profile keeps no log cache (its store is in memory).")
             return
         self.running_changed.emit(True)
         self.progress.emit("Syncing logs…")
         ok, text = False, "Log sync cancelled."
         try:
-            report = await LogCacheSync(service, store.logs.path, progress=self._on_progress).run()
+            report = await LogCacheSync(service, store.path, progress=self._on_progress).run()
         except GatewayError as exc:
             text = f"Log sync failed: {exc.message}"
             self._session.report(text, False)
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             text = f"Log sync could not write the cache: {exc}."
             self._session.report(text, False)
         else:
@@ -131,7 +130,7 @@ class LogSyncController(QObject):
             ok, text = True, f"{report.summary()} ({time.strftime('%H:%M:%S')})"
             self._session.report(report.summary(), True)
         finally:
-            if shiboken6.isValid(self):  # the tab may be gone when a cancelled run ends
+            if alive(self):  # the tab may be gone when a cancelled run ends
                 self.running_changed.emit(False)
                 self.committed.emit()
                 self.progress.emit(text)

@@ -10,7 +10,6 @@ selection (and the scroll position) back on it whenever the view is re-read.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -32,7 +31,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.domain.settings import LOGS_HEADER
+from gwdesk.logs.cache import LogCache
 from gwdesk.logs.query import DayCounts, LogFilter, LogQuery, count, distinct, per_day
+from gwdesk.store.database import StoreError
+from gwdesk.store.reader import Reading
 from gwdesk.ui.logs.chart import LogChart
 from gwdesk.ui.logs.columns import LogColumns
 from gwdesk.ui.logs.detail import LogDetailPane
@@ -40,11 +43,10 @@ from gwdesk.ui.logs.export import LogExport
 from gwdesk.ui.logs.filters import LogFilterBar
 from gwdesk.ui.logs.sync import LogSyncController
 from gwdesk.ui.logs.table import Anchor, LogTableModel, Refreshed
-from gwdesk.ui.models.log_reader import LogReader
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import StoreReads, TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.sort_header import SortHeader
 
@@ -82,7 +84,9 @@ class LogsTab(BaseTab):
         self.model: LogTableModel | None = None
         self.selected: str | None = None
         self.cache_total = 0
-        self._stats_reader: LogReader | None = None
+        self.logs: LogCache | None = None
+        """The profile's log cache (None: no profile, or one kept in memory)."""
+        self._stats_reads: StoreReads | None = None
         self._stats_busy = False
         self._stats_again = False
         self.export: LogExport | None = None
@@ -229,10 +233,11 @@ class LogsTab(BaseTab):
             self.model.close()
             self.model.deleteLater()
             self.model = None
-        if self._stats_reader is not None:
-            self._stats_reader.close()
-            self._stats_reader.deleteLater()
-            self._stats_reader = None
+        if self._stats_reads is not None:
+            self._stats_reads.close()
+            self._stats_reads.deleteLater()
+            self._stats_reads = None
+        self.logs = None
         self._stats_busy = self._stats_again = False
         self.selected = None
         self.detail.show_record(None)
@@ -241,39 +246,46 @@ class LogsTab(BaseTab):
     def on_session_changed(self) -> None:
         self._teardown()
         store = self.session.store
-        enabled = store is not None and store.logs.usable
+        logs = LogCache(store) if store is not None else None
+        enabled = logs is not None and logs.usable
         for widget in (self.sync_button, self.export_button, self.columns_button, self.filters):
             widget.setEnabled(enabled)
-        if store is None or not store.logs.usable:
+        if store is None or logs is None or not logs.usable:
             self.summary.setText("")
             self.sync_label.setText("")
             self._show_empty(NOT_CONNECTED if store is None else NO_CACHE)
             return
-        path = store.logs.path
+        self.logs = logs
+        path = logs.path
         self.model = LogTableModel(path, self)
         self.model.loaded.connect(self._loaded)
         self.model.refreshed.connect(self._refreshed)
         self.model.failed.connect(self._show_error)
         self.table.setModel(self.model)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
-        logs = store.logs
+        settings = store.settings
+
+        def load_header() -> str:
+            try:
+                return settings.get(LOGS_HEADER)
+            except StoreError as exc:  # a convenience: the table works without it
+                log.warning("the Logs table's columns could not be read: %s", exc)
+                return LOGS_HEADER.default
 
         def save_header(state: str) -> None:
             try:
-                logs.set_setting("header", state)
-            except sqlite3.Error as exc:  # a convenience: the table works without it
+                settings.set(LOGS_HEADER, state)
+            except (StoreError, ValueError) as exc:  # a convenience, as above
                 log.warning("the Logs table's columns could not be saved: %s", exc)
 
-        self.columns = LogColumns(
-            self.table.horizontalHeader(), lambda: logs.setting("header"), save_header
-        )
+        self.columns = LogColumns(self.table.horizontalHeader(), load_header, save_header)
         self.columns.restore()
         header = self.table.horizontalHeader()
         header.setSortIndicatorShown(True)
         self.table.setSortingEnabled(True)  # applies the header's sort: the first query
         header.sortIndicatorChanged.connect(lambda *_: self.summary.setText("Sorting…"))
-        self._stats_reader = LogReader(path, "stats", self)
-        self.export = LogExport(path, self)
+        self._stats_reads = StoreReads(path, "stats", self)
+        self.export = LogExport(path, self.tasks, self)
         self.export.progress.connect(self._export_progress)
         self.export.finished.connect(self._export_finished)
         self._show_empty(None)
@@ -385,19 +397,18 @@ class LogsTab(BaseTab):
             self._reload_detail()
 
     def _reload_detail(self) -> None:
-        store = self.session.store
-        if store is None or self.selected is None:
+        if self.logs is None or self.selected is None:
             self.detail.show_record(None)
             return
         try:
-            self.detail.show_record(store.logs.record(self.selected))
-        except sqlite3.Error as exc:
+            self.detail.show_record(self.logs.record(self.selected))
+        except StoreError as exc:
             self._show_error(f"The record could not be read: {exc}.")
 
     # ---- sync ----------------------------------------------------------------------------------
 
     def sync_now(self) -> None:
-        if self.session.store is not None and self.session.store.logs.usable:
+        if self.logs is not None:
             self.sync.sync_now()
 
     def _sync_running(self, running: bool) -> None:
@@ -425,8 +436,8 @@ class LogsTab(BaseTab):
     # ---- chart, value lists, totals ------------------------------------------------------------
 
     def _load_stats(self) -> None:
-        reader = self._stats_reader
-        if reader is None:
+        reads = self._stats_reads
+        if reads is None:
             return
         if self._stats_busy:
             self._stats_again = True
@@ -434,12 +445,12 @@ class LogsTab(BaseTab):
         self._stats_busy = True
         flt = self.query.filter
 
-        def job(conn: sqlite3.Connection) -> Stats:
+        def read(reading: Reading) -> Stats:
             return Stats(
-                per_day(conn, flt, None),
-                distinct(conn, "status"),
-                distinct(conn, "type"),
-                count(conn, LogFilter()),
+                per_day(reading, flt, None),
+                distinct(reading, "status"),
+                distinct(reading, "type"),
+                count(reading, LogFilter()),
             )
 
         def done(stats: Any, error: BaseException | None) -> None:
@@ -448,7 +459,7 @@ class LogsTab(BaseTab):
                 self._stats_again = False
                 self._stats_timer.start(0)
             if error is not None:
-                if isinstance(error, sqlite3.Error):
+                if isinstance(error, StoreError):
                     self._show_error(f"The log cache could not be read: {error}.")
                 return
             assert isinstance(stats, Stats)
@@ -458,7 +469,7 @@ class LogsTab(BaseTab):
             self.chart.set_counts(stats.counts, "")
             self._update_summary()
 
-        reader.submit(job, done)
+        reads.submit(read, done)
 
     # ---- columns and export ----------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ Design (fixed row count, windowed data; no `canFetchMore`):
 - Rows live in windows of `WINDOW` rows (tuples, as SQLite returns them), at most
   `MAX_WINDOWS` of them, least recently used dropped first. `data()` for a row whose
   window is missing asks for it and shows a placeholder; the windows asked for
-  during one paint are fetched on the reader thread (`LogReader`) after it, and a
+  during one paint are fetched on the reader thread (`StoreReads`) after it, and a
   window scrolled past before its turn is never read (`windowed.WindowedModel`,
   shared with the Replies table).
 - Filtering and sorting are SQL (`gwdesk.logs.query`). A new filter or
@@ -22,7 +22,6 @@ Design (fixed row count, windowed data; no `canFetchMore`):
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
@@ -38,10 +37,11 @@ from gwdesk.logs.query import (
     position,
 )
 from gwdesk.logs.rows import FIELDS, RECEIPT_RAW_INDEX, from_us
+from gwdesk.store.reader import Reading
 from gwdesk.ui.formatting import local_time, status_colour
-from gwdesk.ui.models.log_reader import Job, Skipped
 from gwdesk.ui.models.windowed import WindowedModel
 from gwdesk.ui.plain_text import tooltip, visible
+from gwdesk.ui.tasks import Read
 
 Index = QModelIndex | QPersistentModelIndex
 Row = tuple[Any, ...]
@@ -182,31 +182,30 @@ class LogTableModel(WindowedModel[Row]):
                     return window * WINDOW + offset
         return None
 
-    def window_job(self, window: int) -> Job:
+    def window_read(self, window: int) -> Read[list[Row]]:
         query, total = self.query, self._total
 
-        def job(conn: sqlite3.Connection) -> list[Row]:
-            return fetch_window(conn, query, window * WINDOW, WINDOW, total)
+        def read(reading: Reading) -> list[Row]:
+            return fetch_window(reading, query, window * WINDOW, WINDOW, total)
 
-        return job
+        return read
 
     # ---- queries and refreshes -----------------------------------------------------------------
 
     def set_query(self, query: LogQuery) -> None:
         """Show another filter or sort: the table changes when its first rows are in."""
-        generation = self._supersede()
+        self._supersede()  # a refresh on its way is dropped with the windows
         self.query = query
         self.pending = True
         self._refreshing = False
+        self._again = None
         known = self._counts.get(query.filter)
 
-        def job(conn: sqlite3.Connection) -> tuple[int, list[Row]]:
-            total = known if known is not None else count(conn, query.filter)
-            return total, fetch_window(conn, query, 0, WINDOW, total)
+        def read(reading: Reading) -> tuple[int, list[Row]]:
+            total = known if known is not None else count(reading, query.filter)
+            return total, fetch_window(reading, query, 0, WINDOW, total)
 
         def done(result: Any, error: BaseException | None) -> None:
-            if generation != self._generation or isinstance(error, Skipped):
-                return
             self.pending = False
             if error is not None:
                 self._report(error)
@@ -216,47 +215,47 @@ class LogTableModel(WindowedModel[Row]):
             self._reset(total, {0: rows} if rows else {})
             self.loaded.emit(total)
 
-        self._reader.submit(job, done)
+        self._reads.submit(read, done)
 
     def refresh(self, anchor: Anchor) -> None:
         """Re-read the view after the cache changed, keeping `anchor`'s records in place."""
         if self._refreshing:
             self._again = anchor  # one refresh at a time; the latest wish runs next
             return
-        generation = self._generation
         query = self.query
         self._refreshing = True
         self.pending = True
 
-        def job(conn: sqlite3.Connection) -> tuple[int, int | None, int, dict[int, list[Row]]]:
-            total = count(conn, query.filter)
-            selected = position(conn, query, anchor.selected, total) if anchor.selected else None
+        def read(reading: Reading) -> tuple[int, int | None, int, dict[int, list[Row]]]:
+            total = count(reading, query.filter)
+            selected = None
+            if anchor.selected:
+                selected = position(reading, query, anchor.selected, total)
             top = None
             if anchor.top and anchor.first_row > 0:
-                top = position(conn, query, anchor.top, total)
+                top = position(reading, query, anchor.top, total)
             first = plan_first_row(anchor, total, selected, top)
             windows: dict[int, list[Row]] = {}
             last = min(total - 1, first + anchor.visible_rows)
             for window in range(first // WINDOW, last // WINDOW + 1) if total else ():
-                windows[window] = fetch_window(conn, query, window * WINDOW, WINDOW, total)
+                windows[window] = fetch_window(reading, query, window * WINDOW, WINDOW, total)
             return total, selected, first, windows
 
         def done(result: Any, error: BaseException | None) -> None:
             self._refreshing = False
             again, self._again = self._again, None
-            if generation == self._generation and not isinstance(error, Skipped):
-                self.pending = False
-                if error is not None:
-                    self._report(error)
-                else:
-                    total, selected, first, windows = result
-                    self._counts = {query.filter: total}
-                    self._reset(total, windows)
-                    self.refreshed.emit(Refreshed(first, selected))
+            self.pending = False
+            if error is not None:
+                self._report(error)
+            else:
+                total, selected, first, windows = result
+                self._counts = {query.filter: total}
+                self._reset(total, windows)
+                self.refreshed.emit(Refreshed(first, selected))
             if again is not None:
                 self.refresh(again)
 
-        self._reader.submit(job, done)
+        self._reads.submit(read, done)
 
     def forget_counts(self) -> None:
         """The cache changed: counts of other filters are no longer right."""

@@ -113,7 +113,6 @@ class OptOutsTab(BaseTab):
         self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
     ) -> None:
         super().__init__(session, tasks, theme, parent)
-        self._key = f"optouts-{id(self)}"
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search numbers, reasons, keywords or operators")
         self.search.setAccessibleName("Search the opt-out list")
@@ -184,8 +183,6 @@ class OptOutsTab(BaseTab):
         self.import_button.clicked.connect(self.choose_import)
         self.export_button.clicked.connect(self.choose_export)
         self.connect_tracked(session.replies.replies_arrived, lambda _d: self._search_timer.start())
-        key = self._key
-        self.destroyed.connect(lambda: tasks.cancel(key))
         self.on_session_changed()
 
     # ---- reading -----------------------------------------------------------------------
@@ -209,7 +206,7 @@ class OptOutsTab(BaseTab):
             self.counts.setText("Not connected: choose a profile (File ▸ Profiles…).")
             self._show_empty()
             return
-        self.tasks.run(self._load(store), key=f"{self._key}-load", context="reading the opt-outs")
+        self.tasks.run(self._load(store), key="load", owner=self, context="reading the opt-outs")
 
     async def _load(self, store: OptOutStore) -> None:
         search, opted_in = self.search.text(), self.show_opted_in.isChecked()
@@ -260,7 +257,8 @@ class OptOutsTab(BaseTab):
         self.history_box.setTitle(f"History of {display(optout.number)}")
         self.tasks.run(
             self._load_history(store, optout.number),
-            key=f"{self._key}-history",
+            key="history",
+            owner=self,
             context="reading a number's history",
         )
 
@@ -290,7 +288,8 @@ class OptOutsTab(BaseTab):
             if result == QDialog.DialogCode.Accepted:
                 self.tasks.run(
                     self._change(store, dialog.number, opt_out, dialog.reason),
-                    key=f"{self._key}-change",
+                    key="change",
+                    owner=self,
                     context="changing the opt-out list",
                 )
             dialog.deleteLater()
@@ -325,7 +324,7 @@ class OptOutsTab(BaseTab):
         region = profile.region if profile else DEFAULT_REGION
         self._say(f"Importing {path.name}…", "hint")
         self.tasks.run(
-            self._import(store, path, region), key=f"{self._key}-file", context="importing"
+            self._import(store, path, region), key="file", owner=self, context="importing"
         )
 
     async def _import(self, store: OptOutStore, path: Path, region: str) -> None:
@@ -353,7 +352,7 @@ class OptOutsTab(BaseTab):
             return
         opted_in = self.show_opted_in.isChecked()
         self.tasks.run(
-            self._export(store, path, opted_in), key=f"{self._key}-file", context="exporting"
+            self._export(store, path, opted_in), key="file", owner=self, context="exporting"
         )
 
     async def _export(self, store: OptOutStore, path: Path, opted_in: bool) -> None:

@@ -3,8 +3,8 @@
 Opened by `OutboxMonitor` when a profile's outbox holds interrupted work. It lists
 each interrupted request that was settled (lodged, not lodged, still unknown) and
 each unfinished batch with its counts; Resume settles again and sends what is left
-of the selected batches (through `OutboxSender.resume`, never twice), Discard gives
-a batch up without sending anything.
+of the selected batches (through the session's `Recovery.resume`, never twice),
+Discard gives a batch up without sending anything.
 """
 
 from __future__ import annotations
@@ -30,14 +30,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.gateway.outbox_records import Reconciled, ReconcileReport, Settled
-from gwdesk.gateway.sending import ChunkResult
-from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch
-from gwdesk.ui.batch.worker import alive
-from gwdesk.ui.outbox.monitor import outbox_sender_for
+from gwdesk.app.recovery import Reconciled, ReconcileReport
+from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch, OutboxEntry
 from gwdesk.ui.plain_text import PlainLabel, plain_box, visible
 from gwdesk.ui.session import Session
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.widgets.validity import set_role
 
 RESUME_KEY: Final = "outbox-resume"
@@ -55,8 +52,9 @@ COLUMNS: Final = (
 
 
 def settled_text(item: Reconciled) -> str:
-    ref = item.external_system_id or "no ExternalSystemId"
-    return f"Batch {item.batch_id}, request {item.seq} ({ref}): {item.outcome.value}. {item.detail}"
+    entry = item.entry
+    ref = entry.external_system_id or "no ExternalSystemId"
+    return f"Batch {entry.batch_id}, request {entry.seq} ({ref}): {item.outcome}. {item.detail}"
 
 
 def started(batch: OutboxBatch) -> str:
@@ -173,7 +171,7 @@ class OutboxDialog(QDialog):
         return [self.batches[r] for r in rows if r < len(self.batches)]
 
     def _update_buttons(self) -> None:
-        busy = self.tasks.running(RESUME_KEY)
+        busy = self.tasks.running(RESUME_KEY, owner=self)
         chosen = bool(self.selected())
         self.resume_button.setEnabled(chosen and not busy)
         self.discard_button.setEnabled(chosen and not busy)
@@ -182,13 +180,15 @@ class OutboxDialog(QDialog):
 
     def resume(self) -> None:
         batches = self.selected()
-        if not batches or self.tasks.running(RESUME_KEY):
+        if not batches or self.tasks.running(RESUME_KEY, owner=self):
             return
-        self.tasks.run(self._resume(batches), key=RESUME_KEY, context="resuming the outbox")
+        self.tasks.run(
+            self._resume(batches), key=RESUME_KEY, owner=self, context="resuming the outbox"
+        )
         self._update_buttons()
 
     async def _resume(self, batches: list[OutboxBatch]) -> None:
-        sender = outbox_sender_for(self.session)
+        recovery = self.session.require_sending().recovery
         total = sum(b.count(*OPEN_STATES, EntryState.FAILED) for b in batches)
         done = 0
         self.progress.setRange(0, max(1, total))
@@ -197,26 +197,30 @@ class OutboxDialog(QDialog):
         self.state.setText("Settling interrupted requests, then sending what is left…")
         set_role(self.state, "hint")
 
-        def sent(_result: ChunkResult) -> None:
+        def sent(entry: OutboxEntry) -> None:
             nonlocal done
+            if entry.state is EntryState.IN_FLIGHT:
+                return  # on its way: counted when its outcome is known
             done += 1
             if alive(self):
                 self.progress.setValue(min(done, total))
                 self.state.setText(f"Sent {done:,} of about {total:,} request(s)…")
 
         def settled(item: Reconciled) -> None:
-            if alive(self) and item.outcome is not Settled.NOT_LODGED:
+            if alive(self) and item.outcome != "not lodged":
                 self.settled.addItem(visible(settled_text(item)))
                 self.settled.show()
 
         try:
-            report = await sender.resume({b.id for b in batches}, on_chunk=sent, on_settled=settled)
-            left = await sender.open_batches()
+            report = await recovery.resume(
+                {b.id for b in batches}, on_change=sent, on_settled=settled
+            )
+            left = await recovery.open_batches()
         finally:
             if alive(self):
                 self.progress.hide()
                 self._update_buttons()
-        failed = sum(len(c.recipients) for c in report.failed)
+        failed = sum(s.entry.recipient_count for s in report.failed)
         found = f"{report.reconcile.summary()}; " if report.reconcile.settled else ""
         text = f"Resumed: {found}{report.lodged_recipients:,} recipient(s) lodged, {failed:,} not."
         if report.busy:
@@ -250,7 +254,10 @@ class OutboxDialog(QDialog):
             self.confirm_box = None
             if box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Discard:
                 self.tasks.run(
-                    self._discard(batches), key=RESUME_KEY, context="discarding outbox batches"
+                    self._discard(batches),
+                    key=RESUME_KEY,
+                    owner=self,
+                    context="discarding outbox batches",
                 )
                 self._update_buttons()
 
@@ -259,10 +266,10 @@ class OutboxDialog(QDialog):
         plain_box(box).open()
 
     async def _discard(self, batches: list[OutboxBatch]) -> None:
-        sender = outbox_sender_for(self.session)
+        recovery = self.session.require_sending().recovery
         for batch in batches:
-            await sender.discard(batch.id)
-        left = await sender.open_batches()
+            await recovery.discard(batch.id)
+        left = await recovery.open_batches()
         if alive(self):
             self.show_batches(left)
             self.state.setText(f"Discarded {len(batches)} batch(es); nothing was sent.")

@@ -6,9 +6,8 @@ unknown (a crash, a kill, a lost answer) by status queries on their
 ExternalSystemId, before anything could send them again. Then the status bar says
 what it found, and when batches are left to finish (or something was settled) the
 small `OutboxDialog` lists them with Resume and Discard. Nothing is resent without
-the operator asking.
-
-`outbox_sender_for(session)` is how the tabs send: through the session's outbox.
+the operator asking. Both use the session's `Recovery` (`session.sending.recovery`),
+the application core's, as `gwdesk outbox` does.
 """
 
 from __future__ import annotations
@@ -19,9 +18,7 @@ from typing import Final
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMainWindow
 
-from gwdesk.gateway.errors import GatewayError
-from gwdesk.gateway.outbox_records import ReconcileReport, gateway_key
-from gwdesk.gateway.outbox_sender import OutboxSender
+from gwdesk.app.recovery import ReconcileReport
 from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
@@ -29,15 +26,6 @@ from gwdesk.ui.tasks import TaskRunner
 log = logging.getLogger("gwdesk.ui.outbox")
 CHECK_KEY: Final = "outbox-check"
 MESSAGE_MS: Final = 20000
-
-
-def outbox_sender_for(session: Session) -> OutboxSender:
-    """The session's gateway through its profile's outbox (GatewayError when none is active)."""
-    service, store = session.require()
-    profile = session.profile
-    if profile is None:
-        raise GatewayError("No gateway is connected yet: choose a profile first.")
-    return OutboxSender(service, store.outbox, gateway_key(profile, sandbox=session.is_sandbox))
 
 
 def describe(report: ReconcileReport, batches: list[OutboxBatch]) -> str:
@@ -83,22 +71,22 @@ class OutboxMonitor(QObject):
 
     def _session_changed(self) -> None:
         if self.session.active:
-            self.tasks.run(self.check(), key=CHECK_KEY, context="checking the outbox")
+            self.tasks.run(self.check(), key=CHECK_KEY, owner=self, context="checking the outbox")
 
     async def check(self) -> None:
-        sender = outbox_sender_for(self.session)
-        store = sender.outbox
+        sending = self.session.require_sending()
+        recovery = sending.recovery
         waiting = sum(
-            b.count(EntryState.IN_FLIGHT, EntryState.UNKNOWN) for b in await sender.open_batches()
+            b.count(EntryState.IN_FLIGHT, EntryState.UNKNOWN) for b in await recovery.open_batches()
         )
         if waiting:
             self.window.statusBar().showMessage(
                 f"Outbox: asking the gateway about {waiting} interrupted request(s)…", MESSAGE_MS
             )
-        self.report = await sender.reconcile()
-        if self.session.store is None or self.session.store.outbox is not store:
+        self.report = await recovery.reconcile()
+        if self.session.sending is not sending:
             return  # the profile switched meanwhile: its own check follows
-        self.batches = await sender.open_batches()
+        self.batches = await recovery.open_batches()
         text = describe(self.report, self.batches)
         if text:
             log.info("%s", text)

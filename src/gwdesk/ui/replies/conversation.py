@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-import shiboken6
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
@@ -33,14 +31,15 @@ from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
 from gwdesk.app.sms import Channel, SmsForm
 from gwdesk.domain.numbers import display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
+from gwdesk.store.database import StoreError
 from gwdesk.store.history import HistoryEntry
+from gwdesk.store.reader import Reading
+from gwdesk.store.reply_queries import ConversationEntry, conversation, number_variants
 from gwdesk.ui.formatting import local_time
-from gwdesk.ui.models.log_reader import LogReader, Skipped
 from gwdesk.ui.plain_text import PlainLabel, html_text
-from gwdesk.ui.replies.query import ConversationEntry, conversation, number_variants
-from gwdesk.ui.replies.state import ReplyDelivery
+from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import Session
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import StoreReads, TaskRunner, alive
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.message_editor import MessageEditor
 from gwdesk.ui.widgets.validity import set_role
@@ -110,10 +109,8 @@ class ConversationPane(QWidget):
         self.tasks = tasks
         self.number: str | None = None
         self.entries: list[ConversationEntry] = []
-        self._reader: LogReader | None = None
+        self._reads: StoreReads | None = None
         self._path: Path | str | None = None
-        self._generation = 0
-        self._task_key = f"replies-conversation-send-{id(self)}"
         # True from send() until the pane has shown the outcome (the task's done
         # callback), so nobody sees "not sending" with the button still disabled.
         self._in_flight = False
@@ -164,8 +161,6 @@ class ConversationPane(QWidget):
         shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         shortcut.activated.connect(self.send)
         session.replies.status_changed.connect(self._listener_changed)
-        key = self._task_key
-        self.destroyed.connect(lambda: tasks.cancel(key))
         self._listener_changed()
         self._enable()
 
@@ -213,25 +208,21 @@ class ConversationPane(QWidget):
         number, path = self.number, self._path
         if number is None or path is None:
             return
-        if self._reader is None:
-            self._reader = LogReader(path, "conversation", self)
-        self._generation += 1
-        generation = self._generation
+        if self._reads is None:
+            self._reads = StoreReads(path, "conversation", self)
 
-        def job(conn: sqlite3.Connection) -> list[ConversationEntry]:
-            return conversation(conn, number)
+        def read(reading: Reading) -> list[ConversationEntry]:
+            return conversation(reading, number)
 
         def done(result: Any, error: BaseException | None) -> None:
-            if generation != self._generation or isinstance(error, Skipped):
-                return
-            if isinstance(error, sqlite3.Error):
+            if isinstance(error, StoreError):
                 self._show_result(f"The conversation could not be read: {error}.", "error")
                 return
             if error is not None:
                 raise error
             self._show(result)
 
-        self._reader.submit(job, done)
+        self._reads.submit(read, done, key="conversation")  # a newer reload drops this one
 
     def _show(self, entries: list[ConversationEntry]) -> None:
         self.entries = entries
@@ -243,11 +234,10 @@ class ConversationPane(QWidget):
             bar.setValue(bar.maximum())
 
     def close_reader(self) -> None:
-        self._generation += 1
-        if self._reader is not None:
-            self._reader.close()
-            self._reader.deleteLater()
-            self._reader = None
+        if self._reads is not None:
+            self._reads.close()
+            self._reads.deleteLater()
+            self._reads = None
 
     # ---- replying ----------------------------------------------------------------------------
 
@@ -291,7 +281,9 @@ class ConversationPane(QWidget):
             return
         self._show_result(f"Sending to {display(ready.recipient)}…", "hint")
         self.send_button.setText("Sending…")
-        task = self.tasks.run(self._send(sending, ready), key=self._task_key, context="replying")
+        task = self.tasks.run(
+            self._send(sending, ready), key="send", owner=self, context="replying"
+        )
         self._in_flight = True
         task.add_done_callback(lambda _t: self._sent_or_not())
         self._enable()
@@ -335,7 +327,7 @@ class ConversationPane(QWidget):
     def _history_written(self, written: asyncio.Future[HistoryEntry]) -> None:
         if not written.cancelled():
             written.exception()  # retrieved: the writer has logged and reported it
-        if shiboken6.isValid(self):
+        if alive(self):
             self.reload()
 
     def _show_result(self, text: str, role: str) -> None:

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from gwdesk.domain.profile import is_loopback
 from gwdesk.ui.plain_text import PlainLabel
-from gwdesk.ui.replies.state import LOOPBACK, ListenerSettings
+from gwdesk.ui.reply_state import LOOPBACK, ListenerSettings
 from gwdesk.ui.widgets.validity import set_invalid
 
 ALL_INTERFACES: Final = "0.0.0.0"  # noqa: S104 - offered as a choice, with a warning
@@ -126,12 +126,12 @@ class ListenerSettingsDialog(QDialog):
     def accept(self) -> None:
         host = self.host()
         problem = ""
-        if not host or any(c in host for c in "/?#@ "):
+        if not host or not plain_address(host):
             problem = "Type an address of this machine, e.g. 127.0.0.1."
         elif 0 < self.port_spin.value() < 1024:
             problem = "Ports below 1024 need administrator rights: use 1024 to 65535."
         public = self.public_edit.text().strip()
-        if public and any(c in public for c in "/?#@ "):
+        if public and not plain_address(public):
             problem = "The address in the ReplyPath is a host name or IP address only."
         if problem:
             self.error.setText(problem)
@@ -139,3 +139,9 @@ class ListenerSettingsDialog(QDialog):
             set_invalid(self.host_combo, True)
             return
         super().accept()
+
+
+def plain_address(text: str) -> bool:
+    """A host name or IP address only: no URL parts, spaces or hidden characters, and short
+    enough for a host name (what the listener's settings keep, `domain/settings.py`)."""
+    return len(text) <= 253 and text.isprintable() and not any(c in text for c in "/?#@ ")

@@ -10,8 +10,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
 from gwdesk.ui.plain_text import PlainLabel, tooltip
-from gwdesk.ui.replies.hub import ReplyHub
-from gwdesk.ui.replies.state import ListenerState, ListenerStatus
+from gwdesk.ui.reply_hub import ReplyHub
+from gwdesk.ui.reply_state import ListenerState, ListenerStatus
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
@@ -88,13 +88,18 @@ class ListenerStatusWidget(QWidget):
 
     def toggle(self) -> None:
         work = self.hub.stop() if self.hub.listening else self.hub.start()
-        self.tasks.run(work, key=TASK_KEY, context="starting or stopping the reply listener")
+        self.tasks.run(
+            work, key=TASK_KEY, owner=self, context="starting or stopping the reply listener"
+        )
 
     def use_offered_port(self) -> None:
         port = self.hub.status.suggestion
         if port is not None:
             self.tasks.run(
-                self.hub.start(port), key=TASK_KEY, context="starting the reply listener"
+                self.hub.start(port),
+                key=TASK_KEY,
+                owner=self,
+                context="starting the reply listener",
             )
 
     def copy_reply_path(self) -> None:

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QSystemTrayIcon
 from gwdesk.domain.numbers import display
 from gwdesk.store.replies import StoredReply
 from gwdesk.ui.plain_text import notification_text
-from gwdesk.ui.replies.hub import ReplyHub
-from gwdesk.ui.replies.state import ReplyDelivery
+from gwdesk.ui.reply_hub import ReplyHub
+from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.theme import app_icon
 
 GATHER_MS: Final = 3000

@@ -42,11 +42,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.store.reply_queries import ReplyRow, ReplySearch
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.conversation import ConversationPane
 from gwdesk.ui.replies.notifier import ReplyNotifier
-from gwdesk.ui.replies.query import ReplyRow, ReplySearch
-from gwdesk.ui.replies.state import BackfillReport, ListenerState, ListenerStatus, ReplyDelivery
 from gwdesk.ui.replies.table import (
     FROM,
     IN_REPLY_TO,
@@ -59,6 +58,7 @@ from gwdesk.ui.replies.table import (
     Refreshed,
     RepliesTableModel,
 )
+from gwdesk.ui.reply_state import BackfillReport, ListenerState, ListenerStatus, ReplyDelivery
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
@@ -413,10 +413,14 @@ class RepliesTab(BaseTab):
     def use_offered_port(self) -> None:
         port = self.hub.status.suggestion
         if port is not None:
-            self.tasks.run(self.hub.start(port), key=SETTINGS_TASK, context="starting the listener")
+            self.tasks.run(
+                self.hub.start(port), key=SETTINGS_TASK, owner=self, context="starting the listener"
+            )
 
     def edit_listener_settings(self) -> None:
-        self.tasks.run(self._edit_settings(), key=SETTINGS_TASK, context="listener settings")
+        self.tasks.run(
+            self._edit_settings(), key=SETTINGS_TASK, owner=self, context="listener settings"
+        )
 
     async def _edit_settings(self) -> None:
         from gwdesk.ui.replies.listener_settings import ListenerSettingsDialog
@@ -430,6 +434,7 @@ class RepliesTab(BaseTab):
                 self.tasks.run(
                     self.hub.configure(dialog.settings()),
                     key=SETTINGS_TASK,
+                    owner=self,
                     context="saving the listener settings",
                 )
 
@@ -440,12 +445,12 @@ class RepliesTab(BaseTab):
     # ---- backfill ------------------------------------------------------------------------------
 
     def fetch_missed(self) -> None:
-        if self.tasks.running(BACKFILL_TASK) or self.hub.backfilling:
+        if self.tasks.running(BACKFILL_TASK, owner=self) or self.hub.backfilling:
             return
         self.backfill_button.setEnabled(False)
         self._show_result("Fetching missed replies…", "hint")
         task = self.tasks.run(
-            self.hub.backfill(), key=BACKFILL_TASK, context="fetching missed replies"
+            self.hub.backfill(), key=BACKFILL_TASK, owner=self, context="fetching missed replies"
         )
         task.add_done_callback(
             lambda _t: self.backfill_button.setEnabled(self.session.store is not None)

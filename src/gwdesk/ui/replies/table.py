@@ -14,7 +14,6 @@ changed.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,11 +34,8 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor
 
 from gwdesk.domain.numbers import display
-from gwdesk.ui.formatting import local_time
-from gwdesk.ui.models.log_reader import Job, Skipped
-from gwdesk.ui.models.windowed import WindowedModel
-from gwdesk.ui.plain_text import tooltip, visible
-from gwdesk.ui.replies.query import (
+from gwdesk.store.reader import Reading
+from gwdesk.store.reply_queries import (
     Listing,
     ReplyRow,
     ReplySearch,
@@ -48,7 +44,11 @@ from gwdesk.ui.replies.query import (
     position,
     row_of,
 )
-from gwdesk.ui.replies.state import ReplyDelivery
+from gwdesk.ui.formatting import local_time
+from gwdesk.ui.models.windowed import WindowedModel
+from gwdesk.ui.plain_text import tooltip, visible
+from gwdesk.ui.reply_state import ReplyDelivery
+from gwdesk.ui.tasks import Read
 
 Index = QModelIndex | QPersistentModelIndex
 WINDOW: Final = 200
@@ -245,13 +245,13 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
 
     # ---- rows --------------------------------------------------------------------------------
 
-    def window_job(self, window: int) -> Job:
+    def window_read(self, window: int) -> Read[list[ReplyRow]]:
         search = self.search
 
-        def job(conn: sqlite3.Connection) -> list[ReplyRow]:
-            return fetch_window(conn, search, window * WINDOW, WINDOW)
+        def read(reading: Reading) -> list[ReplyRow]:
+            return fetch_window(reading, search, window * WINDOW, WINDOW)
 
-        return job
+        return read
 
     def _store(self, window: int, rows: list[ReplyRow]) -> None:
         # A window read while replies were being stored may hold rows the model has not
@@ -332,31 +332,26 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         self._read(self.anchor(), new_search=False)
 
     def _read(self, anchor: Anchor, *, new_search: bool) -> None:
-        generation = self._supersede()
+        self._supersede()
         search = self.search
         self.pending = True
         self._again = False
 
-        def job(conn: sqlite3.Connection) -> tuple[Listing, int, dict[int, list[ReplyRow]]]:
-            conn.execute("BEGIN")  # one snapshot: the count, the rows and `read_up_to` agree
-            try:
-                found = listing(conn, search)
+        def read(reading: Reading) -> tuple[Listing, int, dict[int, list[ReplyRow]]]:
+            with reading.snapshot():  # the count, the rows and `read_up_to` agree
+                found = listing(reading, search)
                 if anchor.at_bottom or anchor.top is None:
                     first = max(0, found.total - anchor.visible_rows)
                 else:
-                    first = min(position(conn, search, anchor.top), max(found.total - 1, 0))
+                    first = min(position(reading, search, anchor.top), max(found.total - 1, 0))
                 last = min(found.total - 1, first + anchor.visible_rows)
                 windows = {
-                    window: fetch_window(conn, search, window * WINDOW, WINDOW)
+                    window: fetch_window(reading, search, window * WINDOW, WINDOW)
                     for window in range(first // WINDOW, last // WINDOW + 1)
                 }
-            finally:
-                conn.execute("COMMIT")
             return found, first, windows if found.total else {}
 
         def done(result: Any, error: BaseException | None) -> None:
-            if generation != self._generation or isinstance(error, Skipped):
-                return
             self.pending = False
             again, self._again = self._again, False
             held, self._held = self._held, []
@@ -376,7 +371,7 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
                 if self._apply(delivery, found.read_up_to) is Applied.REREAD:
                     break  # the new read holds the rest
 
-        self._reader.submit(job, done)
+        self._reads.submit(read, done)
 
 
 def _key(row: ReplyRow) -> tuple[str, int]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -22,8 +21,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
     QHBoxLayout,
-    QProgressBar,
-    QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -33,15 +30,16 @@ from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
 from gwdesk.app.sms import CHANNEL_LABELS, SmsForm
 from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
+from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.formatting import local_time
-from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.send.form import ComposeForm
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import HistoryView
+from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
 from gwdesk.ui.widgets.validity import set_role
 
 log = logging.getLogger("gwdesk.ui.send")
@@ -81,7 +79,6 @@ class SendTab(BaseTab):
         self._store: LocalStore | None = None
         """The store the form's draft belongs to (the session's, until it switches)."""
         self._pending = False
-        self._task_key = f"{SEND_TASK}-{id(self)}"
         """Per tab, so that two Send tabs (tests, a future detached window) never cancel
         each other's send through the shared task runner."""
 
@@ -92,22 +89,9 @@ class SendTab(BaseTab):
         self.keep_text.setToolTip(
             "On: after a successful send the message stays, ready for the next recipient."
         )
-        self.send_button = QPushButton(theme.icon("send"), "Send")
-        self.send_button.setProperty("primary", True)
-        self.send_button.setAccessibleName("Send")
-        self.send_button.setToolTip("Send the message (Ctrl+Enter)")
-        self.send_button.setMinimumWidth(120)
-        self.busy = QProgressBar()
-        self.busy.setRange(0, 0)
-        self.busy.setTextVisible(False)
-        self.busy.setFixedSize(90, 8)
-        self.busy.setAccessibleName("Sending")
-        self.busy.hide()
-        self.status_label = PlainLabel(READY_TEXT)
-        self.status_label.setAccessibleName("Send result")
-        self.status_label.setProperty("role", "hint")
-        self.status_label.setWordWrap(True)
-        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.send_button = send_button(theme, "Send", "Send the message (Ctrl+Enter)")
+        self.busy = busy_bar()
+        self.status_label = result_line(READY_TEXT)
         self.history = HistoryView()
 
         actions = QHBoxLayout()
@@ -147,8 +131,6 @@ class SendTab(BaseTab):
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(self.send)
         self.connect_tracked(session.closing, self.save_draft)
-        key = self._task_key
-        self.destroyed.connect(lambda: tasks.cancel(key))
         self._attach_session()
 
     # ---- sessions and drafts -----------------------------------------------------------
@@ -180,7 +162,7 @@ class SendTab(BaseTab):
         labels = set(CHANNEL_LABELS.values())
         try:
             entries = store.history.since(self._started)
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             log.warning("send history could not be read: %s", exc)
             entries = []
         self.history.set_entries([e for e in entries if e.channel in labels])
@@ -195,7 +177,7 @@ class SendTab(BaseTab):
     def _restore(self, store: LocalStore) -> None:
         try:
             data = store.drafts.load(DRAFT_KEY)
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             log.warning("send draft could not be read: %s", exc)
             data = {}
         self.form.restore(data)
@@ -226,7 +208,7 @@ class SendTab(BaseTab):
     # ---- sending -----------------------------------------------------------------------
 
     def sending(self) -> bool:
-        return self.tasks.running(self._task_key)
+        return self.tasks.running(SEND_TASK, owner=self)
 
     def send(self) -> None:
         """Send the form through the profile's sending; a refusal points at its field."""
@@ -246,7 +228,7 @@ class SendTab(BaseTab):
         store = self.session.store
         self._set_sending(True, ready)
         self.tasks.run(
-            self._send(sending, store, form, ready), key=self._task_key, context="sending"
+            self._send(sending, store, form, ready), key=SEND_TASK, owner=self, context="sending"
         )
 
     async def _send(

@@ -1,13 +1,16 @@
 """Status tab: look a message up by one key at a time, as the gateway demands.
 
 REST answers by MessageId, BatchCode or ExternalSystemId; the legacy Lodge
-service answers `GetMessageStatusXML` by MsgID. Both land in the same table (see
-`status_rows`), showing the columns that lookup can fill. Whatever the gateway
-refuses is said under the lookup field, which keeps what was typed.
+service answers `GetMessageStatusXML` by MsgID. `gwdesk.app.status.look_up` asks
+and checks what was typed; this tab renders its `StatusRow`s in one table,
+showing the columns that lookup can fill (REST has ExternalSystemId and tags,
+Lodge the lodged and sent times). Whatever the gateway refuses is said under the
+lookup field, which keeps what was typed.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Final
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
@@ -25,48 +28,83 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.status import LODGE, MAX_KEY, REST, Key, StatusRow, check_key, look_up, summarise
 from gwdesk.domain.models import ACTIVE
 from gwdesk.gateway.errors import GatewayError
-from gwdesk.ui.models.rows import RowsModel
+from gwdesk.ui.formatting import local_time, status_colour
+from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import Session
-from gwdesk.ui.status.rows import (
-    COLUMN,
-    COLUMNS,
-    LODGE,
-    LODGE_COLUMNS,
-    REST,
-    REST_COLUMNS,
-    STRETCH,
-    WIDTHS,
-    StatusRow,
-    summarise,
-)
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_invalid
 
-LEGACY: Final = "legacy_msg_id"
+LEGACY: Final = Key.LODGE_MSG_ID.value
 LOOKUPS: Final = (
-    ("message_id", "Message ID", "A 20-digit MessageId, e.g. 20151224130000812923"),
-    ("batch_code", "Batch code", "The BatchCode a multi-recipient send returned"),
-    ("external_system_id", "External ID", "The ExternalSystemId you (or gwdesk) gave the send"),
+    (Key.MESSAGE_ID, "Message ID", "A 20-digit MessageId, e.g. 20151224130000812923"),
+    (Key.BATCH_CODE, "Batch code", "The BatchCode a multi-recipient send returned"),
+    (Key.EXTERNAL_SYSTEM_ID, "External ID", "The ExternalSystemId you (or gwdesk) gave the send"),
     (
-        LEGACY,
+        Key.LODGE_MSG_ID,
         "Message ID (legacy Lodge)",
         "A MsgID, asked of the Lodge service (GetMessageStatusXML)",
     ),
 )
-#: Longer values are no key the gateway gave out; refused before any request.
-MAX_KEY: Final = 200
 REFRESH_MS: Final = 5000
+LOOKUP_KEY: Final = "status-lookup"
 IDLE: Final = "Look up a message by one of its keys."
 EMPTY: Final = (
     "Choose what you have (a MessageId, a BatchCode, an ExternalSystemId or a Lodge MsgID), "
     "type it above and press Enter.\nEvery message it names is listed here with its status."
 )
 NOTHING: Final = "The gateway knows no message by that key."
+
+
+def shown_time(value: datetime | str | None) -> str:
+    """A time in the operator's zone; a time the client could not read stays as sent."""
+    if value is None:
+        return ""
+    return local_time(value) if isinstance(value, datetime) else value
+
+
+def _time_key(value: datetime | str | None) -> str:
+    return value.isoformat() if isinstance(value, datetime) else (value or "")
+
+
+COLUMNS: Final[list[Column[StatusRow]]] = [
+    Column("Phone number", lambda r: r.phone_number),
+    Column("Message ID", lambda r: r.message_id, "MessageId (REST) or MsgID (Lodge)"),
+    Column("Status", lambda r: r.status, colour=lambda r: status_colour(r.status)),
+    Column(
+        "Lodged",
+        lambda r: shown_time(r.date_lodged),
+        "DateLodged, in your time zone",
+        lambda r: _time_key(r.date_lodged),
+    ),
+    Column(
+        "Sent",
+        lambda r: shown_time(r.date_sent),
+        "DateSent, in your time zone (empty until the gateway sends it)",
+        lambda r: _time_key(r.date_sent),
+    ),
+    Column("External ID", lambda r: r.external_system_id, "ExternalSystemId of the send"),
+    Column("Tags", lambda r: r.tags, "Tags the send carried"),
+]
+COLUMN: Final = {column.title: index for index, column in enumerate(COLUMNS)}
+#: Columns each source fills, and the one that takes the spare width.
+REST_COLUMNS: Final = ("Phone number", "Message ID", "Status", "External ID", "Tags")
+LODGE_COLUMNS: Final = ("Phone number", "Message ID", "Status", "Lodged", "Sent")
+STRETCH: Final = {REST: "External ID", LODGE: "Sent"}
+WIDTHS: Final = {
+    "Phone number": 150,
+    "Message ID": 200,
+    "Status": 110,
+    "Lodged": 170,
+    "Sent": 170,
+    "External ID": 300,
+    "Tags": 240,
+}
 
 
 class StatusTab(BaseTab):
@@ -80,7 +118,7 @@ class StatusTab(BaseTab):
         self.kind = QComboBox()
         self.kind.setAccessibleName("Look up by")
         for key, label, tip in LOOKUPS:
-            self.kind.addItem(label, key)
+            self.kind.addItem(label, key.value)
             self.kind.setItemData(self.kind.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.key_edit = QLineEdit()
         self.key_edit.setAccessibleName("Lookup value")
@@ -146,7 +184,7 @@ class StatusTab(BaseTab):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.refresh)
-        self._last: tuple[str, str] | None = None
+        self._last: tuple[Key, str] | None = None
         QShortcut(QKeySequence("F5"), self, self.refresh)
 
     # ---- layout --------------------------------------------------------------------------
@@ -190,36 +228,27 @@ class StatusTab(BaseTab):
     # ---- lookups -------------------------------------------------------------------------
 
     def look_up(self) -> None:
-        value = self.key_edit.text().strip()
-        if not value:
-            self._show_error("Type the value to look up.")
+        try:
+            self._last = check_key(str(self.kind.currentData()), self.key_edit.text())
+        except GatewayError as exc:  # refused before any request
+            self._show_error(exc.message)
             self.key_edit.setFocus()
             return
-        if not value.isprintable():
-            self._show_error("The value holds control characters: paste the key alone.")
-            self.key_edit.setFocus()
-            return
-        self._last = (str(self.kind.currentData()), value)
         self.refresh()
 
     def refresh(self) -> None:
         if self._last is not None:
-            self.tasks.run(self._query(*self._last), key="status-lookup", context="status lookup")
+            self.tasks.run(
+                self._query(*self._last), key=LOOKUP_KEY, owner=self, context="status lookup"
+            )
 
-    async def _fetch(self, kind: str, value: str) -> list[StatusRow]:
-        service, _store = self.session.require()
-        if kind == LEGACY:
-            answer = await service.lodge.get_message_status_xml(value)
-            return [StatusRow.from_lodge(answer, value)]
-        messages = await service.status(**{kind: value})
-        return [StatusRow.from_message(m) for m in messages]
-
-    async def _query(self, kind: str, value: str) -> None:
+    async def _query(self, key: Key, value: str) -> None:
         self._clear_error()
         self.summary.setText("Looking up…")
         self.lookup_button.setEnabled(False)
         try:
-            rows = await self._fetch(kind, value)
+            service, _store = self.session.require()
+            rows = await look_up(service, key, value)
         except GatewayError as exc:
             self._timer.stop()
             self._show_rows([], EMPTY)
@@ -230,7 +259,7 @@ class StatusTab(BaseTab):
             return
         finally:
             self.lookup_button.setEnabled(True)
-        self._arrange(LODGE if kind == LEGACY else REST)
+        self._arrange(key.source)
         self._show_rows(rows, NOTHING)
         self.summary.setText(summarise(rows))
         self.session.report("status looked up", True)

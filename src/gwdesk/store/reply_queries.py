@@ -1,7 +1,9 @@
-"""The Replies tab's reads: windows of the reply table, searches, and conversations.
+"""Reading replies: windows of the reply table, searches, conversations and unread figures.
 
-Plain functions of a (read-only, worker-thread) SQLite connection, no Qt, so the
-models run them on their reader thread and tests can call them directly.
+Plain functions of a `Reading` (a reader's connection, off the GUI thread), so the
+console's models run them on their reader and tests call them directly; the
+conversation joins this console's history, the log cache and the replies here,
+in the store, so nothing above it writes SQL.
 
 Replies are listed oldest first by (received time, id): a reply stored later
 has a larger id, so the live case (replies received now) only ever appends at
@@ -13,13 +15,13 @@ they arrive, so a reply is shown live exactly when a re-read would show it.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from gwdesk.logs.rows import from_us
+from gwdesk.domain.settings import REPLIES_SEEN_UP_TO
+from gwdesk.store.reader import Reading
 from gwdesk.store.replies import StoredReply
 
 MAX_SEARCH: Final = 200
@@ -29,6 +31,8 @@ _COLUMNS: Final = "id, received_at, from_number, to_number, text, message_id"
 SECOND_FRACTION: Final = timedelta(microseconds=999_999)
 CONVERSATION_LIMIT: Final = 500
 """Newest entries of each kind read for a conversation."""
+EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+"""The log cache keeps times as UTC microseconds since this."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,15 +113,15 @@ class ReplySearch:
     def matches_reply(self, reply: StoredReply) -> bool:
         return self.matches(reply.from_number, reply.to_number, reply.text)
 
-    def where(self, conn: sqlite3.Connection) -> str:
-        """The SQL condition (with the predicate registered on `conn`), or an empty string."""
+    def where(self, reading: Reading) -> str:
+        """The SQL condition (with the predicate registered on the reader), or an empty string."""
         if not self.needle:
             return ""
 
         def match(from_number: str, to_number: str, text: str) -> int:
             return int(self.matches(from_number or "", to_number or "", text or ""))
 
-        conn.create_function(MATCH_FUNCTION, 3, match, deterministic=True)
+        reading.sql.create_function(MATCH_FUNCTION, 3, match, deterministic=True)
         return f"WHERE {MATCH_FUNCTION}(from_number, to_number, text) "
 
 
@@ -131,9 +135,10 @@ class Listing:
     """The largest id stored when this was read: later replies are not in it."""
 
 
-def listing(conn: sqlite3.Connection, search: ReplySearch) -> Listing:
-    """Read inside a transaction (with the windows) for figures that agree."""
-    where = search.where(conn)
+def listing(reading: Reading, search: ReplySearch) -> Listing:
+    """Read inside a snapshot (with the windows) for figures that agree."""
+    where = search.where(reading)
+    conn = reading.sql
     newest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM replies").fetchone()[0]
     total = conn.execute("SELECT COUNT(*) FROM replies " + where).fetchone()[0]  # noqa: S608
     last = conn.execute(
@@ -142,15 +147,13 @@ def listing(conn: sqlite3.Connection, search: ReplySearch) -> Listing:
     return Listing(int(total), None if last is None else (str(last[0]), int(last[1])), int(newest))
 
 
-def fetch_window(
-    conn: sqlite3.Connection, search: ReplySearch, offset: int, limit: int
-) -> list[ReplyRow]:
-    where = search.where(conn)
-    rows = conn.execute(
+def fetch_window(reading: Reading, search: ReplySearch, offset: int, limit: int) -> list[ReplyRow]:
+    where = search.where(reading)
+    rows = reading.sql.execute(
         f"SELECT {_COLUMNS} FROM replies {where}ORDER BY received_at, id LIMIT ? OFFSET ?",  # noqa: S608
         (limit, offset),
     ).fetchall()
-    answered = answered_texts(conn, {row[5] for row in rows if row[5]})
+    answered = answered_texts(reading, {row[5] for row in rows if row[5]})
     return [
         ReplyRow(
             int(row[0]),
@@ -165,11 +168,11 @@ def fetch_window(
     ]
 
 
-def position(conn: sqlite3.Connection, search: ReplySearch, key: tuple[str, int]) -> int:
+def position(reading: Reading, search: ReplySearch, key: tuple[str, int]) -> int:
     """The row number `key` has (or would have) in the search's listing."""
-    where = search.where(conn)
+    where = search.where(reading)
     glue = "AND" if where else "WHERE"
-    found = conn.execute(
+    found = reading.sql.execute(
         f"SELECT COUNT(*) FROM replies {where}{glue} (received_at < ? OR "  # noqa: S608
         "(received_at = ? AND id < ?))",
         (key[0], key[0], key[1]),
@@ -177,9 +180,10 @@ def position(conn: sqlite3.Connection, search: ReplySearch, key: tuple[str, int]
     return int(found)
 
 
-def answered_texts(conn: sqlite3.Connection, message_ids: Iterable[str]) -> dict[str, str]:
+def answered_texts(reading: Reading, message_ids: Iterable[str]) -> dict[str, str]:
     """The texts of sent messages by MessageId: this console's history, then the log cache."""
     wanted = sorted(set(message_ids))
+    conn = reading.sql
     found: dict[str, str] = {}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
@@ -223,10 +227,11 @@ def number_variants(number: str) -> tuple[str, str]:
 
 
 def conversation(
-    conn: sqlite3.Connection, number: str, limit: int = CONVERSATION_LIMIT
+    reading: Reading, number: str, limit: int = CONVERSATION_LIMIT
 ) -> list[ConversationEntry]:
     """Replies from `number` and messages sent to it, oldest first (the newest `limit`)."""
     variants = number_variants(number)
+    conn = reading.sql
     entries: list[ConversationEntry] = []
     for reply_id, received, stored, text, message_id in conn.execute(
         "SELECT id, received_at, stored_at, text, message_id FROM replies "
@@ -258,7 +263,33 @@ def conversation(
     ):
         if message_id in known or text is None:
             continue
-        moment = from_us(sent if sent is not None and sent > lodged else lodged)
+        moment = EPOCH + timedelta(
+            microseconds=sent if sent is not None and sent > lodged else lodged
+        )
         entries.append(ConversationEntry(moment, False, text, status, True, message_id))
     entries.sort(key=lambda e: (e.order_at or e.at, e.incoming))
     return entries[-limit:]
+
+
+# ---- unread ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadFigures:
+    seen_up_to: int
+    latest_id: int
+    unseen: int
+
+
+def unread_figures(reading: Reading, above: int | None = None) -> UnreadFigures:
+    """The seen watermark, the newest id and the unseen count (above `above`, else the
+    watermark), read in one snapshot: a reply stored while counting is either in all
+    three figures or in none (the hub then adds those it was handed meanwhile)."""
+    with reading.snapshot():
+        seen = reading.get(REPLIES_SEEN_UP_TO)
+        conn = reading.sql
+        latest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM replies").fetchone()[0]
+        unseen = conn.execute(
+            "SELECT COUNT(*) FROM replies WHERE id > ?", (seen if above is None else above,)
+        ).fetchone()[0]
+    return UnreadFigures(seen, int(latest), int(unseen))
