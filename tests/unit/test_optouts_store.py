@@ -150,3 +150,32 @@ def test_the_history_keeps_every_change_in_order(replies: ReplyStore, optouts: O
     assert [(c.opted_out, c.how) for c in optouts.history(CUSTOMER)] == [
         (True, How.REPLY), (False, How.OPERATOR), (True, How.REPLY)
     ]  # fmt: skip
+
+
+def test_a_profile_s_own_keywords_decide_what_opts_out(tmp_path: Path) -> None:
+    from gwdesk.domain.settings import OPT_OUT_KEYWORDS
+    from gwdesk.store.local import LocalStore
+
+    store = LocalStore(tmp_path / "p.sqlite3", ACCOUNT)
+    try:
+        store.settings.set(OPT_OUT_KEYWORDS, ("HALT",))
+        store.apply_optout_keywords()
+        store.replies.add([reply("STOP")])
+        assert store.optouts.get(CUSTOMER) is None
+        store.replies.add([reply("halt!", at=T0 + timedelta(minutes=1))])
+        found = store.optouts.get(CUSTOMER)
+        assert found is not None
+        assert found.keyword == "HALT"
+    finally:
+        store.close()
+
+
+def test_a_store_opened_without_an_account_changes_no_list(tmp_path: Path) -> None:
+    from gwdesk.store.local import LocalStore
+
+    store = LocalStore(tmp_path / "p.sqlite3")
+    try:
+        store.replies.add([reply("STOP")])
+        assert OptOutStore(tmp_path / "p.sqlite3", ACCOUNT).get(CUSTOMER) is None
+    finally:
+        store.close()

@@ -17,13 +17,13 @@ from typing import Final
 from gwdesk.app.optouts import OptOutGuard
 from gwdesk.app.outbox import OutboxRunner
 from gwdesk.app.sending import Sending
-from gwdesk.domain.optout_words import Keywords
+from gwdesk.app.sms import Compliance
 from gwdesk.domain.profile import Profile
+from gwdesk.domain.settings import MARKETING_DEFAULT, OPT_OUT_INSTRUCTION
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.database import slug
 from gwdesk.store.local import LocalStore, open_local
-from gwdesk.store.replies import OptOutRules
 
 SANDBOX_STORE: Final = "__sandbox__"
 INLINE_NAME: Final = "command line"
@@ -69,11 +69,15 @@ def open_profile(data: ProfileData) -> LocalStore:
     """Open (and upgrade) the store; `StoreError` when the file cannot be used. Blocking:
     it may wait out another process's write lock, so the console calls it on a worker
     thread. Keyword replies it stores change this account's opt-out list."""
-    return open_local(data.path, OptOutRules(data.account, Keywords(), data.region))
+    return open_local(data.path, data.account, data.region)
 
 
 def sending_for(gateway: GatewayService, store: LocalStore, data: ProfileData) -> Sending:
     """Every send of this profile: through its outbox, into its history."""
     guard = OptOutGuard(store.optouts)
     runner = OutboxRunner(gateway, store.outbox, data.account, guard=guard)
-    return Sending(runner, store.history, gateway.profile.region)
+    compliance = Compliance(
+        marketing_default=store.settings.get(MARKETING_DEFAULT),
+        instruction=store.settings.get(OPT_OUT_INSTRUCTION),
+    )
+    return Sending(runner, store.history, gateway.profile.region, compliance=compliance)

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.domain.segments import MAX_PARTS, count_segments
 from gwdesk.domain.sender_id import SenderKind, check_sender_id
+from gwdesk.domain.settings import DEFAULT_INSTRUCTION
 from gwdesk.gateway.errors import ValidationError
 from gwdesk.gateway.rest import iso
 
@@ -64,7 +65,6 @@ CHANNEL_TIPS: Final = {
 #: Reply types the Lodge two-way operation takes (spec); HEADER is the sender choice.
 LODGE_REPLY_TYPES: Final = ("EMAIL", "WWW", "HTTP", "TCP/IP")
 WEBHOOK_TYPES: Final = ("HTTP", "HTTPGET", "HTTPPOST")
-DEFAULT_INSTRUCTION: Final = "Reply STOP to opt out"
 EMAIL: Final = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 MAX_REPLY_PATH: Final = 2000
 MAX_URL: Final = 2000
