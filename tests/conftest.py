@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 from collections.abc import Callable, Iterator
 
@@ -14,6 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from gwdesk.sandbox.config import SandboxConfig
 from gwdesk.sandbox.server import SandboxThread
 from tests.keyrings import MemoryKeyring
+from tests.postgres_server import PostgresServer, postgres_server
 
 SandboxFactory = Callable[..., SandboxThread]
 
@@ -64,6 +66,24 @@ def sandbox_factory() -> Iterator[SandboxFactory]:
 def sandbox(sandbox_factory: SandboxFactory) -> SandboxThread:
     """A fresh in-memory sandbox with the demo account (demo/demo)."""
     return sandbox_factory()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One throwaway PostgreSQL server for the session's team tests (a real server)."""
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(postgres: PostgresServer, request: pytest.FixtureRequest) -> str:
+    """A fresh database on the session's server, named after the test."""
+    name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50]
+    name = f"{name}_{next(_databases)}"
+    return postgres.create_database(name)
+
+
+_databases = itertools.count(1)
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,120 @@
+"""Where the shared stores run their SQL: a profile's SQLite file, or a PostgreSQL server.
+
+An office shares one gateway account's replies, history, outbox, opt-outs, templates
+and contacts between workstations; one workstation keeps them in its profile's file.
+The stores that hold that shared data (`replies.py`, `history.py`, `outbox.py`,
+`optouts.py`, ...) are written once, against `Database`: a few typed calls that every
+engine answers alike.
+
+- `session()` lends one connection for a few statements, each its own transaction;
+  `transaction()` lends one for a transaction (SQLite `BEGIN IMMEDIATE`: the write
+  lock first, so a read-then-write cannot be raced).
+- SQL is written once, with `?` placeholders and what both engines take (`ON CONFLICT`,
+  `RETURNING`, `COALESCE(SUM(..), 0)` rather than SQLite's `TOTAL`); the PostgreSQL
+  side turns the placeholders into its own. What differs (a table's DDL, claims,
+  change notification) is each engine's, in `database.py` and `postgres.py`.
+- Rows read by column name or by position, on both engines.
+- Every error of an engine leaves a store as the store's own (`StoreError`), so the
+  console and the command line never see which engine it was.
+
+`SqliteDatabase` wraps one connection and the lock its users take, as every store of
+the file did before; `gwdesk.store.postgres.PostgresDatabase` lends connections of a
+pool and is imported only when a profile names a server (psycopg stays out of the
+console's start-up otherwise).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, ClassVar, Protocol
+
+from gwdesk.store.database import store_errors, transaction
+
+
+class Result(Protocol):
+    """What `Session.execute` returns: rows read by name or position."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Session(ABC):
+    """One connection, lent for a few statements (see `Database`)."""
+
+    @abstractmethod
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Result: ...
+
+    @abstractmethod
+    def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> int:
+        """The rows changed."""
+
+
+class Database(ABC):
+    """The connections of one shared store (see the module docstring)."""
+
+    kind: ClassVar[str]
+    """`sqlite` or `postgresql`."""
+
+    @abstractmethod
+    def session(self) -> contextlib.AbstractContextManager[Session]: ...
+
+    @abstractmethod
+    def transaction(self) -> contextlib.AbstractContextManager[Session]: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @property
+    def location(self) -> str:
+        """Where the data is, for messages (a file's path, a server's address)."""
+        return ""
+
+
+class _SqliteSession(Session):
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Result:
+        return self.conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> int:
+        return self.conn.executemany(sql, rows).rowcount
+
+
+class SqliteDatabase(Database):
+    """A profile's file, through one connection and its lock (a store may hold several
+    of these: a writer with `synchronous=FULL`, a reader that never waits on it)."""
+
+    kind: ClassVar[str] = "sqlite"
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock | None = None) -> None:
+        self.conn = conn
+        self.lock = lock or threading.Lock()
+
+    @property
+    def location(self) -> str:
+        return next((str(row[2]) for row in self.conn.execute("PRAGMA database_list")), "")
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Session]:
+        with self.lock, store_errors():
+            yield _SqliteSession(self.conn)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Session]:
+        with self.lock, store_errors(), transaction(self.conn):
+            yield _SqliteSession(self.conn)
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()

@@ -1,0 +1,180 @@
+"""The shared store's schema on PostgreSQL, as append-only steps (step N: version N → N+1).
+
+The tables are the shared ones of a profile's SQLite file, column for column (times
+as the same ISO text or microseconds, flags as 0/1 integers), so the stores' SQL runs
+on both; what PostgreSQL does differently stands here: identity ids, a reply's key
+over a hash of its text (an index entry has a size limit, a reply's text has none),
+and the triggers that announce every change on commit (`NOTIFY gwdesk, '<table>'`).
+What is one workstation's own (drafts, the log cache, the listener's port and secret,
+window state) is never here.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+PG_MIGRATIONS: Final[tuple[str, ...]] = (
+    """
+    CREATE TABLE gwdesk_schema (version INTEGER NOT NULL);
+    INSERT INTO gwdesk_schema(version) VALUES (0);
+
+    CREATE TABLE history (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        recipients TEXT NOT NULL,
+        text TEXT NOT NULL,
+        ok INTEGER NOT NULL,
+        message_id TEXT,
+        batch_code TEXT,
+        status TEXT,
+        external_system_id TEXT,
+        detail TEXT NOT NULL DEFAULT '',
+        operator TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX history_at ON history(at);
+
+    CREATE TABLE replies (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        from_number TEXT NOT NULL,
+        to_number TEXT NOT NULL,
+        text TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        sent_at TEXT,
+        message_id TEXT,
+        reply_id TEXT,
+        keyword TEXT,
+        source TEXT NOT NULL,
+        stored_at TEXT NOT NULL,
+        received_claimed TEXT
+    );
+    CREATE UNIQUE INDEX replies_key
+        ON replies(received_at, from_number, to_number, md5(text))
+        WHERE received_claimed IS NULL;
+    CREATE UNIQUE INDEX replies_claim
+        ON replies(from_number, to_number, received_claimed, md5(text))
+        WHERE received_claimed IS NOT NULL;
+    CREATE INDEX replies_from ON replies(from_number, received_at);
+
+    CREATE TABLE outbox_batches (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        send_id TEXT NOT NULL UNIQUE,
+        gateway TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        label TEXT NOT NULL DEFAULT '',
+        baseline TEXT NOT NULL DEFAULT '[]',
+        excluded TEXT NOT NULL DEFAULT '[]',
+        created_us BIGINT NOT NULL,
+        updated_us BIGINT NOT NULL,
+        closed INTEGER NOT NULL DEFAULT 0,
+        owner TEXT,
+        operator TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX outbox_batches_open ON outbox_batches(gateway, id) WHERE closed = 0;
+    CREATE TABLE outbox_entries (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        batch_id BIGINT NOT NULL REFERENCES outbox_batches(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        external_system_id TEXT,
+        own_id INTEGER NOT NULL DEFAULT 1,
+        recipients TEXT NOT NULL,
+        recipient_count INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending'
+            CHECK (state IN ('pending', 'in_flight', 'lodged', 'failed', 'unknown')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        message_id TEXT,
+        batch_code TEXT,
+        found INTEGER NOT NULL DEFAULT 0,
+        reason TEXT NOT NULL DEFAULT '',
+        error_kind TEXT,
+        retryable INTEGER NOT NULL DEFAULT 0,
+        created_us BIGINT NOT NULL,
+        updated_us BIGINT NOT NULL,
+        sent_us BIGINT,
+        UNIQUE (batch_id, seq)
+    );
+    CREATE UNIQUE INDEX outbox_entries_own_id ON outbox_entries(external_system_id)
+        WHERE own_id = 1 AND external_system_id IS NOT NULL;
+    CREATE INDEX outbox_entries_external ON outbox_entries(external_system_id);
+    CREATE INDEX outbox_entries_state ON outbox_entries(batch_id, state);
+
+    CREATE TABLE optouts (
+        account TEXT NOT NULL,
+        number TEXT NOT NULL,
+        opted_out INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        how TEXT NOT NULL,
+        by_whom TEXT NOT NULL,
+        keyword TEXT,
+        reply_id BIGINT,
+        reason TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (account, number)
+    );
+    CREATE INDEX optouts_at ON optouts(account, opted_out, at);
+    CREATE TABLE optout_changes (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        account TEXT NOT NULL,
+        number TEXT NOT NULL,
+        opted_out INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        how TEXT NOT NULL,
+        by_whom TEXT NOT NULL,
+        keyword TEXT,
+        reply_id BIGINT,
+        reason TEXT NOT NULL DEFAULT '',
+        applied INTEGER NOT NULL
+    );
+    CREATE INDEX optout_changes_number ON optout_changes(account, number, at);
+
+    CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+    CREATE TABLE audit (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at TEXT NOT NULL,
+        operator TEXT NOT NULL,
+        console TEXT NOT NULL,
+        action TEXT NOT NULL,
+        subject TEXT NOT NULL DEFAULT '',
+        detail TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX audit_at ON audit(at);
+
+    CREATE TABLE consoles (
+        id TEXT PRIMARY KEY,
+        operator TEXT NOT NULL,
+        host TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        seen_at TEXT NOT NULL,
+        version TEXT NOT NULL
+    );
+    CREATE TABLE claims (
+        subject TEXT PRIMARY KEY,
+        console TEXT NOT NULL,
+        operator TEXT NOT NULL,
+        until_us BIGINT NOT NULL
+    );
+
+    CREATE FUNCTION gwdesk_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM pg_notify('gwdesk', TG_TABLE_NAME);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER history_changed AFTER INSERT OR UPDATE OR DELETE ON history
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER replies_changed AFTER INSERT OR UPDATE OR DELETE ON replies
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER outbox_batches_changed AFTER INSERT OR UPDATE OR DELETE ON outbox_batches
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER outbox_entries_changed AFTER INSERT OR UPDATE OR DELETE ON outbox_entries
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER optouts_changed AFTER INSERT OR UPDATE OR DELETE ON optout_changes
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER settings_changed AFTER INSERT OR UPDATE OR DELETE ON settings
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER claims_changed AFTER INSERT OR UPDATE OR DELETE ON claims
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER consoles_changed AFTER INSERT OR DELETE ON consoles
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    """,
+)

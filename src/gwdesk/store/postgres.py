@@ -1,0 +1,207 @@
+"""A team's shared store on a PostgreSQL server: connections, schema and its upgrades.
+
+Imported only when a profile names a server (`postgresql://…`): psycopg 3 and its
+pool stay out of a one-desk console's start-up.
+
+- `PostgresDatabase` lends connections of one pool per profile (each statement in
+  autocommit unless a `transaction()` is asked for), turns the stores' `?`
+  placeholders into psycopg's, reads rows by name or position like SQLite's, and
+  raises every error as the store's own: a server that is down, refuses the login or
+  drops the connection is `StoreUnavailable`, with what the operator should check.
+- `migrate` brings the schema up to date under an advisory lock, so consoles starting
+  together never run a step twice (the first runs it, the others wait and find it done);
+  a schema newer than this gwdesk is refused rather than misread.
+- Every shared table announces its changes (`NOTIFY gwdesk, '<table>'`, sent on commit),
+  which consoles take as a "something changed" signal (`gwdesk.store.changes`).
+
+Credentials: the URL names the server, database and role; the password comes from the
+keyring, never from a settings file (the profile keeps the URL without it). TLS is the
+URL's `sslmode` (`verify-full` with `sslrootcert` checks the server's certificate).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, ClassVar, Final
+from urllib.parse import urlsplit
+
+import psycopg
+import psycopg_pool
+from psycopg import sql as pgsql
+
+from gwdesk.store.database import StoreBusy, StoreError, StoreUnavailable
+from gwdesk.store.engine import Database, Result, Session
+from gwdesk.store.pg_schema import PG_MIGRATIONS
+
+SCHEMA_LOCK: Final = 0x6777_6465_736B  # "gwdesk": the advisory lock of schema upgrades
+CHANNEL: Final = "gwdesk"
+CONNECT_TIMEOUT: Final = 5.0
+_PLACEHOLDER: Final = re.compile(r"\?")
+
+
+@functools.lru_cache(maxsize=512)
+def pg_sql(text: str) -> str:
+    """A store's SQL with `?` placeholders, as psycopg takes it (`%s`, literal `%` doubled)."""
+    return _PLACEHOLDER.sub("%s", text.replace("%", "%%"))
+
+
+class Row(tuple[Any, ...]):
+    """A row read by column name or by position, as `sqlite3.Row` is."""
+
+    __slots__ = ()
+    _index: ClassVar[dict[str, int]] = {}
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+@functools.lru_cache(maxsize=256)
+def _row_type(names: tuple[str, ...]) -> type[Row]:
+    return type("Row", (Row,), {"__slots__": (), "_index": {n: i for i, n in enumerate(names)}})
+
+
+def row_factory(cursor: psycopg.Cursor[Any]) -> Any:
+    names = tuple(column.name for column in cursor.description or ())
+    kind = _row_type(names)
+    return lambda values: kind(values)
+
+
+def store_error(exc: psycopg.Error, where: str) -> StoreError:
+    """The store's error for a psycopg one, saying what to check."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.DeadlockDetected):
+        return StoreBusy(f"The shared store at {where} is busy: {text}")
+    if isinstance(exc, psycopg.OperationalError | psycopg_pool.PoolTimeout):
+        return StoreUnavailable(
+            f"The shared store at {where} cannot be reached ({text}): check that the "
+            "server is running and reachable, and the profile's store address and password."
+        )
+    return StoreError(f"The shared store at {where} refused the request: {text}")
+
+
+@contextlib.contextmanager
+def _translated(where: str) -> Iterator[None]:
+    try:
+        yield
+    except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+        raise store_error(exc, where) from exc
+
+
+class _PgSession(Session):
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Result:
+        return self.conn.execute(pg_sql(sql), params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> int:
+        with self.conn.cursor() as cursor:
+            cursor.executemany(pg_sql(sql), list(rows))
+            return cursor.rowcount
+
+
+def where_of(url: str) -> str:
+    """`host:port/database`, for messages (never the password)."""
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{host}{port}{parts.path}"
+
+
+class PostgresDatabase(Database):
+    """A pool of connections to the team's server (see the module docstring)."""
+
+    kind: ClassVar[str] = "postgresql"
+
+    def __init__(
+        self,
+        url: str,
+        password: str | None = None,
+        *,
+        min_size: int = 1,
+        max_size: int = 8,
+        application: str = "gwdesk",
+        upgrade: bool = True,
+    ) -> None:
+        self.url = url
+        self.where = where_of(url)
+        kwargs: dict[str, Any] = {
+            "autocommit": True,
+            "row_factory": row_factory,
+            "connect_timeout": CONNECT_TIMEOUT,
+            "application_name": application[:63],
+        }
+        if password:
+            kwargs["password"] = password
+        self.connect_kwargs = kwargs
+        with _translated(self.where):
+            if upgrade:
+                with psycopg.connect(url, **kwargs) as conn:
+                    migrate(conn)
+            self.pool = psycopg_pool.ConnectionPool(
+                url,
+                kwargs=kwargs,
+                min_size=min_size,
+                max_size=max_size,
+                open=True,
+                timeout=CONNECT_TIMEOUT,
+                check=psycopg_pool.ConnectionPool.check_connection,
+            )
+
+    @property
+    def location(self) -> str:
+        return self.where
+
+    def connect(self) -> psycopg.Connection[Any]:
+        """A connection of its own (not the pool's): for a claim held while a batch is
+        sent, or the change listener, whose life is not one statement's."""
+        with _translated(self.where):
+            return psycopg.connect(self.url, **self.connect_kwargs)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Session]:
+        with _translated(self.where), self.pool.connection() as conn:
+            yield _PgSession(conn)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Session]:
+        with _translated(self.where), self.pool.connection() as conn, conn.transaction():
+            yield _PgSession(conn)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def schema_version(conn: psycopg.Connection[Any]) -> int:
+    found = conn.execute("SELECT to_regclass('gwdesk_schema')").fetchone()
+    if found is None or found[0] is None:
+        return 0
+    row = conn.execute("SELECT version FROM gwdesk_schema").fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def migrate(conn: psycopg.Connection[Any]) -> int:
+    """Bring the schema up to date, in one transaction under the advisory lock (the
+    version read only once the lock is held); the version it is at."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+        version = schema_version(conn)
+        if version > len(PG_MIGRATIONS):
+            raise StoreError(
+                f"The shared store's schema is version {version}, newer than this gwdesk "
+                f"knows ({len(PG_MIGRATIONS)}): update gwdesk on this workstation."
+            )
+        for step in range(version, len(PG_MIGRATIONS)):
+            conn.execute(PG_MIGRATIONS[step])
+            conn.execute(
+                pgsql.SQL("UPDATE gwdesk_schema SET version = {}").format(pgsql.Literal(step + 1))
+            )
+        return max(version, len(PG_MIGRATIONS))

@@ -1,0 +1,1 @@
+"""Team mode: shared stores on a real PostgreSQL server the tests start themselves."""
