@@ -190,6 +190,21 @@ class PasswordVault:
             ),
         )
 
+    def get_store(self, profile: Profile) -> Secret | None:
+        """The password of the profile's shared store (None: none kept)."""
+        found = self._guard(
+            "read", lambda: self.backend.get_password(KEYRING_SERVICE, profile.store_keyring_key)
+        )
+        return Secret(found) if isinstance(found, str) and found else None
+
+    def set_store(self, profile: Profile, password: Secret) -> None:
+        self._guard(
+            "save",
+            lambda: self.backend.set_password(
+                KEYRING_SERVICE, profile.store_keyring_key, password.reveal()
+            ),
+        )
+
     def delete(self, profile: Profile) -> None:
         """Forget the password; one that was never stored is not an error."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 from pathlib import Path
 from typing import Final, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -72,6 +72,9 @@ class Profile(BaseModel):
     lodge_port: LodgePort = "soap12"
     ca_bundle: Path | None = None
     """A PEM file of extra trusted CAs; the system trust store is used otherwise."""
+    store_url: str | None = None
+    """The team's shared store (`postgresql://role@host:port/database?sslmode=…`), or None:
+    the profile's own file. Never with a password: that is in the keyring."""
 
     @field_validator("name")
     @classmethod
@@ -110,6 +113,13 @@ class Profile(BaseModel):
             raise ValueError(f"unknown region {value[:8]!r}; use a two-letter code such as AU")
         return value.upper()
 
+    @field_validator("store_url")
+    @classmethod
+    def _store_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        return check_store_url(value)
+
     @property
     def zone(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
@@ -118,3 +128,46 @@ class Profile(BaseModel):
     def keyring_key(self) -> str:
         """Where this profile's password is kept in the system keyring."""
         return f"{self.name}:{self.username}"
+
+    @property
+    def store_keyring_key(self) -> str:
+        """Where the shared store's password is kept in the system keyring."""
+        return f"{self.name}:store:{store_role(self.store_url or '')}"
+
+
+STORE_SCHEMES: Final = ("postgresql", "postgres")
+STORE_TLS_MODES: Final = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+
+
+def store_role(url: str) -> str:
+    """The database role a store URL names (`gwdesk` when it names none)."""
+    return urlsplit(url).username or "gwdesk"
+
+
+def check_store_url(url: str) -> str:
+    """A PostgreSQL URL naming a server and a database, without a password (the keyring
+    keeps it) and with a TLS mode PostgreSQL knows; ValueError saying what is wrong."""
+    value = url.strip()
+    if any(not c.isprintable() or c.isspace() for c in value):
+        raise ValueError("the store address holds spaces or control characters")
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as exc:
+        if "port" in str(exc).lower():
+            raise ValueError("the store address's port is out of range (1 to 65535)") from None
+        raise ValueError(f"the store address is not a URL ({exc})") from None
+    if parts.scheme not in STORE_SCHEMES:
+        raise ValueError("the store address must start postgresql:// (a PostgreSQL server)")
+    if not parts.hostname:
+        raise ValueError("the store address names no server (postgresql://role@host/database)")
+    if parts.password:
+        raise ValueError("the store address must not hold a password: it goes to the keyring")
+    if len(parts.path.strip("/")) == 0:
+        raise ValueError("the store address names no database (…/database)")
+    if port is not None and not 0 < port < 65536:
+        raise ValueError("the store address's port is out of range")
+    modes = [v for k, v in parse_qsl(parts.query) if k == "sslmode"]
+    if modes and modes[-1] not in STORE_TLS_MODES:
+        raise ValueError(f"unknown sslmode {modes[-1][:20]!r}; use verify-full to check the server")
+    return value
