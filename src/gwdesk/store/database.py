@@ -247,6 +247,36 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     ALTER TABLE outbox_batches ADD COLUMN excluded TEXT NOT NULL DEFAULT '[]';
     """,
+    # Team notes (gwdesk.store.team) and who did what: the same tables a team's PostgreSQL
+    # server has (gwdesk.store.pg_schema), for the consoles of one workstation.
+    """
+    ALTER TABLE history ADD COLUMN operator TEXT NOT NULL DEFAULT '';
+    ALTER TABLE outbox_batches ADD COLUMN operator TEXT NOT NULL DEFAULT '';
+    CREATE TABLE audit (
+        id INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        operator TEXT NOT NULL,
+        console TEXT NOT NULL,
+        action TEXT NOT NULL,
+        subject TEXT NOT NULL DEFAULT '',
+        detail TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX audit_at ON audit(at);
+    CREATE TABLE consoles (
+        id TEXT PRIMARY KEY,
+        operator TEXT NOT NULL,
+        host TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        seen_at TEXT NOT NULL,
+        version TEXT NOT NULL
+    );
+    CREATE TABLE claims (
+        subject TEXT PRIMARY KEY,
+        console TEXT NOT NULL,
+        operator TEXT NOT NULL,
+        until_us INTEGER NOT NULL
+    );
+    """,
 )
 
 

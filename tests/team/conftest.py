@@ -1,0 +1,31 @@
+"""The team tests' engines: a profile's SQLite file, and a real PostgreSQL server (the
+PostgreSQL server (the session's throwaway one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gwdesk.store.database import connect
+from gwdesk.store.engine import Database, SqliteDatabase
+
+ENGINES = ["sqlite", "postgresql"]
+
+
+def open_database(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Database:
+    if kind == "sqlite":
+        return SqliteDatabase(connect(tmp_path / "profile.sqlite3"))
+    from gwdesk.store.postgres import PostgresDatabase
+
+    url: str = request.getfixturevalue("pg_url")
+    return PostgresDatabase(url)
+
+
+@pytest.fixture(params=ENGINES)
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """A shared store's database on each engine in turn."""
+    opened = open_database(request.param, tmp_path, request)
+    yield opened
+    opened.close()
