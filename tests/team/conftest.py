@@ -1,5 +1,5 @@
 """The team tests' engines: a profile's SQLite file, and a real PostgreSQL server (the
-PostgreSQL server (the session's throwaway one)."""
+session's throwaway one)."""
 
 from __future__ import annotations
 
