@@ -173,6 +173,7 @@ COMMAND_MODULES: Final = (
     "gwdesk.cli.listen",
     "gwdesk.cli.outbox",
     "gwdesk.cli.optouts",
+    "gwdesk.cli.team",
 )
 
 

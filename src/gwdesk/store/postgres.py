@@ -179,6 +179,12 @@ class PostgresDatabase(Database):
     def close(self) -> None:
         self.pool.close()
 
+    def version(self) -> int:
+        """The schema's version."""
+        with self.session() as session:
+            row = session.execute("SELECT version FROM gwdesk_schema").fetchone()
+        return int(row[0])
+
 
 def schema_version(conn: psycopg.Connection[Any]) -> int:
     found = conn.execute("SELECT to_regclass('gwdesk_schema')").fetchone()
@@ -205,3 +211,48 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
                 pgsql.SQL("UPDATE gwdesk_schema SET version = {}").format(pgsql.Literal(step + 1))
             )
         return max(version, len(PG_MIGRATIONS))
+
+
+#: The tables a console's role reads and writes (and nothing else: no schema changes).
+SHARED_TABLES: Final = (
+    "history", "replies", "outbox_batches", "outbox_entries", "optouts", "optout_changes",
+    "settings", "audit", "consoles", "claims",
+)  # fmt: skip
+PRIVILEGES: Final = ("SELECT", "INSERT", "UPDATE", "DELETE")
+
+
+def grant_console_role(database: PostgresDatabase, role: str) -> None:
+    """Let `role` (the consoles' and the reply receiver's) connect and use the rows of the
+    shared tables; it gets no right to change the schema."""
+    with database.transaction() as session:
+        conn = session.conn  # type: ignore[attr-defined]
+        name = conn.execute("SELECT current_database()").fetchone()[0]
+        conn.execute(
+            pgsql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+                pgsql.Identifier(name), pgsql.Identifier(role)
+            )
+        )
+        conn.execute(pgsql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(pgsql.Identifier(role)))
+        for table in SHARED_TABLES:
+            conn.execute(
+                pgsql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(
+                    pgsql.Identifier(table), pgsql.Identifier(role)
+                )
+            )
+        conn.execute(
+            pgsql.SQL("GRANT SELECT ON gwdesk_schema TO {}").format(pgsql.Identifier(role))
+        )
+
+
+def missing_privileges(database: PostgresDatabase, role: str) -> list[str]:
+    """What `role` cannot do that a console needs (`table: PRIVILEGE`), [] when nothing."""
+    missing = []
+    with database.session() as session:
+        for table in SHARED_TABLES:
+            for privilege in PRIVILEGES:
+                allowed = session.execute(
+                    "SELECT has_table_privilege(?, ?, ?)", (role, table, privilege)
+                ).fetchone()[0]
+                if not allowed:
+                    missing.append(f"{table}: {privilege}")
+    return missing
