@@ -72,7 +72,7 @@ def is_gsm7(char: str) -> bool:
 #: UTF-16 units). Searching with these runs in C: a personal batch counts 100,000 texts.
 _NON_GSM: Final = re.compile(f"[^{re.escape(''.join(sorted(GSM7_BASIC | GSM7_EXTENSION)))}]")
 _EXTENDED: Final = re.compile(f"[{re.escape(''.join(sorted(GSM7_EXTENSION)))}]")
-_ASTRAL: Final = re.compile("[\U00010000-\U0010FFFF]")
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 
 
 def non_gsm_characters(text: str) -> tuple[str, ...]:
@@ -114,8 +114,9 @@ def _parts(text: str, encoding: Encoding, total: int, doubles: int) -> tuple[int
 
 def count_segments(text: str) -> SegmentInfo:
     """Count the SMS parts `text` needs. An empty text still costs one part."""
+    non_gsm: tuple[str, ...] = ()
     if _NON_GSM.search(text) is None:
-        encoding, non_gsm = Encoding.GSM7, ()
+        encoding = Encoding.GSM7
         doubles = len(_EXTENDED.findall(text))
     else:
         encoding, non_gsm = Encoding.UCS2, non_gsm_characters(text)
