@@ -235,6 +235,12 @@ def composed(args: argparse.Namespace) -> SmsForm:
 async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
     if bool(args.reply_type) != bool(args.reply_path):
         raise UsageError("--reply-type and --reply-path go together.")
+    from gwdesk.cli import personal
+
+    if personal.wanted(args):
+        return await personal.send_personal(args, service, out)
+    if args.message is None:
+        raise UsageError("Give the MESSAGE to send, or --template NAME.")
     region = service.profile.region
     checked = await send_recipients(args, region, out)
     if not checked.numbers:
@@ -250,7 +256,12 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
 
 def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     p = subcommand(sub, "send", common, "send an SMS to one or more recipients (100 per request)")
-    p.add_argument("message", metavar="MESSAGE", help="the text to send")
+    p.add_argument(
+        "message",
+        nargs="?",
+        metavar="MESSAGE",
+        help="the text to send; with --csv, {column} and {column|fallback} fill it per row",
+    )
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--to", action="append", metavar="NUMBER", help="a recipient (repeatable)")
     who.add_argument(
@@ -279,6 +290,18 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("--reply-path", metavar="P", help="where replies go (or the sender with HEADER)")
     p.add_argument("--external-id", metavar="ID", help="your reference (default: generated)")
     p.add_argument("--tags", metavar="T", help="comma-separated tags")
+    personal = p.add_argument_group("personal messages (a text per recipient)")
+    personal.add_argument(
+        "--template", metavar="NAME", help="a saved template (gwdesk templates), filled per row"
+    )
+    personal.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print every rendered message, the totals and the cost; send nothing",
+    )
+    personal.add_argument(
+        "--force", action="store_true", help="send even when the account's credits do not cover it"
+    )
     p.set_defaults(handler=cmd_send)
 
 
