@@ -395,3 +395,18 @@ def test_any_vcard_like_text_is_read_or_refused_in_words(lines: list[str]) -> No
 @given(st.binary(max_size=400))
 def test_any_bytes_are_read_or_refused_in_words(data: bytes) -> None:
     assert_read_or_refused(read_or_refusal(b"Name,Mobile\n" + data))
+
+
+def test_a_card_with_a_line_of_endless_parameters_is_read_in_one_pass(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    text = (
+        "BEGIN:VCARD\nFN:Ann\nTEL:0412345678\nX-JUNK" + ";P" * 200_000 + ":x\nEND:VCARD\n"
+        'BEGIN:VCARD\nFN:Ben\nTEL:0412345679\nX-OPEN;LABEL="' + "a" * 1_000_000 + "\nEND:VCARD\n"
+    )
+    report = import_contacts(store.contacts, write(tmp_path / "junk.vcf", text), "AU")
+    assert report.added == 1
+    assert store.contacts.names([ANN]) == {ANN: "Ann"}
+    assert [(r.text, r.reason) for r in report.invalid] == [
+        ("Ben", "line 9 is not a vCard property (no colon)")
+    ]

@@ -80,15 +80,38 @@ def logical_lines(text: str) -> Iterator[tuple[int, str]]:
         yield (start, "".join(pieces))
 
 
+def _outside_quotes(text: str, mark: str) -> Iterator[int]:
+    """Where `mark` occurs outside double quotes (in one pass of C-speed finds: a hostile
+    line of megabytes costs no more than reading it)."""
+    start = 0
+    while True:
+        found = text.find(mark, start)
+        if found == -1:
+            return
+        quote = text.find('"', start, found)
+        if quote == -1:
+            yield found
+            start = found + 1
+            continue
+        close = text.find('"', quote + 1)
+        if close == -1:
+            return
+        start = close + 1
+
+
 def _split_head(line: str) -> tuple[str, str] | None:
     """(name and parameters, value): split at the first colon outside quotes."""
-    quoted = False
-    for index, char in enumerate(line):
-        if char == '"':
-            quoted = not quoted
-        elif char == ":" and not quoted:
-            return (line[:index], line[index + 1 :])
-    return None
+    colon = next(_outside_quotes(line, ":"), None)
+    return None if colon is None else (line[:colon], line[colon + 1 :])
+
+
+def _split_params(head: str) -> list[str]:
+    parts, start = [], 0
+    for semicolon in _outside_quotes(head, ";"):
+        parts.append(head[start:semicolon])
+        start = semicolon + 1
+    parts.append(head[start:])
+    return parts
 
 
 def _params(parts: list[str]) -> dict[str, list[str]]:
@@ -110,7 +133,7 @@ def parse_property(line: str) -> Property | None:
     if split is None:
         return None
     head, value = split
-    parts = re.split(r';(?=(?:[^"]*"[^"]*")*[^"]*$)', head)
+    parts = _split_params(head)
     qualified = parts[0].strip()
     group, dot, name = qualified.rpartition(".")
     return Property(name.upper(), bool(dot and group), _params(parts[1:]), value)
