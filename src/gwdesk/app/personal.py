@@ -468,44 +468,44 @@ def cost_of(parts: int, funds: Funds) -> Cost:
 # ---- what a plan says, in lines -----------------------------------------------------------
 
 
+def _listed(title: str, items: Sequence[str]) -> list[str]:
+    """A heading and its first `SHOWN` items, indented, then how many more there are."""
+    if not items:
+        return []
+    more = [f"  ... and {len(items) - SHOWN:,} more"] if len(items) > SHOWN else []
+    return [title, *(f"  {item}" for item in items[:SHOWN]), *more]
+
+
+def _why(plan: PersonalPlan, message: Personal) -> str:
+    return "; ".join(
+        f"{{{v.name}}} {v.value[:30]!r} has {''.join(v.non_gsm)}" for v in plan.why_ucs2(message)
+    )
+
+
 def totals_lines(plan: PersonalPlan) -> list[str]:
     """The plan's totals as an operator reads them (the console and `--dry-run` alike)."""
     low, high, total = plan.parts
     spread = f"{low}" if low == high else f"{low} to {high}"
+    turned, longer = plan.turned_ucs2(), plan.longer()
     lines = [
         f"{plan.recipients:,} message(s), {spread} part(s) each, {total:,} part(s) in all, "
         f"in {plan.request_count:,} request(s) ({plan.shared_requests:,} shared by "
-        f"identical texts)"
-    ]
-    turned = plan.turned_ucs2()
-    if turned:
-        lines.append(
+        f"identical texts)",
+        *_listed(
             f"{len(turned):,} recipient(s) turn the message into UCS-2 (fewer characters "
-            "a part) with their own values:"
-        )
-        for m in turned[:SHOWN]:
-            why = "; ".join(
-                f"{{{v.name}}} {v.value[:30]!r} has {''.join(v.non_gsm)}" for v in plan.why_ucs2(m)
-            )
-            lines.append(f"  row {m.recipient.row}, {_shown(m.recipient)}: {why}")
-        if len(turned) > SHOWN:
-            lines.append(f"  ... and {len(turned) - SHOWN:,} more")
-    longer = plan.longer()
-    if longer:
-        lines.append(
+            "a part) with their own values:",
+            [f"row {m.recipient.row}, {_shown(m.recipient)}: {_why(plan, m)}" for m in turned],
+        ),
+        *_listed(
             f"{len(longer):,} recipient(s) need more than the usual {plan.usual_parts} "
-            "part(s) because of their values:"
-        )
-        for m in longer[:SHOWN]:
-            lines.append(f"  row {m.recipient.row}, {_shown(m.recipient)}: {m.parts} parts")
-        if len(longer) > SHOWN:
-            lines.append(f"  ... and {len(longer) - SHOWN:,} more")
-    if plan.invalid:
-        lines.append(f"{len(plan.invalid):,} recipient(s) cannot be sent to:")
-        for row in plan.invalid[:SHOWN]:
-            lines.append(f"  row {row.row}, {row.text[:40]!r}: {row.reason}")
-        if len(plan.invalid) > SHOWN:
-            lines.append(f"  ... and {len(plan.invalid) - SHOWN:,} more")
+            "part(s) because of their values:",
+            [f"row {m.recipient.row}, {_shown(m.recipient)}: {m.parts} parts" for m in longer],
+        ),
+        *_listed(
+            f"{len(plan.invalid):,} recipient(s) cannot be sent to:",
+            [f"row {r.row}, {r.text[:40]!r}: {r.reason}" for r in plan.invalid],
+        ),
+    ]
     if plan.duplicates:
         lines.append(f"{plan.duplicates:,} repeated number(s) will be sent to once")
     if plan.excluded:

@@ -321,7 +321,7 @@ def run_on_store(args: argparse.Namespace, work: StoreWork) -> int:
     except UsageError as exc:
         out.failure("usage", str(exc))
         return EXIT_USAGE
-    except (StoreError, OSError) as exc:
+    except (StoreError, OSError, ValueError) as exc:
         out.failure("store", str(exc))
         return EXIT_FAILED
     finally:
