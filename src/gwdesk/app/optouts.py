@@ -199,8 +199,8 @@ class Rules:
 
 
 def keyword_list(text: str) -> list[str]:
-    """Keywords as typed in one line, separated by commas."""
-    return [part.strip() for part in text.split(",") if part.strip()]
+    """Keywords as typed, separated by commas or line breaks."""
+    return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
 
 
 def check_rules(opt_out: str, opt_in: str, marketing_default: bool, instruction: str) -> Rules:

@@ -140,7 +140,6 @@ class BatchCompose(QGroupBox):
             (self.marking.changed, "marketing"),
         ):
             signal.connect(lambda *_a, k=key: self._edited(k))
-        self.marking.marketing.toggled.connect(lambda _on: self._count_instruction())
         self.replies.group.buttonToggled.connect(lambda *_a: self._header_sender())
         self.editor.submit_requested.connect(self.submit_requested.emit)
 
@@ -243,6 +242,8 @@ class BatchCompose(QGroupBox):
 
     def _edited(self, key: str) -> None:
         self._clear(key)
+        if key == "marketing":
+            self._count_instruction()  # before the totals are asked for the parts
         if key in ("sender", "reply", "marketing"):
             self._check_sender()
         self.changed.emit()

@@ -345,7 +345,7 @@ class BatchTab(BaseTab):
             )
             role = "warning"
         else:
-            text = f"Opted out: {count:,} excluded: the batch leaves out {people} who opted out."
+            text = f"Opted out: {count:,} excluded. The batch will not text {people} on the opt-out list."
             role = "hint"
         self.optout_line.setText(text)
         set_role(self.optout_line, role)

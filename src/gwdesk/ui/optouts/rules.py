@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Final
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QLineEdit,
+    QPlainTextEdit,
     QPushButton,
     QWidget,
 )
@@ -43,6 +44,34 @@ MARKETING_TIP: Final = (
     "Whether a new message in the Send and Batch tabs starts ticked as Marketing."
 )
 LINE_LIMIT: Final = MAX_KEYWORDS * (MAX_KEYWORD_LENGTH + 2)
+HOW_IT_WORKS: Final = (
+    "A reply that starts with an opt-out keyword puts its number on this list at once, "
+    "whichever way it arrives; every send from this account then leaves the number out "
+    "unless the message is marked purely factual. Marketing messages end with the "
+    "instruction and must come from a number the customer can reply to."
+)
+
+
+class KeywordsEdit(QPlainTextEdit):
+    """Keywords, separated by commas: three lines show, so the default list fits whole."""
+
+    def __init__(self, accessible_name: str, tip: str) -> None:
+        super().__init__()
+        self.setAccessibleName(accessible_name)
+        self.setToolTip(tip)
+        self.setTabChangesFocus(True)
+        margin = self.document().documentMargin()
+        lines = self.fontMetrics().lineSpacing() * 3
+        self.setFixedHeight(round(lines + 2 * margin) + 2 * self.frameWidth() + 2)
+
+    def sizeHint(self) -> QSize:
+        return QSize(280, self.height())
+
+    def text(self) -> str:
+        return self.toPlainText()[:LINE_LIMIT]
+
+    def setText(self, text: str) -> None:
+        self.setPlainText(text)
 
 
 class RulesBox(QGroupBox):
@@ -53,14 +82,8 @@ class RulesBox(QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Rules", parent)
-        self.opt_out_edit = QLineEdit()
-        self.opt_out_edit.setAccessibleName("Opt-out keywords")
-        self.opt_out_edit.setToolTip(KEYWORDS_TIP)
-        self.opt_out_edit.setMaxLength(LINE_LIMIT)
-        self.opt_in_edit = QLineEdit()
-        self.opt_in_edit.setAccessibleName("Opt-in keywords")
-        self.opt_in_edit.setToolTip(OPT_IN_TIP)
-        self.opt_in_edit.setMaxLength(LINE_LIMIT)
+        self.opt_out_edit = KeywordsEdit("Opt-out keywords", KEYWORDS_TIP)
+        self.opt_in_edit = KeywordsEdit("Opt-in keywords", OPT_IN_TIP)
         self.instruction_edit = QLineEdit()
         self.instruction_edit.setAccessibleName("Opt-out instruction")
         self.instruction_edit.setToolTip(INSTRUCTION_TIP)
@@ -73,7 +96,7 @@ class RulesBox(QGroupBox):
             "opt_in": error_label("Opt-in keywords error"),
             "instruction": error_label("Opt-out instruction error"),
         }
-        self.edits = {
+        self.edits: dict[str, QWidget] = {
             "opt_out": self.opt_out_edit,
             "opt_in": self.opt_in_edit,
             "instruction": self.instruction_edit,
@@ -87,6 +110,9 @@ class RulesBox(QGroupBox):
         self.note.setAccessibleName("Rules result")
         self.note.setWordWrap(True)
         self.note.hide()
+        self.hint = PlainLabel(HOW_IT_WORKS)
+        self.hint.setProperty("role", "hint")
+        self.hint.setWordWrap(True)
 
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -95,12 +121,15 @@ class RulesBox(QGroupBox):
         form.addRow("Ins&truction", stacked(self.instruction_edit, self.errors["instruction"]))
         form.addRow("", self.marketing_box)
         actions = QHBoxLayout()
-        actions.addWidget(self.note, 1)
+        actions.addStretch(1)
         actions.addWidget(self.save_button)
         form.addRow(actions)
+        form.addRow(self.note)
+        form.addRow(self.hint)
 
-        for key, edit in self.edits.items():
-            edit.textEdited.connect(lambda _t, k=key: self._clear(k))
+        self.opt_out_edit.textChanged.connect(lambda: self._clear("opt_out"))
+        self.opt_in_edit.textChanged.connect(lambda: self._clear("opt_in"))
+        self.instruction_edit.textEdited.connect(lambda _t: self._clear("instruction"))
         self.save_button.clicked.connect(self.save)
 
     def show_rules(self, rules: Rules) -> None:

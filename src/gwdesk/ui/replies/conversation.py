@@ -156,7 +156,6 @@ class ConversationPane(QWidget):
         actions = QHBoxLayout()
         actions.setContentsMargins(0, 0, 0, 0)
         actions.addWidget(self.route_box)
-        actions.addWidget(self.factual_box)
         actions.addStretch(1)
         actions.addWidget(self.send_button)
         layout = QVBoxLayout(self)
@@ -166,6 +165,7 @@ class ConversationPane(QWidget):
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.editor)
         layout.addWidget(self.result_label)
+        layout.addWidget(self.factual_box)  # a line of its own: the pane stays narrow
         layout.addLayout(actions)
 
         self._reload_timer = QTimer(self)

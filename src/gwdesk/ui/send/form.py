@@ -257,7 +257,6 @@ class ComposeForm(QWidget):
         self.channel_group.buttonToggled.connect(self._channel_toggled)
         self.replies.group.buttonToggled.connect(lambda *_a: self.apply_channel())
         self.editor.submit_requested.connect(self.submit_requested.emit)
-        self.marking.marketing.toggled.connect(lambda _on: self._count_instruction())
 
     # ---- compliance --------------------------------------------------------------------
 
@@ -477,6 +476,8 @@ class ComposeForm(QWidget):
             self._check_sender()
 
     def _edited(self, keys: tuple[str, ...]) -> None:
+        if "marketing" in keys:
+            self._count_instruction()
         if self._restoring:
             return
         self.clear_errors(keys)
