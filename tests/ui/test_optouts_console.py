@@ -51,7 +51,7 @@ async def reply_by_webhook(sandbox: SandboxThread, text: str) -> dict[str, Any]:
 
     def reply() -> dict[str, Any]:
         made = make_reply(sandbox, message_id=message_id, text=text)
-        attempts = wait_until_delivered(sandbox, made["ReplyId"])
+        attempts = wait_until_delivered(sandbox, made["ReplyId"], timeout=20)  # retries too
         assert attempts, "the sandbox called the ReplyPath"
         assert attempts[-1]["Ok"], attempts
         return made
@@ -298,7 +298,7 @@ async def test_the_conversation_says_the_number_opted_out_and_by_what(
     await opted_out(ui, qtbot, sandbox)
     tab = await conversation_tab(ui, qtbot)
     banner = tab.conversation.optout_label
-    await wait_until(lambda: not banner.isHidden())
+    await wait_until(lambda: not banner.isHidden(), 20, "the opt-out shown above the transcript")
     assert banner.text().startswith("+61 412 345 678 opted out by replying STOP on ")
 
 
