@@ -245,6 +245,8 @@ class Sending:
         if self.guard is not None:
             screened = await self.guard.screen(numbers, factual=message.factual)
             numbers, excluded = screened.kept, screened.excluded_numbers
+            if not numbers and len(excluded) == 1:  # one recipient: say who and why
+                raise OptedOutError(screened.excluded[0], "Recipients")
             if not numbers:
                 raise ValidationError(
                     f"Every one of the {len(excluded):,} recipients has opted out; nothing was sent.",

@@ -366,9 +366,11 @@ def check_message(
     rules = compliance or Compliance()
     check_marking(form)
     if form.channel is Channel.REST_SMS:
+        check_text(form.text, "Message")  # the instruction alone is no message
         typed = with_instruction(form.text, rules.instruction) if form.marketing else form.text
         return _rest_message(form, check_text(typed, "Message"), region, now)
     if form.channel is Channel.LODGE_SMS:
+        check_text(form.text, "PhoneMessage")
         typed = with_instruction(form.text, rules.instruction) if form.marketing else form.text
         text = check_text(typed, "PhoneMessage")
         reply = check_reply(form.reply, region) if form.reply else None

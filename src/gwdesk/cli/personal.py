@@ -176,7 +176,8 @@ async def send_personal(args: argparse.Namespace, service: GatewayService, out: 
         recipients = await asyncio.to_thread(
             recipients_of, args, template, region, store.contacts, out
         )
-        plan = await sending.plan_personal(composed(args), template, recipients)
+        form = composed(args, sending.compliance.marketing_default)
+        plan = await sending.plan_personal(form, template, recipients)
         cost = await sending.cost(plan)
         if args.dry_run:
             lines = [message_line(plan, i) for i in range(len(plan.messages))]
