@@ -10,11 +10,14 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QDialogButtonBox
 
+from gwdesk.domain.settings import OPT_IN_KEYWORDS
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.replies import IncomingReply
 from gwdesk.ui.optouts.change_dialog import ChangeDialog
 from gwdesk.ui.optouts.tab import OptOutsTab
+from gwdesk.ui.send.tab import SendTab
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.screenshot_support import WINDOW, in_window, shot
 
 CUSTOMER = "61412345678"
 
@@ -139,24 +142,115 @@ async def test_a_reason_holding_markup_is_shown_as_text(
     assert "&lt;img" in str(tab.model.data(index, 3))  # the tooltip is escaped rich text
 
 
+async def save_rules(tab: OptOutsTab, **fields: str | bool) -> None:
+    """Type the rules given (the others as loaded) and save them; waits for the result."""
+    await wait_until(lambda: tab.rules.opt_out_edit.text().startswith("STOP"))
+    rules = tab.rules
+    for name, value in fields.items():
+        if name == "marketing_default":
+            rules.marketing_box.setChecked(bool(value))
+        else:
+            getattr(rules, f"{name}_edit").setText(str(value))
+    rules.save_button.click()
+    await wait_until(lambda: not rules.note.isHidden() and rules.note.text() != "Saving…")
+
+
+async def test_saved_keywords_decide_what_the_next_reply_does(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await connected_tab(ui, sandbox, qtbot)
+    await save_rules(tab, opt_out="HALT, stop", opt_in="resume")
+    assert tab.rules.note.text().startswith("Saved")
+    reply(ui, "Halt!")
+    reply(ui, "stop", number="61412000111")
+    assert ui.session.store is not None
+    halted = ui.session.store.optouts.get(CUSTOMER)
+    assert halted is not None
+    assert (halted.opted_out, halted.keyword) == (True, "HALT")
+    reply(ui, "START", number="61412000111")  # no longer an opt-in keyword
+    still = ui.session.store.optouts.get("61412000111")
+    assert still is not None
+    assert still.opted_out
+
+
+async def test_a_keyword_in_both_lists_is_refused_at_its_field_and_nothing_is_saved(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await connected_tab(ui, sandbox, qtbot)
+    await wait_until(lambda: tab.rules.opt_out_edit.text().startswith("STOP"))
+    tab.rules.opt_in_edit.setText("START, stop")
+    tab.rules.save_button.click()
+    assert "STOP cannot both opt out and opt back in" in tab.rules.errors["opt_in"].text()
+    assert not tab.rules.errors["opt_in"].isHidden()
+    assert ui.session.store is not None
+    assert ui.session.store.settings.get(OPT_IN_KEYWORDS) == ("START", "UNSTOP")
+
+
+async def test_an_empty_instruction_is_refused_at_its_field(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await connected_tab(ui, sandbox, qtbot)
+    await wait_until(lambda: tab.rules.opt_out_edit.text().startswith("STOP"))
+    tab.rules.instruction_edit.setText("   ")
+    tab.rules.save_button.click()
+    assert "say how to opt out" in tab.rules.errors["instruction"].text()
+
+
+async def test_the_saved_instruction_is_what_the_send_tab_counts(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await connected_tab(ui, sandbox, qtbot)
+    send = SendTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(send)
+    send.form.editor.set_text("Sale today")
+    send.form.marking.marketing.setChecked(True)
+    await save_rules(tab, instruction="Text END to stop these")
+    await wait_until(lambda: "Text END to stop these" in send.form.editor.appended_label.text())
+    assert send.form.editor.sent_text() == "Sale today\nText END to stop these"
+    assert tab.rules.note.property("role") == "ok"  # END is an opt-out keyword
+
+
+async def test_an_instruction_naming_no_keyword_is_saved_with_a_warning(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await connected_tab(ui, sandbox, qtbot)
+    await save_rules(tab, instruction="Call 02 9876 5432 to be removed")
+    assert "names none of the opt-out keywords" in tab.rules.note.text()
+    assert tab.rules.note.property("role") == "warning"
+
+
+async def test_marketing_by_default_ticks_a_new_message(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await connected_tab(ui, sandbox, qtbot)
+    await save_rules(tab, marketing_default=True)
+    assert ui.session.sending is not None
+    assert ui.session.sending.compliance.marketing_default
+    send = SendTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(send)
+    assert send.form.marking.marketing.isChecked()
+
+
 async def test_screenshot_optouts(
     ui: UiBundle, sandbox: SandboxThread, qtbot, screenshots_dir: Path | None
 ) -> None:
-    tab = await connected_tab(ui, sandbox, qtbot)
+    await ui.connect(sandbox)
+    tab = OptOutsTab(ui.session, ui.tasks, ui.theme)
+    window = in_window(qtbot, tab)
     for number, text in (
         (CUSTOMER, "STOP"),
         ("61412000111", "stop please"),
         ("61412000222", "Unsubscribe"),
+        ("61412000444", "End <b>NOW</b> \x1b[2J\x1b]0;pwned\x07"),
     ):
         reply(ui, text, number)
     assert ui.session.store is not None
-    ui.session.store.optouts.set("61412000333", True, reason="asked by phone on 3 March")
+    ui.session.store.optouts.set(
+        "61412000333", True, reason='asked by phone <img src="x"> \x1b[31mred\x1b[0m \u202egnp'
+    )
     tab.refresh()
-    await wait_until(lambda: tab.model.rowCount() == 4)
-    tab.table.selectRow(0)
+    await wait_until(lambda: tab.model.rowCount() == 5)
+    tab.table.selectRow(tab.model.rows.index(ui.session.store.optouts.get("61412000333")))
     await wait_until(lambda: tab.history_model.rowCount() >= 1)
-    picture = tab.grab()
-    assert not picture.isNull()
-    assert picture.width() >= 1000
-    if screenshots_dir is not None:
-        picture.save(str(screenshots_dir / "optouts.png"))
+    await wait_until(lambda: tab.rules.opt_out_edit.text().startswith("STOP"))
+    await shot(window, screenshots_dir, "optouts.png", WINDOW)

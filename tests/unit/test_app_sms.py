@@ -161,3 +161,9 @@ def test_a_wap_push_reads_back_from_the_outbox_with_its_url() -> None:
 def test_a_damaged_outbox_body_is_not_a_message(body: dict[str, object]) -> None:
     with pytest.raises(ValueError):  # noqa: PT011 - the reason is the operator's, not the test's
         SmsMessage.from_json(body)
+
+
+def test_a_marketing_message_with_no_text_is_refused_not_sent_as_the_instruction_alone() -> None:
+    refused = refusal(sms(text="  ", marketing=True))
+    assert refused.field == "Message"
+    assert "empty" in refused.message

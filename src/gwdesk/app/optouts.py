@@ -17,16 +17,26 @@ alphanumeric sender: no reply, and so no STOP, could come back to one.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Final
 
+from gwdesk.domain.optout_words import DEFAULT_OPT_IN, DEFAULT_OPT_OUT, Keywords, check_keywords
+from gwdesk.domain.settings import (
+    DEFAULT_INSTRUCTION,
+    MARKETING_DEFAULT,
+    OPT_IN_KEYWORDS,
+    OPT_OUT_INSTRUCTION,
+    OPT_OUT_KEYWORDS,
+)
 from gwdesk.gateway.errors import ValidationError
 from gwdesk.importing.export import write_csv
 from gwdesk.importing.recipients import InvalidRow
 from gwdesk.importing.recipients import import_file as import_recipients
-from gwdesk.store.optouts import OptOut, OptOutStore
+from gwdesk.store.optouts import OptOut, OptOutStore, utc_text
+from gwdesk.store.settings import StoredSettings
 
 FACTUAL_NOTE: Final = "Marked purely factual (no marketing): sent to an opted-out number."
 
@@ -35,13 +45,17 @@ class OptedOutError(ValidationError):
     """A single send to a number that opted out; nothing was recorded or sent."""
 
     def __init__(self, optout: OptOut, wire_field: str) -> None:
-        super().__init__(
-            f"Not sent: {optout.number} {optout.describe()}. Mark the message as purely "
-            "factual (no marketing) to send it anyway.",
-            field=wire_field,
-            status=None,
-        )
+        super().__init__(refusal_text(optout), field=wire_field, status=None)
         self.optout = optout
+
+
+def refusal_text(optout: OptOut, when_text: Callable[[datetime], str] = utc_text) -> str:
+    """Why a send to `optout.number` is refused, and how it may still go (the console
+    tells the time in the operator's zone)."""
+    return (
+        f"Not sent: {optout.number} {optout.describe(when_text)}. Mark the message as purely "
+        "factual (no marketing) to send it anyway."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +143,11 @@ def import_file(store: OptOutStore, path: Path, region: str, *, reason: str) -> 
 def export_file(store: OptOutStore, path: Path, *, include_opted_in: bool = False) -> int:
     """The list as CSV a spreadsheet opens safely (no cell is a formula); rows written.
     Blocking: call it off the GUI thread."""
-    rows = store.listing(include_opted_in=include_opted_in, limit=10_000_000)
+    return write_optouts(path, store.listing(include_opted_in=include_opted_in, limit=10_000_000))
+
+
+def write_optouts(path: Path, optouts: Iterable[OptOut]) -> int:
+    """Opt-outs as CSV (the list, or the numbers a batch left out); rows written. Blocking."""
     return write_csv(
         path,
         EXPORT_HEADER,
@@ -143,6 +161,88 @@ def export_file(store: OptOutStore, path: Path, *, include_opted_in: bool = Fals
                 o.keyword or "",
                 o.reason,
             )
-            for o in rows
+            for o in optouts
         ),
     )
+
+
+# ---- the profile's rules --------------------------------------------------------------------
+
+
+class RulesError(ValueError):
+    """A rule the operator typed cannot be kept; `field` names which (as the form shows it)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """A profile's opt-out keywords and marketing rules, as the profile store keeps them."""
+
+    opt_out: tuple[str, ...] = DEFAULT_OPT_OUT
+    opt_in: tuple[str, ...] = DEFAULT_OPT_IN
+    marketing_default: bool = False
+    instruction: str = DEFAULT_INSTRUCTION
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What is allowed but probably not meant."""
+        if Keywords(self.opt_out, ()).read(self.instruction) is None:
+            return (
+                "The instruction names none of the opt-out keywords: customers may not "
+                "know what to reply.",
+            )
+        return ()
+
+
+def keyword_list(text: str) -> list[str]:
+    """Keywords as typed, separated by commas or line breaks."""
+    return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
+
+
+def check_rules(opt_out: str, opt_in: str, marketing_default: bool, instruction: str) -> Rules:
+    """The rules as typed, checked (`RulesError` naming the field): at least one opt-out
+    keyword, no keyword in both lists, and an instruction a marketing message can end with."""
+    lists: dict[str, tuple[str, ...]] = {}
+    for field, typed in (("opt_out", opt_out), ("opt_in", opt_in)):
+        try:
+            lists[field] = check_keywords(keyword_list(typed))
+        except ValueError as exc:
+            raise RulesError(field, f"Not a keyword list: {exc}.") from None
+    if not lists["opt_out"]:
+        raise RulesError("opt_out", "Keep at least one opt-out keyword: customers need a way out.")
+    both = sorted(set(lists["opt_out"]) & set(lists["opt_in"]))
+    if both:
+        raise RulesError("opt_in", f"{', '.join(both)} cannot both opt out and opt back in.")
+    wanted = " ".join(instruction.split())
+    if not wanted:
+        raise RulesError(
+            "instruction", "A marketing message must say how to opt out: type the instruction."
+        )
+    try:
+        OPT_OUT_INSTRUCTION.write(wanted)
+    except ValueError as exc:
+        raise RulesError("instruction", f"The instruction is {exc}.") from None
+    return Rules(lists["opt_out"], lists["opt_in"], marketing_default, wanted)
+
+
+def read_rules(settings: StoredSettings) -> Rules:
+    """The profile's rules as its store keeps them. Blocking: a read of the file."""
+    return Rules(
+        settings.get(OPT_OUT_KEYWORDS),
+        settings.get(OPT_IN_KEYWORDS),
+        settings.get(MARKETING_DEFAULT),
+        settings.get(OPT_OUT_INSTRUCTION),
+    )
+
+
+def save_rules(settings: StoredSettings, rules: Rules) -> None:
+    """Keep checked rules in the profile's store; whoever reads replies or sends must then
+    apply them (`LocalStore.apply_optout_keywords`, the `Sending`'s compliance). Blocking."""
+    settings.set(OPT_OUT_KEYWORDS, rules.opt_out)
+    settings.set(OPT_IN_KEYWORDS, rules.opt_in)
+    settings.set(MARKETING_DEFAULT, rules.marketing_default)
+    settings.set(OPT_OUT_INSTRUCTION, rules.instruction)

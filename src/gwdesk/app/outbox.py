@@ -177,12 +177,16 @@ class OutboxRunner:
             entries=[NewEntry(1, tuple(recipients), description, None, own_id=False)],
         )
 
-    async def reopen(self, entry_ids: Sequence[int], message: SmsMessage) -> list[OutboxEntry]:
+    async def reopen(
+        self, entry_ids: Sequence[int], message: SmsMessage | None
+    ) -> list[OutboxEntry]:
         """Failed or pending entries made ready to send `message` ("Send remaining" with
-        the message as it is now); the entries now pending."""
+        the message as it is now; None: each its own, as recorded); the entries now
+        pending."""
+        body = None if message is None else message.to_json()
 
         def work() -> list[OutboxEntry]:
-            opened = self.outbox.reopen(entry_ids, message.to_json())
+            opened = self.outbox.reopen(entry_ids, body)
             found = [self.outbox.entry(entry_id) for entry_id in opened]
             return [e for e in found if e is not None]
 

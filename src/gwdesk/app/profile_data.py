@@ -72,12 +72,17 @@ def open_profile(data: ProfileData) -> LocalStore:
     return open_local(data.path, data.account, data.region)
 
 
+def compliance_of(store: LocalStore) -> Compliance:
+    """The profile's marketing rules as its store keeps them (read again after the operator
+    changes them). Blocking: a read of the file."""
+    return Compliance(
+        marketing_default=store.settings.get(MARKETING_DEFAULT),
+        instruction=store.settings.get(OPT_OUT_INSTRUCTION),
+    )
+
+
 def sending_for(gateway: GatewayService, store: LocalStore, data: ProfileData) -> Sending:
     """Every send of this profile: through its outbox, into its history."""
     guard = OptOutGuard(store.optouts)
     runner = OutboxRunner(gateway, store.outbox, data.account, guard=guard)
-    compliance = Compliance(
-        marketing_default=store.settings.get(MARKETING_DEFAULT),
-        instruction=store.settings.get(OPT_OUT_INSTRUCTION),
-    )
-    return Sending(runner, store.history, gateway.profile.region, compliance=compliance)
+    return Sending(runner, store.history, gateway.profile.region, compliance=compliance_of(store))

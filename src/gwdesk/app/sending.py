@@ -32,6 +32,7 @@ from gwdesk.app.media import (
 )
 from gwdesk.app.optouts import FACTUAL_NOTE, OptedOutError, OptOutGuard
 from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.personal import Cost, PersonalPlan, Recipients, cost_of, plan_personal
 from gwdesk.app.recovery import Recovery
 from gwdesk.app.send_values import (
     DEFAULT_LANES,
@@ -45,6 +46,7 @@ from gwdesk.app.send_values import (
 from gwdesk.app.sms import Channel, Compliance, SmsForm, SmsMessage, check_sms, recipient_field
 from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import Rejected, display
+from gwdesk.domain.templates import Template
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
 from gwdesk.store.history import HistoryEntry, HistoryStore
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
@@ -243,6 +245,8 @@ class Sending:
         if self.guard is not None:
             screened = await self.guard.screen(numbers, factual=message.factual)
             numbers, excluded = screened.kept, screened.excluded_numbers
+            if not numbers and len(excluded) == 1:  # one recipient: say who and why
+                raise OptedOutError(screened.excluded[0], "Recipients")
             if not numbers:
                 raise ValidationError(
                     f"Every one of the {len(excluded):,} recipients has opted out; nothing was sent.",
@@ -287,6 +291,23 @@ class Sending:
         Entries whose outcome is unknown are settled by status first, never resent
         blindly; failed ones are sent again with `message` as it is now.
         """
+        return await self._run_recorded(
+            batch, entries, message, message, lanes=lanes, stop=stop, on_change=on_change
+        )
+
+    async def _run_recorded(
+        self,
+        batch: OutboxBatch,
+        entries: Sequence[OutboxEntry],
+        message: SmsMessage | None,
+        shown: SmsMessage,
+        *,
+        lanes: int,
+        stop: asyncio.Event | None,
+        on_change: Changed | None,
+    ) -> Outcome:
+        """`run_list`, and `run_personal` (`message` None: each entry keeps its own text;
+        `shown` is what the history row says was sent)."""
         unsettled = [e for e in entries if e.state in (EntryState.IN_FLIGHT, EntryState.UNKNOWN)]
         settled: dict[int, OutboxEntry] = {}
         if unsettled:
@@ -296,13 +317,15 @@ class Sending:
                     if on_change is not None:
                         on_change(found.entry)
         current = [settled.get(e.id, e) for e in entries]
-        body = message.to_json()
+        body = None if message is None else message.to_json()
         # Entries just recorded with this message are ready as they are: reading a big
         # list back would only make a second copy of its recipients.
         waiting = {
             e.id
             for e in current
-            if e.state is EntryState.PENDING and not e.reason and dict(e.body) == body
+            if e.state is EntryState.PENDING
+            and not e.reason
+            and (body is None or dict(e.body) == body)
         }
         due = [
             e.id
@@ -320,11 +343,98 @@ class Sending:
         ]
         report = await self.runner.run(batch, ready, lanes=lanes, stop=stop, on_change=on_change)
         rows = [
-            list_history(
-                message, batch, report, await self._all(batch, current, report), self.now()
-            )
+            list_history(shown, batch, report, await self._all(batch, current, report), self.now())
         ]
         return self._outcome(report, rows)
+
+    # ---- personal messages -------------------------------------------------------------
+
+    async def plan_personal(
+        self, form: SmsForm, template: Template, recipients: Recipients
+    ) -> PersonalPlan:
+        """Make and check every recipient's text (on a worker thread), then leave out who
+        opted out (unless the message is purely factual): what will be sent, before
+        anything is. The options' refusal is raised (`ValidationError`) as a single
+        send's is; each recipient's is in the plan."""
+        plan = await asyncio.to_thread(
+            plan_personal,
+            form,
+            template,
+            recipients,
+            self.region,
+            now=self.now(),
+            compliance=self.compliance,
+        )
+        if self.guard is not None and plan.messages:
+            numbers = [m.recipient.number for m in plan.messages]
+            screened = await self.guard.screen(numbers, factual=plan.message.factual)
+            if not screened.factual:
+                plan = plan.without(screened.excluded)
+        return plan
+
+    async def cost(self, plan: PersonalPlan) -> Cost:
+        """What the send will cost, and whether the account's credits cover it (where the
+        gateway reports credits); asked before sending."""
+        parts = plan.parts[2]
+        try:
+            funds = await self.runner.gateway.funds()
+        except GatewayError as exc:
+            return Cost(parts, note=f"The account's credits could not be read: {exc.message}")
+        return cost_of(parts, funds)
+
+    async def record_personal(self, plan: PersonalPlan) -> tuple[OutboxBatch, list[OutboxEntry]]:
+        """Record a plan: each distinct text with up to 100 of its recipients per request,
+        each request keeping its own text, before any of it is sent."""
+        if not plan.messages:
+            if plan.excluded:
+                raise ValidationError(
+                    f"Every one of the {len(plan.excluded):,} recipients that could be sent to "
+                    "has opted out; nothing was sent.",
+                    field="Recipients",
+                    status=None,
+                )
+            raise ValidationError(
+                "No recipient can be sent to; nothing was sent.", field="Recipients", status=None
+            )
+        return await self.runner.record_sms(
+            plan.requests(),
+            label=plan.template.source,
+            excluded=[o.number for o in plan.excluded],
+        )
+
+    async def run_personal(
+        self,
+        batch: OutboxBatch,
+        entries: Sequence[OutboxEntry],
+        shown: SmsMessage,
+        *,
+        lanes: int = DEFAULT_LANES,
+        stop: asyncio.Event | None = None,
+        on_change: Changed | None = None,
+    ) -> Outcome:
+        """Send a recorded personal send's `entries` (what is left of it, again): each
+        with its own text; unknown ones settled by status first. `shown` is what the
+        history row says was sent (`PersonalPlan.history_message`)."""
+        return await self._run_recorded(
+            batch, entries, None, shown, lanes=lanes, stop=stop, on_change=on_change
+        )
+
+    async def send_personal(
+        self,
+        plan: PersonalPlan,
+        *,
+        lanes: int = DEFAULT_LANES,
+        stop: asyncio.Event | None = None,
+        on_change: Changed | None = None,
+    ) -> Outcome:
+        """Record, then send a plan (`gwdesk send --template`); the console records and
+        runs apart, so that it can show the requests before they go."""
+        batch, entries = await self.record_personal(plan)
+        outcome = await self.run_personal(
+            batch, entries, plan.history_message(), lanes=lanes, stop=stop, on_change=on_change
+        )
+        rejected = [Rejected(row.row - 1, row.text, row.reason) for row in plan.invalid]
+        return _with_check(outcome, rejected, plan.duplicates)
 
     async def _all(
         self, batch: OutboxBatch, given: Sequence[OutboxEntry], report: RunReport

@@ -22,7 +22,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from gwdesk.domain.numbers import NumberError, normalise
-from gwdesk.domain.segments import MAX_PARTS, count_segments
+from gwdesk.domain.segments import MAX_PARTS, SegmentInfo, count_segments
 from gwdesk.domain.sender_id import SenderKind, check_sender_id
 from gwdesk.domain.settings import DEFAULT_INSTRUCTION
 from gwdesk.gateway.errors import ValidationError
@@ -225,7 +225,9 @@ def check_recipient(text: str, region: str, wire_field: str, what: str = "recipi
         raise refuse(f"Not a usable number: {exc.reason}.", wire_field) from None
 
 
-def check_text(text: str, wire_field: str) -> str:
+def counted_text(text: str, wire_field: str) -> SegmentInfo:
+    """Check a message's text (the rules every text meets, each personal message too)
+    and say what it costs."""
     if not text.strip():
         raise refuse("The message is empty: type the text to send.", wire_field)
     if "\x00" in text:
@@ -241,6 +243,11 @@ def check_text(text: str, wire_field: str) -> str:
             f"at most {MAX_PARTS}.",
             wire_field,
         )
+    return info
+
+
+def check_text(text: str, wire_field: str) -> str:
+    counted_text(text, wire_field)
     return text
 
 
@@ -359,29 +366,11 @@ def check_message(
     rules = compliance or Compliance()
     check_marking(form)
     if form.channel is Channel.REST_SMS:
+        check_text(form.text, "Message")  # the instruction alone is no message
         typed = with_instruction(form.text, rules.instruction) if form.marketing else form.text
-        text = check_text(typed, "Message")
-        reply = check_reply(form.reply, region) if form.reply else None
-        source = None
-        header = reply is not None and reply[0] == "HEADER"
-        if form.sender.strip() and not header:
-            source = check_sender(form.sender, region, "Source")
-        if form.marketing:
-            shown = reply[1] if reply is not None and header else source
-            check_marketing_sender(shown, region, "ReplyPath" if header else "Source")
-        return SmsMessage(
-            Channel.REST_SMS,
-            text,
-            source=source,
-            send_at=check_send_at(form.send_at, now) if form.send_at else None,
-            reply_type=reply[0] if reply else None,
-            reply_path=reply[1] if reply else None,
-            external_id=check_external_id(form.external_id),
-            tags=clean_tags(form.tags),
-            marketing=form.marketing,
-            factual=form.factual,
-        )
+        return _rest_message(form, check_text(typed, "Message"), region, now)
     if form.channel is Channel.LODGE_SMS:
+        check_text(form.text, "PhoneMessage")
         typed = with_instruction(form.text, rules.instruction) if form.marketing else form.text
         text = check_text(typed, "PhoneMessage")
         reply = check_reply(form.reply, region) if form.reply else None
@@ -414,6 +403,45 @@ def check_message(
     return SmsMessage(
         Channel.WAP_PUSH, wap_app=app, wap_url=url, marketing=form.marketing, factual=form.factual
     )
+
+
+def _rest_message(form: SmsForm, text: str, region: str, now: datetime) -> SmsMessage:
+    """A REST SMS's options checked (the marking checked already), around `text`."""
+    reply = check_reply(form.reply, region) if form.reply else None
+    source = None
+    header = reply is not None and reply[0] == "HEADER"
+    if form.sender.strip() and not header:
+        source = check_sender(form.sender, region, "Source")
+    if form.marketing:
+        shown = reply[1] if reply is not None and header else source
+        check_marketing_sender(shown, region, "ReplyPath" if header else "Source")
+    return SmsMessage(
+        Channel.REST_SMS,
+        text,
+        source=source,
+        send_at=check_send_at(form.send_at, now) if form.send_at else None,
+        reply_type=reply[0] if reply else None,
+        reply_path=reply[1] if reply else None,
+        external_id=check_external_id(form.external_id),
+        tags=clean_tags(form.tags),
+        marketing=form.marketing,
+        factual=form.factual,
+    )
+
+
+def check_options(form: SmsForm, region: str, now: datetime | None = None) -> SmsMessage:
+    """The checked options of a message whose text is made per recipient (a personal
+    message, `gwdesk.app.personal`, checks each text with `counted_text`): what
+    `check_message` checks but the text, which is left empty (a marketing message's
+    instruction goes into each text as it is made). REST only: a personal send groups
+    identical texts into requests of 100."""
+    check_marking(form)
+    if form.channel is not Channel.REST_SMS:
+        raise refuse(
+            "Personal messages (a template filled in per recipient) go over REST only.",
+            "Message",
+        )
+    return _rest_message(form, "", region, now or datetime.now(UTC))
 
 
 def recipient_field(channel: Channel) -> str:

@@ -18,16 +18,11 @@ import argparse
 from pathlib import Path
 from typing import Any, Final
 
-from gwdesk.cli import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
-    Output,
-    Registrar,
-    SubParsers,
-    UsageError,
-    resolve_profile,
-)
+from gwdesk.app.optouts import export_file, import_file
+from gwdesk.cli import EXIT_OK, Output, Registrar, SubParsers, UsageError, run_on_store
+from gwdesk.domain.numbers import NumberError, normalise
+from gwdesk.domain.profile import Profile
+from gwdesk.store.local import LocalStore
 
 ACTIONS: Final = ("list", "add", "remove", "import", "export")
 SHOWN: Final = 1000
@@ -49,88 +44,60 @@ def _line(optout: Any) -> str:
     return f"{optout.number}  {optout.describe()}"
 
 
-def run_optouts(args: argparse.Namespace) -> int:
-    from gwdesk.app.optouts import export_file, import_file
-    from gwdesk.app.profile_data import locate, open_profile
-    from gwdesk.domain.numbers import NumberError, normalise
-    from gwdesk.store.database import StoreError
-
-    out = Output(args.json)
-    try:
-        profile = resolve_profile(args)
-        data = locate(profile)
-        store = open_profile(data)
-    except UsageError as exc:
-        out.failure("usage", str(exc))
-        return EXIT_USAGE
-    except (StoreError, OSError) as exc:
-        out.failure("store", f"The profile's store cannot be opened: {exc}")
-        return EXIT_FAILED
+def optouts_work(args: argparse.Namespace, profile: Profile, store: LocalStore, out: Output) -> int:
     optouts = store.optouts
-    try:
-        action = args.action
-        if action in ("add", "remove"):
-            if not args.target:
-                raise UsageError(f"Name the number: gwdesk optouts {action} NUMBER --reason TEXT.")
-            try:
-                number = normalise(args.target, profile.region)
-            except NumberError as exc:
-                raise UsageError(
-                    f"{args.target[:40]!r} is not a usable number: {exc.reason}."
-                ) from None
-            if not (args.reason or "").strip():
-                raise UsageError("Say why with --reason: it is kept in the number's history.")
-            now = optouts.set(number, action == "add", reason=args.reason)
-            out.result({"ok": True, **_json(now)}, [_line(now)])
-            return EXIT_OK
-        if action == "import":
-            if not args.target:
-                raise UsageError("Name the file: gwdesk optouts import FILE.")
-            path = Path(args.target)
-            report = import_file(optouts, path, profile.region, reason=args.reason or "")
-            data_out = {
-                "ok": True,
-                "added": report.added,
-                "listed": report.listed,
-                "duplicates": report.duplicates,
-                "invalid": [
-                    {"row": r.row, "text": r.text, "reason": r.reason} for r in report.invalid
-                ],
-            }
-            lines = [f"{path.name}: {report.summary()}"]
-            lines += [f"row {r.row}: {r.text[:40]!r}: {r.reason}" for r in report.invalid[:20]]
-            out.result(data_out, lines)
-            return EXIT_OK
-        if action == "export":
-            if not args.target:
-                raise UsageError("Name the file: gwdesk optouts export FILE.")
-            count = export_file(optouts, Path(args.target), include_opted_in=args.all)
-            out.result(
-                {"ok": True, "written": count, "file": args.target},
-                [f"{count:,} numbers written to {args.target}"],
-            )
-            return EXIT_OK
-        rows = optouts.listing(args.search or "", include_opted_in=args.all, limit=SHOWN)
-        opted, back_in = optouts.count()
-        summary = f"{opted:,} opted out, {back_in:,} opted back in"
+    action = args.action
+    if action in ("add", "remove"):
+        if not args.target:
+            raise UsageError(f"Name the number: gwdesk optouts {action} NUMBER --reason TEXT.")
+        try:
+            number = normalise(args.target, profile.region)
+        except NumberError as exc:
+            raise UsageError(
+                f"{args.target[:40]!r} is not a usable number: {exc.reason}."
+            ) from None
+        if not (args.reason or "").strip():
+            raise UsageError("Say why with --reason: it is kept in the number's history.")
+        now = optouts.set(number, action == "add", reason=args.reason)
+        out.result({"ok": True, **_json(now)}, [_line(now)])
+        return EXIT_OK
+    if action == "import":
+        if not args.target:
+            raise UsageError("Name the file: gwdesk optouts import FILE.")
+        path = Path(args.target)
+        report = import_file(optouts, path, profile.region, reason=args.reason or "")
+        data_out = {
+            "ok": True,
+            "added": report.added,
+            "listed": report.listed,
+            "duplicates": report.duplicates,
+            "invalid": [{"row": r.row, "text": r.text, "reason": r.reason} for r in report.invalid],
+        }
+        lines = [f"{path.name}: {report.summary()}"]
+        lines += [f"row {r.row}: {r.text[:40]!r}: {r.reason}" for r in report.invalid[:20]]
+        out.result(data_out, lines)
+        return EXIT_OK
+    if action == "export":
+        if not args.target:
+            raise UsageError("Name the file: gwdesk optouts export FILE.")
+        count = export_file(optouts, Path(args.target), include_opted_in=args.all)
         out.result(
-            {
-                "ok": True,
-                "opted_out": opted,
-                "opted_in": back_in,
-                "numbers": [_json(o) for o in rows],
-            },
-            [*(_line(o) for o in rows), summary],
+            {"ok": True, "written": count, "file": args.target},
+            [f"{count:,} numbers written to {args.target}"],
         )
         return EXIT_OK
-    except UsageError as exc:
-        out.failure("usage", str(exc))
-        return EXIT_USAGE
-    except (StoreError, OSError, ValueError) as exc:
-        out.failure("store", str(exc))
-        return EXIT_FAILED
-    finally:
-        store.close()
+    rows = optouts.listing(args.search or "", include_opted_in=args.all, limit=SHOWN)
+    opted, back_in = optouts.count()
+    summary = f"{opted:,} opted out, {back_in:,} opted back in"
+    out.result(
+        {"ok": True, "opted_out": opted, "opted_in": back_in, "numbers": [_json(o) for o in rows]},
+        [*(_line(o) for o in rows), summary],
+    )
+    return EXIT_OK
+
+
+def run_optouts(args: argparse.Namespace) -> int:
+    return run_on_store(args, optouts_work)
 
 
 def register_optouts(sub: SubParsers, common: argparse.ArgumentParser) -> None:

@@ -247,6 +247,44 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     ALTER TABLE outbox_batches ADD COLUMN excluded TEXT NOT NULL DEFAULT '[]';
     """,
+    # Templates (gwdesk.store.templates) and contacts (gwdesk.store.contacts). Names are
+    # unique by `name_key` (case folded in Python: SQLite folds ASCII only); a number
+    # belongs to one contact; a contact's fields are a JSON object; times are UTC µs.
+    """
+    CREATE TABLE templates (
+        name_key TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        text TEXT NOT NULL,
+        updated_us INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE contacts (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL,
+        notes TEXT NOT NULL DEFAULT '',
+        fields TEXT NOT NULL DEFAULT '{}',
+        created_us INTEGER NOT NULL,
+        updated_us INTEGER NOT NULL
+    );
+    CREATE INDEX contacts_name ON contacts(name_key, id);
+    CREATE TABLE contact_numbers (
+        number TEXT PRIMARY KEY,
+        contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX contact_numbers_contact ON contact_numbers(contact_id, position);
+    CREATE TABLE contact_groups (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE contact_members (
+        group_id INTEGER NOT NULL REFERENCES contact_groups(id) ON DELETE CASCADE,
+        contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+        PRIMARY KEY (group_id, contact_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX contact_members_contact ON contact_members(contact_id);
+    """,
     # Team notes (gwdesk.store.team) and who did what: the same tables a team's PostgreSQL
     # server has (gwdesk.store.pg_schema), for the consoles of one workstation.
     """

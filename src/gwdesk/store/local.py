@@ -12,6 +12,7 @@ from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.settings import OPT_IN_KEYWORDS, OPT_OUT_KEYWORDS
 from gwdesk.store.background_writer import BackgroundWriter
+from gwdesk.store.contacts import ContactStore
 from gwdesk.store.database import StoreError, connect, store_methods
 from gwdesk.store.drafts import DraftStore
 from gwdesk.store.history import HistoryStore
@@ -19,6 +20,7 @@ from gwdesk.store.optouts import OptOutStore
 from gwdesk.store.outbox import OutboxStore
 from gwdesk.store.replies import OptOutRules, ReplyStore
 from gwdesk.store.settings import LockedConnection, StoredSettings
+from gwdesk.store.templates import TemplateStore
 
 
 @store_methods
@@ -39,12 +41,16 @@ class LocalStore:
         self.writer = BackgroundWriter(path, shared=self.conn if memory else None)
         self.drafts = DraftStore(self.conn, self.writer)
         self.history = HistoryStore(self.conn, self.writer)
-        self.settings = StoredSettings(LockedConnection(self.conn))
+        shared = LockedConnection(self.conn)
+        self.settings = StoredSettings(shared)
         """The profile's settings (`gwdesk.domain.settings`, those kept in the profile store)."""
+        self.templates = TemplateStore(shared)
         # Its own connections: the reply listener writes from its own thread (group commit).
         self.replies = ReplyStore(path)
         self.optouts = OptOutStore(path, account or "")
         self.apply_optout_keywords()
+        # Its own connection: an import is one long transaction, off the GUI thread.
+        self.contacts = ContactStore(path, self.optouts)
         # Its own connection too (synchronous=FULL); its writes run on worker threads.
         self.outbox = OutboxStore(path)
 
@@ -63,6 +69,7 @@ class LocalStore:
         self.writer.close()  # first: what was handed over goes into the file (may wait)
         self.replies.close()
         self.optouts.close()
+        self.contacts.close()
         self.outbox.close()
         self.conn.close()
 

@@ -260,18 +260,19 @@ class OutboxStore:
                 ).rowcount
             )
 
-    def reopen(self, entry_ids: Sequence[int], body: Mapping[str, Any]) -> list[int]:
+    def reopen(self, entry_ids: Sequence[int], body: Mapping[str, Any] | None) -> list[int]:
         """Make failed or pending entries ready to send with `body` ("Send remaining" with
-        the message as it is now); the ids that are now pending, waiting their turn (why
-        they were not sent before no longer holds). Entries in flight, unknown or lodged
-        are left as they are."""
-        text = json.dumps(dict(body), ensure_ascii=False, default=str)
+        the message as it is now; None: each with its own, as a personal send's entries
+        are); the ids that are now pending, waiting their turn (why they were not sent
+        before no longer holds). Entries in flight, unknown or lodged are left as they are."""
+        text = None if body is None else json.dumps(dict(body), ensure_ascii=False, default=str)
         now = self._clock()
         opened = []
         with self._lock, transaction(self.conn):
             for entry_id in entry_ids:
                 if self.conn.execute(
-                    "UPDATE outbox_entries SET state = 'pending', body = ?, reason = '', updated_us = ? "
+                    "UPDATE outbox_entries SET state = 'pending', body = COALESCE(?, body), "
+                    "reason = '', updated_us = ? "
                     "WHERE id = ? AND state IN ('pending', 'failed')",
                     (text, now, entry_id),
                 ).rowcount:

@@ -4,7 +4,9 @@ The list is the account's own (`gwdesk.store.optouts`): keyword replies change i
 they are stored, from any channel; here an operator searches it, opts a number out or
 back in by hand (always with a reason, kept in the number's history), imports a list
 and exports it. Every read and write runs off the GUI thread; the view refreshes when
-replies arrive (a STOP may have changed it) and when the profile switches.
+replies arrive (a STOP may have changed it) and when the profile switches. Beside the
+list, the profile's Rules: which keywords opt out and back in, whether a new message
+is marketing, and the instruction a marketing message ends with.
 """
 
 from __future__ import annotations
@@ -31,17 +33,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.optouts import export_file, import_file
+from gwdesk.app.optouts import Rules, export_file, import_file, read_rules, save_rules
 from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.store.database import StoreError
+from gwdesk.store.local import LocalStore
 from gwdesk.store.optouts import OptOut, OptOutChange, OptOutStore
-from gwdesk.ui.formatting import local_time
+from gwdesk.ui.formatting import local_time, sentence_time
 from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
 from gwdesk.ui.optouts.change_dialog import ChangeDialog
+from gwdesk.ui.optouts.rules import RulesBox
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, off_thread
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
@@ -165,10 +169,23 @@ class OptOutsTab(BaseTab):
         lists.addWidget(self.history_box)
         lists.setStretchFactor(0, 3)
         lists.setStretchFactor(1, 1)
+        self.rules = RulesBox()
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(self.rules)
+        side_layout.addStretch(1)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.setChildrenCollapsible(False)
+        body.addWidget(lists)
+        body.addWidget(side)
+        body.setStretchFactor(0, 3)
+        body.setStretchFactor(1, 1)
+        body.setSizes([720, 380])
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addLayout(buttons)
-        layout.addWidget(lists, 1)
+        layout.addWidget(body, 1)
         layout.addWidget(self.message)
 
         self._search_timer = QTimer(self)
@@ -182,6 +199,7 @@ class OptOutsTab(BaseTab):
         self.remove_button.clicked.connect(lambda: self.change(opt_out=False))
         self.import_button.clicked.connect(self.choose_import)
         self.export_button.clicked.connect(self.choose_export)
+        self.rules.save_requested.connect(self.save_rules)
         self.connect_tracked(session.replies.replies_arrived, lambda _d: self._search_timer.start())
         self.on_session_changed()
 
@@ -196,6 +214,13 @@ class OptOutsTab(BaseTab):
         for button in (self.add_button, self.import_button, self.export_button):
             button.setEnabled(enabled)
         self.remove_button.setEnabled(False)
+        self.rules.setEnabled(enabled)
+        self.rules.say("", "hint")
+        store = self.session.store
+        if store is not None:
+            self.tasks.run(
+                self._load_rules(store), key="rules", owner=self, context="reading the rules"
+            )
         self.refresh()
 
     def refresh(self) -> None:
@@ -272,6 +297,41 @@ class OptOutsTab(BaseTab):
         if current is not None and current.number == number:
             self.history_model.set_rows(list(reversed(changes)))
 
+    # ---- rules -------------------------------------------------------------------------
+
+    async def _load_rules(self, store: LocalStore) -> None:
+        try:
+            rules = await off_thread(lambda: read_rules(store.settings))
+        except StoreError as exc:
+            self.rules.say(f"The rules could not be read: {exc}", "error")
+            return
+        if store is self.session.store:
+            self.rules.show_rules(rules)
+
+    def save_rules(self, rules: Rules) -> None:
+        """Keep checked rules in the profile, then have the session apply them."""
+        store = self.session.store
+        if store is None:
+            return
+        self.rules.say("Saving…", "hint")
+        self.tasks.run(
+            self._save_rules(store, rules), key="rules", owner=self, context="saving the rules"
+        )
+
+    async def _save_rules(self, store: LocalStore, rules: Rules) -> None:
+        try:
+            await off_thread(lambda: save_rules(store.settings, rules))
+            await self.session.apply_rules()
+        except StoreError as exc:
+            self.rules.say(f"The rules were not saved: {exc}", "error")
+            return
+        if store is not self.session.store:
+            return
+        self.rules.show_rules(rules)
+        warnings = " ".join(rules.warnings)
+        saved = "Saved: replies from now on are read by these keywords."
+        self.rules.say(f"{saved} {warnings}".strip(), "warning" if warnings else "ok")
+
     # ---- changing ----------------------------------------------------------------------
 
     def change(self, *, opt_out: bool) -> None:
@@ -303,7 +363,7 @@ class OptOutsTab(BaseTab):
         except StoreError as exc:
             self._say(str(exc), "error")
             return
-        self._say(f"{display(number)} {now.describe()}.", "ok")
+        self._say(f"{display(number)} {now.describe(sentence_time)}.", "ok")
         self.session.report(f"{display(number)} {state_text(opt_out)}", True)
         await self._load(store)
         self._select(number)
