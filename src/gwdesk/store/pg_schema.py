@@ -155,6 +155,40 @@ PG_MIGRATIONS: Final[tuple[str, ...]] = (
         until_us BIGINT NOT NULL
     );
 
+    CREATE TABLE templates (
+        name_key TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        text TEXT NOT NULL,
+        updated_us BIGINT NOT NULL
+    );
+    CREATE TABLE contacts (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL,
+        notes TEXT NOT NULL DEFAULT '',
+        fields TEXT NOT NULL DEFAULT '{}',
+        created_us BIGINT NOT NULL,
+        updated_us BIGINT NOT NULL
+    );
+    CREATE INDEX contacts_name ON contacts(name_key, id);
+    CREATE TABLE contact_numbers (
+        number TEXT PRIMARY KEY,
+        contact_id BIGINT NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL
+    );
+    CREATE INDEX contact_numbers_contact ON contact_numbers(contact_id, position);
+    CREATE TABLE contact_groups (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE contact_members (
+        group_id BIGINT NOT NULL REFERENCES contact_groups(id) ON DELETE CASCADE,
+        contact_id BIGINT NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+        PRIMARY KEY (group_id, contact_id)
+    );
+    CREATE INDEX contact_members_contact ON contact_members(contact_id);
+
     CREATE FUNCTION gwdesk_changed() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         PERFORM pg_notify('gwdesk', TG_TABLE_NAME);
@@ -175,6 +209,14 @@ PG_MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE TRIGGER claims_changed AFTER INSERT OR UPDATE OR DELETE ON claims
         FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
     CREATE TRIGGER consoles_changed AFTER INSERT OR DELETE ON consoles
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER templates_changed AFTER INSERT OR UPDATE OR DELETE ON templates
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER contacts_changed AFTER INSERT OR UPDATE OR DELETE ON contacts
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER contact_numbers_changed AFTER INSERT OR UPDATE OR DELETE ON contact_numbers
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
+    CREATE TRIGGER contact_members_changed AFTER INSERT OR UPDATE OR DELETE ON contact_members
         FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
     """,
 )

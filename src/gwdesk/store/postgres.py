@@ -216,7 +216,8 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
 #: The tables a console's role reads and writes (and nothing else: no schema changes).
 SHARED_TABLES: Final = (
     "history", "replies", "outbox_batches", "outbox_entries", "optouts", "optout_changes",
-    "settings", "audit", "consoles", "claims",
+    "settings", "audit", "consoles", "claims", "templates", "contacts", "contact_numbers",
+    "contact_groups", "contact_members",
 )  # fmt: skip
 PRIVILEGES: Final = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
