@@ -10,6 +10,7 @@ import pytest
 
 from gwdesk.store.database import connect
 from gwdesk.store.engine import Database, SqliteDatabase
+from gwdesk.store.shared import FileData, ServerData, SharedData
 
 ENGINES = ["sqlite", "postgresql"]
 
@@ -29,3 +30,18 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
     opened = open_database(request.param, tmp_path, request)
     yield opened
     opened.close()
+
+
+@pytest.fixture(params=ENGINES)
+def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SharedData]:
+    """Where a profile's shared stores live, on each engine in turn: the profile's own
+    file, or a fresh database on the session's PostgreSQL server."""
+    data: SharedData
+    if request.param == "sqlite":
+        data = FileData(tmp_path / "profile.sqlite3")
+    else:
+        from gwdesk.store.postgres import PostgresDatabase
+
+        data = ServerData(PostgresDatabase(request.getfixturevalue("pg_url")))
+    yield data
+    data.close()
