@@ -26,26 +26,38 @@ def test_a_console_not_heard_from_has_gone(database: Database) -> None:
     assert [c.id for c in presence.live(within=0.5)] == ["a"]
 
 
-def test_a_typing_claim_is_seen_by_others_and_lapses(database: Database) -> None:
+def test_a_typing_note_is_seen_by_others_and_lapses(database: Database) -> None:
     claims = Claims(database)
     claims.hold("conversation:61412345678", "a", "alex", seconds=0.2)
-    held = claims.holder("conversation:61412345678", besides="b")
-    assert held is not None
-    assert held.operator == "alex"
-    assert claims.holder("conversation:61412345678", besides="a") is None  # one's own
+    held = claims.holders("conversation:61412345678", besides="b")
+    assert [c.operator for c in held] == ["alex"]
+    assert claims.holders("conversation:61412345678", besides="a") == []  # one's own
     time.sleep(0.3)
-    assert claims.holder("conversation:61412345678", besides="b") is None
+    assert claims.holders("conversation:61412345678", besides="b") == []
 
 
-def test_the_last_to_type_holds_the_claim_and_releasing_ends_it(database: Database) -> None:
+def test_two_operators_typing_each_see_the_other(database: Database) -> None:
     claims = Claims(database)
     claims.hold("conversation:1", "a", "alex")
     claims.hold("conversation:1", "b", "sam")
-    held = claims.holder("conversation:1", besides="a")
-    assert held is not None
-    assert held.operator == "sam"
+    assert [c.operator for c in claims.holders("conversation:1", besides="a")] == ["sam"]
+    assert [c.operator for c in claims.holders("conversation:1", besides="b")] == ["alex"]
+
+
+def test_releasing_a_note_leaves_the_others(database: Database) -> None:
+    claims = Claims(database)
+    claims.hold("conversation:1", "a", "alex")
+    claims.hold("conversation:1", "b", "sam")
     claims.release("conversation:1", "b")
-    assert claims.holder("conversation:1") is None
+    assert [c.operator for c in claims.holders("conversation:1")] == ["alex"]
+
+
+def test_renewing_a_note_keeps_one_per_console(database: Database) -> None:
+    claims = Claims(database)
+    claims.hold("conversation:1", "a", "alex", seconds=0.2)
+    claims.hold("conversation:1", "a", "alex", seconds=30)
+    time.sleep(0.3)
+    assert [c.console for c in claims.holders("conversation:1")] == ["a"]
 
 
 def test_the_audit_log_keeps_who_did_what_in_order(database: Database) -> None:

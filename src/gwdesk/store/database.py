@@ -309,10 +309,11 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         version TEXT NOT NULL
     );
     CREATE TABLE claims (
-        subject TEXT PRIMARY KEY,
+        subject TEXT NOT NULL,
         console TEXT NOT NULL,
         operator TEXT NOT NULL,
-        until_us INTEGER NOT NULL
+        until_us INTEGER NOT NULL,
+        PRIMARY KEY (subject, console)
     );
     """,
 )

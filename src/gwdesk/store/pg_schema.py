@@ -149,10 +149,11 @@ PG_MIGRATIONS: Final[tuple[str, ...]] = (
         version TEXT NOT NULL
     );
     CREATE TABLE claims (
-        subject TEXT PRIMARY KEY,
+        subject TEXT NOT NULL,
         console TEXT NOT NULL,
         operator TEXT NOT NULL,
-        until_us BIGINT NOT NULL
+        until_us BIGINT NOT NULL,
+        PRIMARY KEY (subject, console)
     );
 
     CREATE TABLE templates (

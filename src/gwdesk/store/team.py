@@ -3,9 +3,10 @@
 - `Presence`: each console says it is there (its operator, host, version) when it starts
   and every `HEARTBEAT` seconds after; one not heard from for three heartbeats has gone
   (a console that died says nothing). `gwdesk team status` lists the live ones.
-- `Claims`: an advisory note that an operator is typing a reply to a customer, with an
-  expiry, so two operators do not answer the same person twice. It never blocks a send:
-  it is shown, and it lapses by itself when its console stops renewing it.
+- `Claims`: advisory notes that an operator is typing a reply to a customer, one per
+  console, each with an expiry, so two operators do not answer the same person twice.
+  A note never blocks a send: it is shown to the others, and it lapses by itself when
+  its console stops renewing it (a console that died renews nothing).
 - `Audit`: who sent what, who changed an opt-out or a template, when; appended, never
   changed.
 
@@ -125,13 +126,16 @@ class Claims:
         self.database = database
 
     def hold(self, subject: str, console: str, operator: str, seconds: float = CLAIM_FOR) -> None:
-        until = now_us() + int(seconds * 1_000_000)
-        with self.database.session() as session:
+        """Note (or renew the note) that `console`'s operator is answering `subject`; lapsed
+        notes of any console are swept on the way."""
+        now = now_us()
+        with self.database.transaction() as session:
+            session.execute("DELETE FROM claims WHERE until_us <= ?", (now,))
             session.execute(
                 "INSERT INTO claims(subject, console, operator, until_us) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(subject) DO UPDATE SET console = excluded.console, "
-                "operator = excluded.operator, until_us = excluded.until_us",
-                (subject[:200], console, operator[:200], until),
+                "ON CONFLICT(subject, console) DO UPDATE SET operator = excluded.operator, "
+                "until_us = excluded.until_us",
+                (subject[:200], console, operator[:200], now + int(seconds * 1_000_000)),
             )
 
     def release(self, subject: str, console: str) -> None:
@@ -140,15 +144,16 @@ class Claims:
                 "DELETE FROM claims WHERE subject = ? AND console = ?", (subject[:200], console)
             )
 
-    def holder(self, subject: str, *, besides: str = "") -> Claim | None:
-        """Who holds `subject` now (a lapsed note is nobody's), other than console `besides`."""
+    def holders(self, subject: str, *, besides: str = "") -> list[Claim]:
+        """Who is answering `subject` now (lapsed notes are nobody's), other than console
+        `besides`, the first to start first."""
         with self.database.session() as session:
-            row = session.execute(
+            rows = session.execute(
                 "SELECT subject, console, operator, until_us FROM claims "
-                "WHERE subject = ? AND until_us > ? AND console <> ?",
+                "WHERE subject = ? AND until_us > ? AND console <> ? ORDER BY until_us, console",
                 (subject[:200], now_us(), besides),
-            ).fetchone()
-        return None if row is None else Claim(row[0], row[1], row[2], int(row[3]))
+            ).fetchall()
+        return [Claim(row[0], row[1], row[2], int(row[3])) for row in rows]
 
 
 @store_methods
