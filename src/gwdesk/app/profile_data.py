@@ -35,8 +35,13 @@ class ProfileData:
     """Where one profile's data is, and which gateway account its outbox serves."""
 
     path: Path
+    """The profile's own file: drafts, the log cache, this desk's settings (and, without
+    a server, everything)."""
     account: str
     region: str
+    store_url: str | None = None
+    """The team's server holding the shared data (replies, history, outbox, opt-outs,
+    templates, contacts), or None: the profile's own file holds it."""
 
 
 def locate(
@@ -45,7 +50,9 @@ def locate(
     """The store file and outbox account of `profile` (`sandbox`: the embedded gateway)."""
     paths = paths or AppPaths.default()
     path = paths.profile_db(SANDBOX_STORE) if sandbox else store_path(profile.name, paths)
-    return ProfileData(path, account_key(profile, sandbox=sandbox), profile.region)
+    return ProfileData(
+        path, account_key(profile, sandbox=sandbox), profile.region, profile.store_url
+    )
 
 
 def store_path(name: str, paths: AppPaths | None = None) -> Path:
@@ -65,11 +72,25 @@ def account_key(profile: Profile, *, sandbox: bool = False) -> str:
     return f"{profile.username}@{profile.rest_url.rstrip('/').lower()}"
 
 
-def open_profile(data: ProfileData) -> LocalStore:
-    """Open (and upgrade) the store; `StoreError` when the file cannot be used. Blocking:
-    it may wait out another process's write lock, so the console calls it on a worker
-    thread. Keyword replies it stores change this account's opt-out list."""
-    return open_local(data.path, data.account, data.region)
+def open_profile(data: ProfileData, store_password: str | None = None) -> LocalStore:
+    """Open (and upgrade) the profile's file and, for a team profile, connect to (and
+    upgrade) its server; `StoreError` when either cannot be used. Blocking: it may wait
+    out another process's write lock or a slow server, so the console calls it on a
+    worker thread. Keyword replies it stores change this account's opt-out list.
+
+    `store_password`: the server's (None: libpq's own `PGPASSWORD` or `~/.pgpass`, or
+    a client certificate named in the address)."""
+    if data.store_url is None:
+        return open_local(data.path, data.account, data.region)
+    from gwdesk.store.postgres import PostgresDatabase
+    from gwdesk.store.shared import ServerData
+
+    server = ServerData(PostgresDatabase(data.store_url, store_password))
+    try:
+        return open_local(data.path, data.account, data.region, shared=server)
+    except BaseException:
+        server.close()
+        raise
 
 
 def compliance_of(store: LocalStore) -> Compliance:

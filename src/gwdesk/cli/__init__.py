@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from gwdesk.store.local import LocalStore
 
 PASSWORD_ENV: Final = "GWDESK_PASSWORD"  # noqa: S105 - a variable name
+STORE_PASSWORD_ENV: Final = "GWDESK_STORE_PASSWORD"  # noqa: S105 - a variable name
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
 EXIT_USAGE: Final = 2
@@ -63,10 +64,13 @@ class Output:
     `terminal_json`: exactly the data, escaped where a terminal would act on it.
     """
 
-    def __init__(self, json_mode: bool, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+    def __init__(
+        self, json_mode: bool, out: TextIO | None = None, err: TextIO | None = None
+    ) -> None:
+        """`out`, `err`: the process's streams as they are when the command runs."""
         self.json_mode = json_mode
-        self.out = out
-        self.err = err
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
 
     def line(self, text: str) -> None:
         """One line for people on stdout."""
@@ -137,6 +141,13 @@ def common_options() -> argparse.ArgumentParser:
     where.add_argument(
         "--timeout", type=float, metavar="SECONDS", help="read time-out (default 30)"
     )
+    shared = common.add_argument_group("shared store")
+    shared.add_argument(
+        "--store",
+        metavar="postgresql://…",
+        help="the team's PostgreSQL store, instead of the profile's (no password in it: "
+        f"{STORE_PASSWORD_ENV}, the keyring, PGPASSWORD or ~/.pgpass)",
+    )
     common.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     common.add_argument("-v", "--verbose", action="store_true", help="log requests on stderr")
     return common
@@ -172,6 +183,7 @@ COMMAND_MODULES: Final = (
     "gwdesk.cli.lookup",
     "gwdesk.cli.lodge",
     "gwdesk.cli.listen",
+    "gwdesk.cli.replies",
     "gwdesk.cli.outbox",
     "gwdesk.cli.optouts",
     "gwdesk.cli.templates",
@@ -223,6 +235,7 @@ def resolve_profile(args: argparse.Namespace) -> Profile:
         "timezone": args.timezone,
         "ca_bundle": args.ca_bundle,
         "lodge_port": getattr(args, "lodge_port", None),  # a Lodge command's --port
+        "store_url": getattr(args, "store", None),
     }
     given = {k: v for k, v in inline.items() if v is not None}
     if args.profile:
@@ -277,6 +290,31 @@ async def profile_sending(service: GatewayService) -> AsyncIterator[Sending]:
         yield sending
 
 
+def store_password(profile: Profile | None) -> str | None:
+    """The team store's password: the environment's, else the keyring's for this profile
+    and role, else None (libpq then reads `PGPASSWORD` or `~/.pgpass`). Never an argument:
+    a command line is visible to every user of the machine."""
+    from gwdesk.settings import KeyringUnavailable, PasswordVault
+
+    value = os.environ.get(STORE_PASSWORD_ENV)
+    if value:
+        return value
+    if profile is None or profile.store_url is None:
+        return None
+    try:
+        kept = PasswordVault().get_store(profile)
+    except KeyringUnavailable:
+        return None
+    return kept.reveal() if kept is not None else None
+
+
+def open_store_of(profile: Profile) -> LocalStore:
+    """The profile's store (its file, and its team's server when it names one). Blocking."""
+    from gwdesk.app.profile_data import locate, open_profile
+
+    return open_profile(locate(profile), store_password(profile))
+
+
 @contextlib.asynccontextmanager
 async def profile_store_sending(
     service: GatewayService,
@@ -286,8 +324,9 @@ async def profile_store_sending(
     from gwdesk.store.database import StoreError
 
     data = locate(service.profile)
+    password = store_password(service.profile)
     try:
-        store = await asyncio.to_thread(open_profile, data)
+        store = await asyncio.to_thread(open_profile, data, password)
     except StoreError as exc:
         raise UsageError(
             f"{exc} Every send is recorded in its outbox first: gwdesk sends nothing without it."
@@ -304,13 +343,12 @@ StoreWork = Callable[[argparse.Namespace, "Profile", "LocalStore", "Output"], in
 def run_on_store(args: argparse.Namespace, work: StoreWork) -> int:
     """Run a command that needs the profile's store only (templates, contacts): no
     password, no gateway. Usage problems exit 2, a store or file that cannot be used 1."""
-    from gwdesk.app.profile_data import locate, open_profile
     from gwdesk.store.database import StoreError
 
     out = Output(args.json)
     try:
         profile = resolve_profile(args)
-        store = open_profile(locate(profile))
+        store = open_store_of(profile)
     except UsageError as exc:
         out.failure("usage", str(exc))
         return EXIT_USAGE

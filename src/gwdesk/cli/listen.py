@@ -28,7 +28,7 @@ from types import FrameType
 from typing import Any, Final, TypeAlias
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gwdesk.app.profile_data import INLINE_NAME, locate, open_profile, store_path
+from gwdesk.app.profile_data import INLINE_NAME, store_path
 from gwdesk.cli import (
     EXIT_OK,
     EXIT_USAGE,
@@ -36,6 +36,7 @@ from gwdesk.cli import (
     Registrar,
     SubParsers,
     UsageError,
+    open_store_of,
     resolve_password,
     resolve_profile,
 )
@@ -67,7 +68,7 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _zone(name: str) -> ZoneInfo:
+def zone_named(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
@@ -190,14 +191,14 @@ class StopOnSignal:
 
 def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int:
     profile, password = _gateway(args, out)
-    zone = profile.zone if profile else _zone(args.timezone or DEFAULT_TIMEZONE)
+    zone = profile.zone if profile else zone_named(args.timezone or DEFAULT_TIMEZONE)
     # The profile's store, where the console finds the replies too (an inline gateway,
     # or none, has the command line's).
     printer = _Printer(out, zone)
     local: LocalStore | None = None
     if profile is not None:
         # The account's store: keyword replies change that account's opt-out list.
-        local = open_profile(locate(profile))
+        local = open_store_of(profile)
         store = local.replies
     else:
         out.note(

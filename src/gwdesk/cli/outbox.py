@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from gwdesk.app.profile_data import locate, open_profile
+from gwdesk.app.profile_data import locate
 from gwdesk.app.recovery import Reconciled, ResumeReport
 from gwdesk.cli import (
     EXIT_AMBIGUOUS,
@@ -32,6 +32,7 @@ from gwdesk.cli import (
     Registrar,
     SubParsers,
     UsageError,
+    open_store_of,
     profile_sending,
     resolve_profile,
     run_command,
@@ -149,10 +150,10 @@ def settled_line(item: Reconciled) -> str:
 
 
 def list_outbox(args: argparse.Namespace, out: Output) -> int:
-    where = locate(resolve_profile(args))
-    gateway = where.account
+    profile = resolve_profile(args)
+    gateway = locate(profile).account
     try:
-        store = open_profile(where)
+        store = open_store_of(profile)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
     outbox = store.outbox

@@ -15,13 +15,20 @@ profile, the keyring; never from an argument.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from typing import Any, Final
 
-from gwdesk.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Output, Registrar, SubParsers, UsageError
+from gwdesk.cli import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Output,
+    Registrar,
+    SubParsers,
+    UsageError,
+    store_password,
+)
 
-STORE_PASSWORD_ENV: Final = "GWDESK_STORE_PASSWORD"  # noqa: S105 - a variable name
 ROLE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -29,17 +36,16 @@ def store_url_of(args: argparse.Namespace) -> tuple[str, str | None]:
     """The store's URL and password: the one named, or the profile's (`--profile`)."""
     from gwdesk.domain.profile import check_store_url
 
-    password = os.environ.get(STORE_PASSWORD_ENV) or None
     if args.url:
         try:
-            return check_store_url(args.url), password
+            return check_store_url(args.url), store_password(None)
         except ValueError as exc:
             raise UsageError(f"The store address: {exc}.") from None
     if not args.profile:
         raise UsageError(
             "Name the store: gwdesk team status postgresql://role@host/db, or --profile."
         )
-    from gwdesk.settings import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
+    from gwdesk.settings import ProfileStore, SettingsError
 
     try:
         profile = ProfileStore().get(args.profile)
@@ -47,13 +53,7 @@ def store_url_of(args: argparse.Namespace) -> tuple[str, str | None]:
         raise UsageError(str(exc)) from None
     if profile.store_url is None:
         raise UsageError(f"Profile {profile.name!r} keeps its data in its own file, not a server.")
-    if password is None:
-        try:
-            kept = PasswordVault().get_store(profile)
-        except KeyringUnavailable:
-            kept = None
-        password = kept.reveal() if kept is not None else None
-    return profile.store_url, password
+    return profile.store_url, store_password(profile)
 
 
 def run_team(args: argparse.Namespace) -> int:

@@ -443,6 +443,18 @@ class ReplyStore:
             (pattern, pattern, pattern, limit),
         )
 
+    def stored_after(
+        self, after_id: int, *, received_since: datetime | None = None, limit: int = 1000
+    ) -> list[StoredReply]:
+        """Replies stored after `after_id`, received at or after `received_since`, in storing
+        order: a script's way through them a page at a time (ids only grow)."""
+        if received_since is None:
+            return self.after(after_id, limit)
+        return self._select(
+            "WHERE id > ? AND received_at >= ? ORDER BY id LIMIT ?",
+            (after_id, _text(received_since), limit),
+        )
+
     def latest_received_at(self, now: datetime) -> datetime | None:
         """The newest received time not after `now`: a reply dated ahead of this machine's
         clock (stored by an earlier version) must not move a backfill's window."""
