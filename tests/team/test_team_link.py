@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from gwdesk.app.team import Member, TeamLink, conversation_subject, operator_name
+from gwdesk.app.team import Member, TeamLink, conversation_subject
+from gwdesk.domain.operator import operator_name
 from gwdesk.store.changes import RESYNC
 from gwdesk.store.postgres import PostgresDatabase
 from gwdesk.store.team import Presence

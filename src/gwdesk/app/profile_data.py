@@ -42,6 +42,8 @@ class ProfileData:
     store_url: str | None = None
     """The team's server holding the shared data (replies, history, outbox, opt-outs,
     templates, contacts), or None: the profile's own file holds it."""
+    operator: str = ""
+    """Who works at this desk, as history, audit and opt-out changes name them."""
 
 
 def locate(
@@ -51,7 +53,11 @@ def locate(
     paths = paths or AppPaths.default()
     path = paths.profile_db(SANDBOX_STORE) if sandbox else store_path(profile.name, paths)
     return ProfileData(
-        path, account_key(profile, sandbox=sandbox), profile.region, profile.store_url
+        path,
+        account_key(profile, sandbox=sandbox),
+        profile.region,
+        profile.store_url,
+        profile.operator_display,
     )
 
 

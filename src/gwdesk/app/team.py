@@ -21,7 +21,6 @@ GUI thread. A server that is away makes the heartbeat log and try again, never s
 
 from __future__ import annotations
 
-import getpass
 import logging
 import socket
 import threading
@@ -37,25 +36,6 @@ from gwdesk.store.engine import Database
 from gwdesk.store.team import CLAIM_FOR, HEARTBEAT, Claim, Claims, Presence
 
 log = logging.getLogger("gwdesk.team")
-MAX_OPERATOR = 100
-"""Characters of an operator's name kept (what the settings accept too)."""
-
-
-def default_operator() -> str:
-    """The OS user's name: who an operator is until they say otherwise."""
-    try:
-        name = getpass.getuser()
-    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER (a bare container)
-        name = ""
-    return operator_name(name) or "operator"
-
-
-def operator_name(kept: str | None) -> str:
-    """A name as other consoles will show it: printable, one line, trimmed, bounded."""
-    if not kept:
-        return ""
-    text = "".join(c if c.isprintable() else " " for c in kept)
-    return " ".join(text.split())[:MAX_OPERATOR]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gwdesk.domain.numbers import DEFAULT_REGION, is_region
+from gwdesk.domain.operator import default_operator, operator_name
 
 AuthMode = Literal["oauth", "basic"]
 LodgePort = Literal["soap11", "soap12", "http_get", "http_post"]
@@ -75,6 +76,8 @@ class Profile(BaseModel):
     store_url: str | None = None
     """The team's shared store (`postgresql://role@host:port/database?sslmode=…`), or None:
     the profile's own file. Never with a password: that is in the keyring."""
+    operator: str | None = None
+    """Who works this profile at this workstation, as the team sees it (None: the OS user)."""
 
     @field_validator("name")
     @classmethod
@@ -119,6 +122,16 @@ class Profile(BaseModel):
         if value is None or not value.strip():
             return None
         return check_store_url(value)
+
+    @field_validator("operator")
+    @classmethod
+    def _operator(cls, value: str | None) -> str | None:
+        return operator_name(value) or None
+
+    @property
+    def operator_display(self) -> str:
+        """The name other consoles show beside what this one sends and changes."""
+        return self.operator or default_operator()
 
     @property
     def zone(self) -> ZoneInfo:
