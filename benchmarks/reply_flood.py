@@ -75,7 +75,10 @@ async def _connection(
     latencies: array[float],
     acked: list[int],
     failures: list[str],
+    stamps: array[float] | None = None,
 ) -> None:
+    """One keep-alive connection's replies; `stamps` gets each acknowledgement's wall-clock
+    time (beside `acked`), for measuring when other processes saw the reply."""
     reader, writer = await asyncio.open_connection(host, port)
     sender = f"6149{index:07d}"
     seq = 0
@@ -105,6 +108,8 @@ async def _connection(
             if head.startswith(b"HTTP/1.1 200") and body.strip() == b"OK":
                 latencies.append(elapsed)
                 acked.append(seq)
+                if stamps is not None:
+                    stamps.append(time.time())
             else:
                 failures.append(f"{index}-{seq}: {head.splitlines()[0].decode()} {body[:80]!r}")
             seq += 1
@@ -112,7 +117,9 @@ async def _connection(
         writer.close()
 
 
-async def _flood(url: str, seconds: float, connections: int) -> dict[str, Any]:
+async def _flood(
+    url: str, seconds: float, connections: int, with_stamps: bool = False
+) -> dict[str, Any]:
     parts = urlsplit(url)
     assert parts.hostname is not None
     assert parts.port is not None
@@ -120,15 +127,17 @@ async def _flood(url: str, seconds: float, connections: int) -> dict[str, Any]:
     latencies: array[float] = array("d")
     acked: list[list[int]] = [[] for _ in range(connections)]
     failures: list[str] = []
+    stamps: list[array[float]] = [array("d") for _ in range(connections)]
     started = time.perf_counter()
     await asyncio.gather(
         *(
             _connection(
-                parts.hostname, parts.port, parts.path, i, deadline, latencies, acked[i], failures
+                parts.hostname, parts.port, parts.path, i, deadline, latencies, acked[i],
+                failures, stamps[i] if with_stamps else None,
             )
             for i in range(connections)
         )
-    )
+    )  # fmt: skip
     elapsed = time.perf_counter() - started
     ordered = sorted(latencies)
 
@@ -145,11 +154,14 @@ async def _flood(url: str, seconds: float, connections: int) -> dict[str, Any]:
         "max_ms": ordered[-1] * 1000 if ordered else 0,
         "mean_ms": statistics.fmean(ordered) * 1000 if ordered else 0,
         "acked": acked,
+        **({"stamps": [list(s) for s in stamps]} if with_stamps else {}),
     }
 
 
-def client_main(url: str, seconds: float, connections: int, out: Path) -> int:
-    result = asyncio.run(_flood(url, seconds, connections))
+def client_main(
+    url: str, seconds: float, connections: int, out: Path, with_stamps: bool = False
+) -> int:
+    result = asyncio.run(_flood(url, seconds, connections, with_stamps))
     out.write_text(json.dumps(result))
     return 0
 
@@ -172,13 +184,17 @@ class Flood:
         return self.acknowledged / self.seconds if self.seconds else 0.0
 
 
-def flood(url: str, seconds: float, connections: int) -> tuple[Flood, list[list[int]]]:
-    """Run the client process against `url`; its figures and the acknowledged seqs per connection."""
+def flood(
+    url: str, seconds: float, connections: int, stamps: list[list[float]] | None = None
+) -> tuple[Flood, list[list[int]]]:
+    """Run the client process against `url`; its figures and the acknowledged seqs per
+    connection (and, into `stamps`, each acknowledgement's wall-clock time)."""
     with tempfile.TemporaryDirectory(prefix="gwdesk-flood-") as temp:
         out = Path(temp) / "client.json"
         command = [
             sys.executable, "-m", "benchmarks.reply_flood", "--client", url,
             "--seconds", str(seconds), "--connections", str(connections), "--out", str(out),
+            *(["--stamps"] if stamps is not None else []),
         ]  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 120)
         if done.returncode != 0 or not out.exists():
@@ -187,6 +203,8 @@ def flood(url: str, seconds: float, connections: int) -> tuple[Flood, list[list[
     for example in data["failure_examples"]:
         say(f"  refused: {example}")
     acked = data.pop("acked")
+    if stamps is not None:
+        stamps.extend(data.pop("stamps"))
     data.pop("failure_examples")
     return Flood(**data), acked
 
@@ -273,11 +291,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-ceiling", action="store_true", help="skip the bare aiohttp run")
     parser.add_argument("--client", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--stamps", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.connections < 1:
         parser.error("--seconds and --connections must be positive")
     if args.client:
-        return client_main(args.client, args.seconds, args.connections, args.out)
+        return client_main(args.client, args.seconds, args.connections, args.out, args.stamps)
 
     figures: dict[str, Any] = {
         "python": platform.python_version(),

@@ -1,0 +1,41 @@
+"""Reading what other clients of a shared store added, from where this client last was.
+
+A team's server says only "replies changed" (`gwdesk.store.changes`); each console
+then reads the rows itself, past the last id it has shown. Ids only grow, so the
+same read serves a notification, a burst of them, and the resync after a lost
+connection alike: nothing is missed and nothing is shown twice.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from gwdesk.store.replies import ReplyStore, StoredReply
+
+PAGE: Final = 1000
+"""Rows read per query while catching up: a long absence costs several short reads."""
+
+
+class ReplyCatchUp:
+    """The replies stored after `last_id`, read in pages (blocking: call it off the GUI
+    thread, one read at a time)."""
+
+    def __init__(self, replies: ReplyStore, last_id: int = 0, page: int = PAGE) -> None:
+        self.replies = replies
+        self.last_id = last_id
+        self.page = page
+
+    def read(self) -> list[StoredReply]:
+        """Everything stored since the last read, oldest first; `last_id` moves past it."""
+        found: list[StoredReply] = []
+        while True:
+            rows = self.replies.after(self.last_id, self.page)
+            found.extend(rows)
+            if rows:
+                self.last_id = rows[-1].id
+            if len(rows) < self.page:
+                return found
+
+    def skip_to(self, last_id: int) -> None:
+        """This console has shown up to `last_id` by another way (its own listener)."""
+        self.last_id = max(self.last_id, last_id)
