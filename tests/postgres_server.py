@@ -94,8 +94,12 @@ class PostgresServer:
 
 
 @contextlib.contextmanager
-def postgres_server() -> Iterator[PostgresServer]:
-    """Start a throwaway server; stop it and remove its folder afterwards."""
+def postgres_server(*, durable: bool = False) -> Iterator[PostgresServer]:
+    """Start a throwaway server; stop it and remove its folder afterwards.
+
+    Tests run it with `fsync` off (their data is thrown away; a crash of the machine is not
+    what they test); `durable=True` keeps PostgreSQL's defaults, for benchmarks whose
+    figures must include what a commit costs an office's server."""
     tools = server_bin()
     if tools is None:
         raise RuntimeError(
@@ -115,7 +119,9 @@ def postgres_server() -> Iterator[PostgresServer]:
             "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync",
         )  # fmt: skip
         with (server.data / "postgresql.conf").open("a") as conf:
-            conf.write("fsync = off\nfull_page_writes = off\nmax_connections = 200\n")
+            conf.write("max_connections = 200\n")
+            if not durable:
+                conf.write("fsync = off\nfull_page_writes = off\n")
         for attempt in range(3):
             try:
                 server.start()

@@ -13,6 +13,12 @@ every command takes) it stores into that profile's store, where the console and
 `gwdesk optouts` and `gwdesk send` find the replies, and a STOP or START changes that
 gateway account's opt-out list; it first backfills the replies the gateway received
 while nothing was listening. Without one, replies are stored but change no list.
+
+An office runs one on an always-on machine for its team's store (a profile that names
+a PostgreSQL server, or `--store postgresql://…`): every reply is on the server before
+the gateway hears `OK`, and the ReplyPath is published there, so the team's consoles
+give the gateway this receiver's address for their two-way sends. `--quiet` leaves
+the replies out of stdout (a service's journal needs the ReplyPath and the notes only).
 """
 
 from __future__ import annotations
@@ -39,9 +45,11 @@ from gwdesk.cli import (
     open_store_of,
     resolve_password,
     resolve_profile,
+    store_password,
 )
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import DEFAULT_TIMEZONE, Profile
+from gwdesk.domain.settings import TEAM_REPLY_PATH
 from gwdesk.replies import (
     InboxClosed,
     ListenerError,
@@ -53,8 +61,8 @@ from gwdesk.replies import (
     suggested_start,
 )
 from gwdesk.store.database import StoreError
-from gwdesk.store.local import LocalStore
-from gwdesk.store.replies import ReplyStore, StoredReply
+from gwdesk.store.local import LocalStore, open_local
+from gwdesk.store.replies import StoredReply
 
 POLL: Final = 0.2
 EXIT_INTERRUPTED: Final = 130
@@ -189,26 +197,45 @@ class StopOnSignal:
         signal.raise_signal(signum)
 
 
+def _open_store(args: argparse.Namespace, profile: Profile | None, out: Output) -> LocalStore:
+    """The store replies go into: the profile's (its team's server when it names one, or
+    `--store`), else the command line's own file or, with `--store` alone, the team's
+    server (replies stored, but with no gateway account a STOP changes no list)."""
+    if profile is not None:
+        # The account's store: keyword replies change that account's opt-out list.
+        return open_store_of(profile)
+    out.note(
+        "no gateway named (--profile, or --base-url and --username): replies are "
+        "stored, but a STOP changes no account's opt-out list"
+    )
+    if not args.store:
+        return open_local(store_path(INLINE_NAME))
+    from gwdesk.domain.profile import check_store_url
+    from gwdesk.store.postgres import PostgresDatabase
+    from gwdesk.store.shared import ServerData
+
+    try:
+        url = check_store_url(args.store)
+    except ValueError as exc:
+        raise UsageError(f"The store address: {exc}.") from None
+    server = ServerData(PostgresDatabase(url, store_password(None), application="gwdesk listen"))
+    try:
+        return open_local(store_path(INLINE_NAME), shared=server)
+    except BaseException:
+        server.close()
+        raise
+
+
 def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int:
     profile, password = _gateway(args, out)
     zone = profile.zone if profile else zone_named(args.timezone or DEFAULT_TIMEZONE)
-    # The profile's store, where the console finds the replies too (an inline gateway,
-    # or none, has the command line's).
     printer = _Printer(out, zone)
-    local: LocalStore | None = None
-    if profile is not None:
-        # The account's store: keyword replies change that account's opt-out list.
-        local = open_store_of(profile)
-        store = local.replies
-    else:
-        out.note(
-            "no gateway named (--profile, or --base-url and --username): replies are "
-            "stored, but a STOP changes no account's opt-out list"
-        )
-        store = ReplyStore(store_path(INLINE_NAME))
+    local = _open_store(args, profile, out)
+    store = local.replies
     try:
         with ReplyInbox(store) as inbox:
-            inbox.subscribe(printer.batches.put)
+            if not args.quiet:
+                inbox.subscribe(printer.batches.put)
             listener = ReplyListener(
                 inbox, zone, host=args.host, port=args.port, public_host=args.public_host
             )
@@ -223,6 +250,9 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
                     out.note(f"warning: {info.warning}")
                 out.line(info.template.render())
                 out.out.flush()
+                if local.team:
+                    # Team consoles give the gateway this receiver's ReplyPath.
+                    local.settings.set(TEAM_REPLY_PATH, info.template.render())
                 if profile is not None and password is not None and not stop.is_set():
                     _backfill_in_background(profile, password, inbox, out)
                 while not stop.is_set():
@@ -231,10 +261,7 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
                 listener.stop()
         printer.print_waiting()
     finally:
-        if local is not None:
-            local.close()
-        else:
-            store.close()
+        local.close()
     out.note("stopped")
     return EXIT_OK
 
@@ -277,6 +304,11 @@ def register_listen(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--no-backfill", action="store_true", help="do not fetch replies missed while down"
+    )
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print the ReplyPath and notes only, not each reply (a service's journal)",
     )
     p.set_defaults(run=run_listen)
 
