@@ -222,6 +222,19 @@ def test_binding_beyond_loopback_comes_with_a_warning(tmp_path: Path) -> None:
         assert running.template.base_url.startswith(f"http://desk.example:{running.info.port}/")
 
 
+def test_behind_a_reverse_proxy_the_replypath_gives_the_public_address(tmp_path: Path) -> None:
+    with running_listener(
+        tmp_path / "p.sqlite3", public_url="https://replies.office.example"
+    ) as running:
+        assert running.template.base_url.startswith("https://replies.office.example/replies/")
+        assert running.template.render().count("#") == 10  # the five placeholders still there
+        local = running.template.base_url.replace(
+            "https://replies.office.example", f"http://127.0.0.1:{running.info.port}"
+        )
+        with httpx.Client() as http:  # what the proxy forwards, the listener answers
+            assert http.get(f"{local}?{running.url().split('?', 1)[1]}").text == "OK"
+
+
 def test_the_secret_and_port_stay_the_same_across_restarts(tmp_path: Path) -> None:
     with running_listener(tmp_path / "p.sqlite3", port=0) as first:
         free = first.info.port

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gwdesk.replies.parse import WebhookClock, reply_from_params
-from gwdesk.replies.template import DEFAULT_FIELDS, ReplyTemplate, TemplateError
+from gwdesk.replies.template import DEFAULT_FIELDS, ReplyTemplate, TemplateError, public_address
 from gwdesk.sandbox.webhooks import substitute
 
 SECRET = "s3cr3t-Path_segment-0123456789ab"
@@ -132,3 +132,34 @@ def test_a_form_post_body_reads_back_unchanged(sender: str, text: str) -> None:
     _, _, body = substitute(template.render(), values).partition("?")
     reply = reply_from_params(body, template, WebhookClock(SYDNEY), now=NOW)
     assert (reply.from_number, reply.text) == (sender.strip(), text)
+
+
+@pytest.mark.parametrize(
+    ("given", "found"),
+    [
+        ("https://replies.office.example", ("https", "replies.office.example", 443)),
+        ("https://replies.office.example/", ("https", "replies.office.example", 443)),
+        ("http://10.0.0.5:8080", ("http", "10.0.0.5", 8080)),
+    ],
+)
+def test_a_public_address_gives_scheme_host_and_port(
+    given: str, found: tuple[str, str, int]
+) -> None:
+    assert public_address(given) == found
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "ftp://replies.example",
+        "https://",
+        "https://user:pw@replies.example",
+        "https://replies.example/replies/x",
+        "https://replies.example?x=1",
+        "https://replies.example:99999",
+        "replies.example",
+    ],
+)
+def test_a_public_address_that_is_not_only_an_address_is_refused(given: str) -> None:
+    with pytest.raises(TemplateError):
+        public_address(given)

@@ -60,6 +60,7 @@ from gwdesk.replies import (
     backfill,
     suggested_start,
 )
+from gwdesk.replies.template import TemplateError, public_address
 from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore, open_local
 from gwdesk.store.replies import StoredReply
@@ -74,6 +75,14 @@ def _port(text: str) -> int:
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"a port is 0 to 65535 (0: any free port), not {text!r}")
     return int(text)
+
+
+def _public_url(text: str) -> str:
+    try:
+        public_address(text)
+    except TemplateError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text.strip()
 
 
 def zone_named(name: str) -> ZoneInfo:
@@ -237,7 +246,12 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
             if not args.quiet:
                 inbox.subscribe(printer.batches.put)
             listener = ReplyListener(
-                inbox, zone, host=args.host, port=args.port, public_host=args.public_host
+                inbox,
+                zone,
+                host=args.host,
+                port=args.port,
+                public_host=args.public_host,
+                public_url=args.public_url,
             )
             info = listener.start()
             try:
@@ -301,6 +315,13 @@ def register_listen(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--public-host", metavar="NAME", help="host name to put in the ReplyPath (default: --host)"
+    )
+    p.add_argument(
+        "--public-url",
+        type=_public_url,
+        metavar="URL",
+        help="the address the gateway reaches, when a reverse proxy is in front "
+        "(https://replies.example.org): its scheme, host and port go in the ReplyPath",
     )
     p.add_argument(
         "--no-backfill", action="store_true", help="do not fetch replies missed while down"

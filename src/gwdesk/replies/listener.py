@@ -25,7 +25,7 @@ from gwdesk.domain.profile import is_loopback
 from gwdesk.replies.endpoint import ListenerLimits, ReplyEndpoint
 from gwdesk.replies.feed import FeedCallback, Subscription
 from gwdesk.replies.inbox import ReplyInbox
-from gwdesk.replies.template import DEFAULT_FIELDS, ReplyTemplate
+from gwdesk.replies.template import DEFAULT_FIELDS, ReplyTemplate, public_address
 
 log = logging.getLogger("gwdesk.replies.listener")
 LOOPBACK: Final = "127.0.0.1"
@@ -145,14 +145,19 @@ class ReplyListener:
         host: str = LOOPBACK,
         port: int | None = None,
         public_host: str | None = None,
+        public_url: str | None = None,
         fields: tuple[tuple[str, str], ...] = DEFAULT_FIELDS,
         limits: ListenerLimits | None = None,
     ) -> None:
+        """`public_host`: the host name the ReplyPath gives (default: the bound one);
+        `public_url`: the whole address instead (`https://replies.example.org`, a
+        reverse proxy in front: its scheme and port too)."""
         self.inbox = inbox
         self.zone = zone
         self.host = host
         self.port = port
         self.public_host = public_host
+        self.public = public_address(public_url) if public_url else None
         self.fields = fields
         self.limits = limits or ListenerLimits()
         self._info: ListenerInfo | None = None
@@ -179,6 +184,16 @@ class ReplyListener:
             raise ListenerError("The reply listener is not running.")
         return self._info.template
 
+    def _template(self, port: int, secret: str) -> ReplyTemplate:
+        """The ReplyPath the gateway is given: this listener's address, or the public one."""
+        if self.public is not None:
+            scheme, host, public_port = self.public
+            return ReplyTemplate(host, public_port, secret, self.fields, scheme)
+        advertised = self.public_host or (
+            socket.gethostname() if self.host in WILDCARDS else self.host
+        )
+        return ReplyTemplate.generate(advertised, port, secret, self.fields)
+
     def subscribe(self, callback: FeedCallback) -> Subscription:
         """Batches of stored replies, delivered on the writer thread (see `gwdesk.replies.feed`)."""
         return self.inbox.subscribe(callback)
@@ -195,10 +210,7 @@ class ReplyListener:
         sock = bind(self.host, wanted)
         try:
             port = int(sock.getsockname()[1])
-            advertised = self.public_host or (
-                socket.gethostname() if self.host in WILDCARDS else self.host
-            )
-            template = ReplyTemplate.generate(advertised, port, store.secret(), self.fields)
+            template = self._template(port, store.secret())
         except BaseException:
             sock.close()
             raise

@@ -36,9 +36,37 @@ class TemplateError(ValueError):
     """A `ReplyPath` template this listener cannot serve; the message says why."""
 
 
-def _netloc(host: str, port: int) -> str:
+DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+
+
+def _netloc(host: str, port: int, scheme: str = "http") -> str:
+    """host:port, the port left out where it is the scheme's own (as a proxy's address is)."""
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    return f"{shown}:{port}"
+    return shown if DEFAULT_PORTS.get(scheme) == port else f"{shown}:{port}"
+
+
+def public_address(text: str) -> tuple[str, str, int]:
+    """Where the gateway reaches a listener that sits behind a reverse proxy
+    (`https://replies.example.org`): its scheme, host and port; `TemplateError` saying
+    what is wrong. Only the address: the path is the listener's own secret one."""
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise TemplateError(f"not a usable address: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TemplateError(f"not an http(s) address: {text[:80]!r}")
+    if parts.username or parts.password:
+        raise TemplateError("the address must not hold a user name or password")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise TemplateError(
+            "give the address only (https://host[:port]); the path is the listener's"
+        )
+    return (
+        parts.scheme,
+        parts.hostname,
+        port if port is not None else (443 if parts.scheme == "https" else 80),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +164,7 @@ class ReplyTemplate:
     @property
     def base_url(self) -> str:
         """The address without parameters: where keyword forwards are configured to go."""
-        return f"{self.scheme}://{_netloc(self.host, self.port)}{self.path}"
+        return f"{self.scheme}://{_netloc(self.host, self.port, self.scheme)}{self.path}"
 
     @property
     def names(self) -> dict[str, str]:
