@@ -250,7 +250,7 @@ class ReplyStore:
         self.optouts = optouts
         """Keyword replies (STOP, START) change this account's opt-out list as they are
         stored, in the same transaction (None: the list is not kept, e.g. a bare listener)."""
-        self._busy_ms = max(int(busy_timeout * 1000), 1)  # 0 would be "wait for ever"
+        self._busy_ms = int(busy_timeout * 1000)
         self._writer: Database = self.data.open(durable=True)
         if isinstance(self._writer, SqliteDatabase):
             self._writer.conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
@@ -259,12 +259,12 @@ class ReplyStore:
         self._reader: Database = self._writer if in_memory else self.data.open()
         self._local: Database | None = None
         """The profile's own file, when the replies are elsewhere."""
+        # The profile's settings (port, secret, seen), through the listener's connections.
         if own_file is not None and str(own_file) == str(local):
             self.settings = StoredSettings(self._writer, reads=self._reader)
         else:
             self._local = FileData(local).open()
             self.settings = StoredSettings(self._local, self._writer, shared_reads=self._reader)
-        """The profile's settings, through the listener's connections (port, secret, seen)."""
         self._maintenance: sqlite3.Connection | None = None
         """For checkpoints of a file, opened on the first one."""
         self._maintenance_lock = threading.Lock()
@@ -363,7 +363,7 @@ class ReplyStore:
         groups commit: a console catching up by id (`after`) never passes a reply that a
         slower writer had numbered lower but not yet committed.
         """
-        session.execute(f"SET LOCAL lock_timeout = {self._busy_ms}")
+        session.execute(f"SET LOCAL lock_timeout = {max(self._busy_ms, 1)}")  # 0: for ever
         session.execute("SELECT pg_advisory_xact_lock(?)", (REPLIES_LOCK,))
         replies = [without_nul(believable(reply, stored_at)) for reply in replies]
         rows = [_row(reply, stored_at) for reply in replies]
