@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from gwdesk.replies import ListenerInfo, ListenerLimits, ReplyInbox, ReplyListener
 from gwdesk.replies.template import ReplyTemplate
 from gwdesk.store.replies import ReplyStore
+from gwdesk.store.shared import SharedData
 
 GWDESK = str(Path(sys.executable).with_name("gwdesk"))
 SYDNEY = ZoneInfo("Australia/Sydney")
@@ -54,11 +55,18 @@ def webhook_values(**overrides: str) -> dict[str, str]:
 
 
 @contextmanager
-def running_listener(path: Path, *, busy_timeout: float = 2.0, **options: Any) -> Iterator[Running]:
-    """A started listener (ephemeral port unless given) with its store and inbox."""
+def running_listener(
+    data: Path | SharedData,
+    *,
+    local: Path | None = None,
+    busy_timeout: float = 2.0,
+    **options: Any,
+) -> Iterator[Running]:
+    """A started listener (ephemeral port unless given) with its store and inbox; `data`:
+    where replies are stored (a profile's file, or a team's server with the `local` file)."""
     options.setdefault("port", 0)
     options.setdefault("limits", ListenerLimits())
-    store = ReplyStore(path, busy_timeout=busy_timeout)
+    store = ReplyStore(data, local=local, busy_timeout=busy_timeout)
     inbox = ReplyInbox(store).start()
     listener = ReplyListener(inbox, options.pop("zone", SYDNEY), **options)
     try:

@@ -11,6 +11,7 @@ import pytest
 from gwdesk.store.database import connect
 from gwdesk.store.engine import Database, SqliteDatabase
 from gwdesk.store.shared import FileData, ServerData, SharedData
+from tests.postgres_server import PostgresServer, postgres_server
 
 ENGINES = ["sqlite", "postgresql"]
 
@@ -45,3 +46,10 @@ def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SharedDat
         data = ServerData(PostgresDatabase(request.getfixturevalue("pg_url")))
     yield data
     data.close()
+
+
+@pytest.fixture
+def lone_postgres() -> Iterator[PostgresServer]:
+    """A throwaway server of the test's own, to stop and start (the session's is shared)."""
+    with postgres_server() as server:
+        yield server

@@ -1,11 +1,15 @@
 """Every setting gwdesk keeps, declared once: name, type, default, where it is kept, what it does.
 
-Settings live in three places, and each declaration says which:
+Settings live in four places, and each declaration says which:
 
 - the profiles file (`profiles.json` in the config folder): choices that belong
   with the profiles, for the console and the command line alike;
 - the profile's store (its data file, table `settings`): what belongs to one
-  profile's data, such as its reply listener and its tables' layout;
+  workstation's use of a profile, such as its reply listener, its operator and its
+  tables' layout;
+- the shared store (table `settings` where the profile's shared data lives: the same
+  file, or the team's PostgreSQL server): what a team agrees on, such as the opt-out
+  keywords and the office receiver's ReplyPath;
 - the console's window state (`console.ini`, through Qt's `QSettings`): how the
   window was left.
 
@@ -35,6 +39,7 @@ class Place(StrEnum):
 
     PROFILES_FILE = "profiles file"
     PROFILE_STORE = "profile store"
+    SHARED_STORE = "shared store"
     WINDOW_STATE = "window state"
 
 
@@ -244,26 +249,38 @@ LOGS_HEADER: Final = text(
 OPT_OUT_KEYWORDS: Final = keywords(
     "optouts.opt_out_keywords",
     DEFAULT_OPT_OUT,
-    Place.PROFILE_STORE,
+    Place.SHARED_STORE,
     "Replies led by one of these words (any case, punctuation aside) opt the sender out.",
 )
 OPT_IN_KEYWORDS: Final = keywords(
     "optouts.opt_in_keywords",
     DEFAULT_OPT_IN,
-    Place.PROFILE_STORE,
+    Place.SHARED_STORE,
     "Replies led by one of these words opt the sender back in (only the customer can).",
 )
 MARKETING_DEFAULT: Final = flag(
     "sending.marketing_default",
     False,
-    Place.PROFILE_STORE,
+    Place.SHARED_STORE,
     "Whether a new message is marked as marketing (it then carries the opt-out instruction).",
 )
 OPT_OUT_INSTRUCTION: Final = text(
     "sending.opt_out_instruction",
     DEFAULT_INSTRUCTION,
-    Place.PROFILE_STORE,
+    Place.SHARED_STORE,
     "What a marketing message ends with, so the recipient knows how to opt out.",
+    limit=100,
+)
+TEAM_REPLY_PATH: Final = optional_text(
+    "team.reply_path",
+    Place.SHARED_STORE,
+    "The ReplyPath the office's receiver (gwdesk listen --store) publishes for two-way sends.",
+    limit=2000,
+)
+OPERATOR_NAME: Final = optional_text(
+    "operator.name",
+    Place.PROFILE_STORE,
+    "Who works at this console, as changes and sends record it (none: the system user).",
     limit=100,
 )
 WINDOW_GEOMETRY: Final = blob(
@@ -297,6 +314,8 @@ SETTINGS: Final[Mapping[str, Setting[Any]]] = {
         OPT_IN_KEYWORDS,
         MARKETING_DEFAULT,
         OPT_OUT_INSTRUCTION,
+        TEAM_REPLY_PATH,
+        OPERATOR_NAME,
         WINDOW_GEOMETRY,
         WINDOW_TAB,
     )

@@ -14,6 +14,9 @@ engine answers alike.
   side turns the placeholders into its own. What differs (a table's DDL, claims,
   change notification) is each engine's, in `database.py` and `postgres.py`.
 - Rows read by column name or by position, on both engines.
+- A read that must see one moment runs in `Session.snapshot()`; `Session.interrupt()`
+  (from another thread) stops the statement running now, and the read then fails with
+  `ReadInterrupted`.
 - Every error of an engine leaves a store as the store's own (`StoreError`), so the
   console and the command line never see which engine it was.
 
@@ -33,6 +36,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol
 
 from gwdesk.store.database import store_errors, transaction
+
+
+def containing(needle: str) -> str:
+    """A LIKE pattern, for `LIKE ? ESCAPE '\\'`, of text that contains `needle` as typed
+    (its `%`, `_` and `\\` are no wildcards)."""
+    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 class Result(Protocol):
@@ -58,6 +68,15 @@ class Session(ABC):
     def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> int:
         """The rows changed."""
 
+    @abstractmethod
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """A read-only transaction: every read inside sees the data as it was at one moment."""
+
+    @abstractmethod
+    def interrupt(self) -> None:
+        """Stop the statement running now, if any (from any thread): it raises
+        `ReadInterrupted`."""
+
 
 class Database(ABC):
     """The connections of one shared store (see the module docstring)."""
@@ -80,7 +99,9 @@ class Database(ABC):
         return ""
 
 
-class _SqliteSession(Session):
+class SqliteSession(Session):
+    """A session on one SQLite connection (the caller holds its lock, if it has one)."""
+
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
@@ -89,6 +110,19 @@ class _SqliteSession(Session):
 
     def executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> int:
         return self.conn.executemany(sql, rows).rowcount
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        conn = self.conn
+        conn.execute("BEGIN")  # deferred: the snapshot is taken by the first read
+        try:
+            yield
+        finally:
+            if conn.in_transaction:  # an interrupted statement may have ended it already
+                conn.execute("COMMIT")
+
+    def interrupt(self) -> None:
+        self.conn.interrupt()
 
 
 class SqliteDatabase(Database):
@@ -108,12 +142,12 @@ class SqliteDatabase(Database):
     @contextlib.contextmanager
     def session(self) -> Iterator[Session]:
         with self.lock, store_errors():
-            yield _SqliteSession(self.conn)
+            yield SqliteSession(self.conn)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Session]:
         with self.lock, store_errors(), transaction(self.conn):
-            yield _SqliteSession(self.conn)
+            yield SqliteSession(self.conn)
 
     def close(self) -> None:
         with self.lock:

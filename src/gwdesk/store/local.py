@@ -15,11 +15,13 @@ from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.contacts import ContactStore
 from gwdesk.store.database import StoreError, connect, store_methods
 from gwdesk.store.drafts import DraftStore
+from gwdesk.store.engine import SqliteDatabase
 from gwdesk.store.history import HistoryStore
 from gwdesk.store.optouts import OptOutStore
 from gwdesk.store.outbox import OutboxStore
 from gwdesk.store.replies import OptOutRules, ReplyStore
 from gwdesk.store.settings import LockedConnection, StoredSettings
+from gwdesk.store.shared import FileData, SharedData
 from gwdesk.store.templates import TemplateStore
 
 
@@ -35,6 +37,8 @@ class LocalStore:
         self.account = account
         self.region = region
         self.conn = connect(path)
+        self.shared: SharedData = FileData(path)
+        """Where the profile's shared data lives (replies, opt-outs, ...): for now its own file."""
         # Drafts and send history are written by a thread of its own, in order: the
         # console hands them over and never waits for another process's write lock.
         memory = str(path) == ":memory:"
@@ -42,7 +46,7 @@ class LocalStore:
         self.drafts = DraftStore(self.conn, self.writer)
         self.history = HistoryStore(self.conn, self.writer)
         shared = LockedConnection(self.conn)
-        self.settings = StoredSettings(shared)
+        self.settings = StoredSettings(SqliteDatabase(self.conn, shared.lock))
         """The profile's settings (`gwdesk.domain.settings`, those kept in the profile store)."""
         self.templates = TemplateStore(shared)
         # Its own connections: the reply listener writes from its own thread (group commit).

@@ -12,14 +12,18 @@ imports a list.
 
 Numbers are stored as the gateway writes them (international digits), so every
 path that normalises a number finds the same row.
+
+The list is shared by a team (a profile's file, or the team's PostgreSQL server: the
+same SQL on both, through `gwdesk.store.engine`). A change by hand records who made it
+(`by_whom`, the console's operator) and writes an audit entry in its own transaction; a
+customer's keyword needs none, its reply and the change's history say it all.
 """
 
 from __future__ import annotations
 
+import contextlib
 import getpass
-import sqlite3
-import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -28,7 +32,10 @@ from typing import Any, Final
 
 from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.domain.optout_words import Intent
-from gwdesk.store.database import StoreError, connect, transaction
+from gwdesk.store.database import StoreError
+from gwdesk.store.engine import Database, Session, SqliteDatabase, containing
+from gwdesk.store.shared import SharedData, shared_data
+from gwdesk.store.team import write_audit
 
 MAX_REASON: Final = 500
 IMPORT_ROWS: Final = 500
@@ -167,7 +174,7 @@ _CURRENT: Final = (
 
 
 def _record(
-    conn: sqlite3.Connection,
+    session: Session,
     account: str,
     number: str,
     opted_out: bool,
@@ -183,14 +190,14 @@ def _record(
     """Write a change (its history row always; the current state unless `only_if_newer`
     finds a later state). True when the current state changed. Inside a transaction."""
     stamp = at.astimezone(UTC).isoformat()
-    current = conn.execute(
+    current = session.execute(
         "SELECT opted_out, at FROM optouts WHERE account = ? AND number = ?", (account, number)
     ).fetchone()
     later = only_if_newer and current is not None and current["at"] > stamp
     # A first START is kept as a state too: a STOP received before it and arriving after it
     # (by the backfill) must not opt the number out.
     changes = not later and (current is None or bool(current["opted_out"]) != opted_out)
-    conn.execute(
+    session.execute(
         "INSERT INTO optout_changes(account, number, opted_out, at, how, by_whom, keyword, "
         "reply_id, reason, applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
@@ -207,7 +214,7 @@ def _record(
         ),
     )
     if changes:
-        conn.execute(
+        session.execute(
             "INSERT INTO optouts(account, number, opted_out, at, how, by_whom, keyword, reply_id, "
             "reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(account, number) DO UPDATE SET "
             "opted_out = excluded.opted_out, at = excluded.at, how = excluded.how, "
@@ -218,7 +225,7 @@ def _record(
     return changes
 
 
-def apply_replies(conn: sqlite3.Connection, account: str, found: Sequence[ReplyKeyword]) -> int:
+def apply_replies(session: Session, account: str, found: Sequence[ReplyKeyword]) -> int:
     """Apply newly stored keyword replies (inside the reply store's transaction); the
     number of states changed. Mentions change nothing (the console flags them)."""
     changed = 0
@@ -226,7 +233,7 @@ def apply_replies(conn: sqlite3.Connection, account: str, found: Sequence[ReplyK
         if reply.intent is Intent.MENTION:
             continue
         changed += _record(
-            conn,
+            session,
             account,
             reply.number,
             reply.intent is Intent.OPT_OUT,
@@ -240,28 +247,54 @@ def apply_replies(conn: sqlite3.Connection, account: str, found: Sequence[ReplyK
     return changed
 
 
-class OptOutStore:
-    """One account's opt-out list in a profile's file; safe to use from any thread."""
+@contextlib.contextmanager
+def _failing_as(what: str) -> Iterator[None]:
+    """The store's errors, saying what could not be done (the same kind: a server away
+    stays `StoreUnavailable`)."""
+    try:
+        yield
+    except OptOutError:
+        raise
+    except StoreError as exc:
+        raise type(exc)(f"The opt-out list cannot be {what}: {exc}") from exc
 
-    def __init__(self, path: Path | str, account: str) -> None:
-        self.path = path
+
+class OptOutStore:
+    """One account's opt-out list in a profile's shared store; safe to use from any thread.
+
+    `operator` is who changes it by hand here (empty: the system user), `console` which
+    console (both recorded with each change and its audit entry).
+    """
+
+    def __init__(
+        self,
+        data: Path | str | SharedData,
+        account: str,
+        *,
+        operator: str = "",
+        console: str = "",
+    ) -> None:
+        self.data = shared_data(data)
         self.account = account
-        self._conn = connect(path)
-        self._lock = threading.Lock()
+        self.operator = operator
+        self.console = console
+        with _failing_as("opened"):
+            self._db: Database = self.data.open(durable=True)
+
+    @property
+    def path(self) -> str:
+        """Where the list is (a file, a server), for messages."""
+        return self.data.where
 
     def __repr__(self) -> str:
-        return f"OptOutStore({str(self.path)!r}, account={self.account!r})"
+        return f"OptOutStore({self.path!r}, account={self.account!r})"
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._db.close()
 
     def _read(self, query: str, values: Sequence[object]) -> list[Any]:
-        try:
-            with self._lock:
-                return self._conn.execute(query, values).fetchall()
-        except sqlite3.Error as exc:
-            raise StoreError(f"The opt-out list cannot be read: {exc}") from exc
+        with _failing_as("read"), self._db.session() as session:
+            return session.execute(query, values).fetchall()
 
     # ---- reading -----------------------------------------------------------------------
 
@@ -283,22 +316,19 @@ class OptOutStore:
 
     def opted_out_numbers(self) -> frozenset[str]:
         """Every number opted out now: what a big list is checked against, in one read."""
-        try:
-            with self._lock:
-                cursor = self._conn.cursor()
+        query = "SELECT number FROM optouts WHERE account = ? AND opted_out = 1"
+        with _failing_as("read"), self._db.session() as session:
+            if isinstance(self._db, SqliteDatabase):
+                cursor = self._db.conn.cursor()
                 cursor.row_factory = None  # plain tuples: a Row per number costs half the time
-                cursor.execute(
-                    "SELECT number FROM optouts WHERE account = ? AND opted_out = 1",
-                    (self.account,),
-                )
-                return frozenset(number for (number,) in cursor)
-        except sqlite3.Error as exc:
-            raise StoreError(f"The opt-out list cannot be read: {exc}") from exc
+                return frozenset(number for (number,) in cursor.execute(query, (self.account,)))
+            return frozenset(row[0] for row in session.execute(query, (self.account,)))
 
     def count(self) -> tuple[int, int]:
         """(opted out now, opted in: resubscribed, or a START on the list)."""
         rows = self._read(
-            "SELECT TOTAL(opted_out), COUNT(*) - TOTAL(opted_out) FROM optouts WHERE account = ?",
+            "SELECT COALESCE(SUM(opted_out), 0), COUNT(*) - COALESCE(SUM(opted_out), 0) "
+            "FROM optouts WHERE account = ?",
             (self.account,),
         )
         return (int(rows[0][0]), int(rows[0][1]))
@@ -311,7 +341,8 @@ class OptOutStore:
         limit: int = 1000,
         offset: int = 0,
     ) -> list[OptOut]:
-        """Newest change first; `search` matches digits of the number or words of the reason."""
+        """Newest change first; `search` matches digits of the number or words of the reason
+        (any case)."""
         clauses, values = ["account = ?"], [self.account]
         if not include_opted_in:
             clauses.append("opted_out = 1")
@@ -322,20 +353,28 @@ class OptOutStore:
                 clauses.append("number LIKE ?")
                 values.append(f"%{digits}%")
             else:
-                clauses.append("(reason LIKE ? OR keyword LIKE ? OR by_whom LIKE ?)")
-                values.extend([f"%{needle}%"] * 3)
+                clauses.append(
+                    "(lower(reason) LIKE lower(?) ESCAPE '\\' "
+                    "OR lower(keyword) LIKE lower(?) ESCAPE '\\' "
+                    "OR lower(by_whom) LIKE lower(?) ESCAPE '\\')"
+                )
+                values.extend([containing(needle)] * 3)
         where = " AND ".join(clauses)
         query = f"{_CURRENT}WHERE {where} ORDER BY at DESC, number LIMIT ? OFFSET ?"
         return [_optout(row) for row in self._read(query, (*values, limit, offset))]
 
     def history(self, number: str) -> list[OptOutChange]:
         rows = self._read(
-            "SELECT * FROM optout_changes WHERE account = ? AND number = ? ORDER BY at, id",
+            "SELECT id, account, number, opted_out, at, how, by_whom, keyword, reply_id, reason, "
+            "applied FROM optout_changes WHERE account = ? AND number = ? ORDER BY at, id",
             (self.account, number),
         )
         return [_change(row) for row in rows]
 
     # ---- changes by hand ---------------------------------------------------------------
+
+    def _who(self, by: str | None) -> str:
+        return by or self.operator or operator_name()
 
     def set(self, number: str, opted_out: bool, *, reason: str, by: str | None = None) -> OptOut:
         """An operator's change. Opting a number back in needs a reason (only the customer's
@@ -346,15 +385,12 @@ class OptOutStore:
                 "Only the customer's own START resubscribes without a reason: say why "
                 "(e.g. 'asked by phone on 3 March')."
             )
+        who = self._who(by)
         now = datetime.now(UTC)
-        try:
-            with self._lock, transaction(self._conn):
-                _record(
-                    self._conn, self.account, number, opted_out, now, How.OPERATOR,
-                    by or operator_name(), reason=reason,
-                )  # fmt: skip
-        except sqlite3.Error as exc:
-            raise StoreError(f"The opt-out list cannot be changed: {exc}") from exc
+        with _failing_as("changed"), self._db.transaction() as session:
+            _record(session, self.account, number, opted_out, now, How.OPERATOR, who, reason=reason)
+            action = "opted out" if opted_out else "opted back in"
+            write_audit(session, who, self.console, action, number, reason)
         found = self.get(number)
         assert found is not None
         return found
@@ -362,16 +398,18 @@ class OptOutStore:
     def import_numbers(self, numbers: Iterable[str], *, reason: str, by: str | None = None) -> int:
         """Opt out every number of an imported list (numbers already checked and
         normalised); how many were not opted out before."""
-        who = by or operator_name()
+        who = self._who(by)
         reason = " ".join(reason.split())[:MAX_REASON] or "imported"
         now = datetime.now(UTC)
         added = 0
-        try:
-            with self._lock, transaction(self._conn):
-                for number in dict.fromkeys(numbers):
-                    added += _record(
-                        self._conn, self.account, number, True, now, How.IMPORT, who, reason=reason
-                    )
-        except sqlite3.Error as exc:
-            raise StoreError(f"The opt-out list cannot be changed: {exc}") from exc
+        listed = list(dict.fromkeys(numbers))
+        with _failing_as("changed"), self._db.transaction() as session:
+            for number in listed:
+                added += _record(
+                    session, self.account, number, True, now, How.IMPORT, who, reason=reason
+                )
+            write_audit(
+                session, who, self.console, "imported opt-outs",
+                f"{added} of {len(listed)} numbers newly opted out", reason,
+            )  # fmt: skip
         return added

@@ -32,7 +32,7 @@ import psycopg
 import psycopg_pool
 from psycopg import sql as pgsql
 
-from gwdesk.store.database import StoreBusy, StoreError, StoreUnavailable
+from gwdesk.store.database import ReadInterrupted, StoreBusy, StoreError, StoreUnavailable
 from gwdesk.store.engine import Database, Result, Session
 from gwdesk.store.pg_schema import PG_MIGRATIONS
 
@@ -77,6 +77,8 @@ def row_factory(cursor: psycopg.Cursor[Any]) -> Any:
 def store_error(exc: psycopg.Error, where: str) -> StoreError:
     """The store's error for a psycopg one, saying what to check."""
     text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, psycopg.errors.QueryCanceled):  # `interrupt()`: a superseded read
+        return ReadInterrupted(f"The read was stopped: {text}")
     if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.DeadlockDetected):
         return StoreBusy(f"The shared store at {where} is busy: {text}")
     if isinstance(exc, psycopg.OperationalError | psycopg_pool.PoolTimeout):
@@ -106,6 +108,18 @@ class _PgSession(Session):
         with self.conn.cursor() as cursor:
             cursor.executemany(pg_sql(sql), list(rows))
             return cursor.rowcount
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        with self.conn.transaction():
+            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            yield
+
+    def interrupt(self) -> None:
+        """Ask the server to cancel the statement running on this connection (a server
+        that cannot be reached has nothing running to cancel)."""
+        with contextlib.suppress(psycopg.Error):
+            self.conn.cancel_safe(timeout=CONNECT_TIMEOUT)
 
 
 def where_of(url: str) -> str:

@@ -17,10 +17,21 @@ Refusing it would lose it: the gateway gives up after a few retries, and the
 backfill lists it with the same time. So one bad clock cannot hide a reply or
 move the start-up backfill's window (`latest_received_at`).
 
-Writes go through their own connection with `synchronous=FULL`: an `OK` tells
-the gateway to stop retrying, so an acknowledged reply must survive a power cut,
-not just a crash. Group commit (see `gwdesk.replies.inbox`) keeps that affordable.
-Reads use a second connection, so the console's views never wait on a commit.
+The replies live in the profile's shared store (`gwdesk.store.shared`): its own file,
+or the team's PostgreSQL server, where every console and the office's receiver
+(`gwdesk listen --store`) share them. Writes go through a durable `Database`
+(a file's connection with `synchronous=FULL`; a server commits durably itself): an
+`OK` tells the gateway to stop retrying, so an acknowledged reply must survive a power
+cut, not just a crash. Group commit (see `gwdesk.replies.inbox`) keeps that affordable:
+a group is one multi-row INSERT that skips the replies already stored. Reads use a
+second connection (a file's own; a server's pool), so the views never wait on a commit.
+
+What the listener keeps for itself (its port, its secret, the operator's unread
+watermark) stays in the profile's own file (`local`), whichever store holds the replies.
+
+A server's text cannot hold a NUL character, which SQLite's can: on a server a NUL in
+a reply is stored as U+FFFD (every channel's copy alike, so the copies still meet),
+rather than refusing the reply and losing it once the gateway stops retrying.
 """
 
 from __future__ import annotations
@@ -38,9 +49,11 @@ from typing import Any, Final, Literal
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.settings import LISTENER_PORT, LISTENER_SECRET, REPLIES_SEEN_UP_TO
-from gwdesk.store.database import connect, store_methods
+from gwdesk.store.database import StoreError, store_methods
+from gwdesk.store.engine import Database, Session, SqliteDatabase, SqliteSession, containing
 from gwdesk.store.optouts import ReplyKeyword, apply_replies, list_number
-from gwdesk.store.settings import LockedConnection, StoredSettings
+from gwdesk.store.settings import StoredSettings
+from gwdesk.store.shared import FileData, SharedData, shared_data
 
 ReplySource = Literal["webhook", "keyword", "backfill"]
 EARLIEST: Final = datetime(2000, 1, 1, tzinfo=UTC)
@@ -58,19 +71,26 @@ _COLUMNS: Final = (
     "source, stored_at, received_claimed"
 )
 _SELECT: Final = f"SELECT {_COLUMNS} FROM replies "  # noqa: S608 - constant columns
+_INSERTED: Final = (
+    "replies(from_number, to_number, received_at, text, received_claimed, sent_at, "
+    "message_id, reply_id, keyword, source, stored_at)"
+)
 #: One multi-row INSERT per group: `{values}` is that many `_VALUES`; a row already stored
 #: (its natural key taken) is skipped.
-_INSERT_MANY: Final = (
-    "INSERT INTO replies(from_number, to_number, received_at, text, sent_at, message_id, "
-    "reply_id, keyword, source, stored_at, received_claimed) VALUES {values} "
-    "ON CONFLICT DO NOTHING"
-)
-_NEW_KEYS: Final = (
-    "SELECT id, from_number, to_number, received_at, text FROM replies WHERE id BETWEEN ? AND ?"
-)
+_INSERT_MANY: Final = f"INSERT INTO {_INSERTED} VALUES {{values}} ON CONFLICT DO NOTHING"  # noqa: S608
+_KEY_COLUMNS: Final = "from_number, to_number, received_at, text, received_claimed"
+_NEW_KEYS: Final = f"SELECT id, {_KEY_COLUMNS} FROM replies WHERE id BETWEEN ? AND ?"  # noqa: S608
 _VALUES: Final = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 ROWS_PER_INSERT: Final = 2900
 """11 values a row, under SQLite's 32,766 variables a statement."""
+#: A server's group: one statement of one array a column, whatever the group's size.
+_INSERT_ARRAYS: Final = (
+    f"INSERT INTO {_INSERTED} SELECT * FROM unnest({', '.join(['?::text[]'] * 11)}) "  # noqa: S608
+    f"ON CONFLICT DO NOTHING RETURNING id, {_KEY_COLUMNS}"
+)
+REPLIES_LOCK: Final = 0x6777_7265_706C  # "gwrepl": a server's reply writers take turns
+NUL_STAND_IN: Final = "\ufffd"
+"""What a NUL in a reply is stored as on a server (PostgreSQL's text cannot hold one)."""
 _BY_KEY: Final = "WHERE from_number = ? AND to_number = ? AND received_at = ? AND text = ?"
 _BY_CLAIM: Final = "WHERE from_number = ? AND to_number = ? AND received_claimed = ? AND text = ?"
 #: Completes a stored reply with what a later copy knows (only fields it lacked).
@@ -198,40 +218,64 @@ class OptOutRules:
 
 @store_methods
 class ReplyStore:
-    """The `replies` table of a profile's file and the settings of its listener; safe to use
+    """The replies of a profile's shared store and the settings of its listener; safe to use
     from any thread. Every method raises `StoreError`s (`StoreBusy` when another writer held
-    the file past the busy time-out), never the engine's errors."""
+    the store past the busy time-out, `StoreUnavailable` when a server cannot be reached),
+    never the engine's errors.
+
+    `data`: where the replies live (a path is the profile's own file); `local`: the
+    profile's own file, for the listener's settings (by default the file `data` names;
+    a server's replies need it named).
+    """
 
     def __init__(
         self,
-        path: Path | str,
+        data: Path | str | SharedData,
         *,
+        local: Path | str | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         optouts: OptOutRules | None = None,
     ) -> None:
-        self.path = path
+        self.data = shared_data(data)
+        own_file = self.data.path if isinstance(self.data, FileData) else None
+        if local is None:
+            if own_file is None:
+                raise ValueError(
+                    "A reply store on a team's server keeps the listener's settings in the "
+                    "profile's own file: name it (local=...)."
+                )
+            local = own_file
+        self.path = local
+        """The profile's own file."""
         self.optouts = optouts
         """Keyword replies (STOP, START) change this account's opt-out list as they are
         stored, in the same transaction (None: the list is not kept, e.g. a bare listener)."""
-        writer = connect(path)
-        writer.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
-        writer.execute("PRAGMA synchronous=FULL")
-        self._writer = LockedConnection(writer)
+        self._busy_ms = int(busy_timeout * 1000)
+        self._writer: Database = self.data.open(durable=True)
+        if isinstance(self._writer, SqliteDatabase):
+            self._writer.conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
         # An in-memory database exists once per connection: share it (and its lock).
-        in_memory = str(path) == ":memory:"
-        self._reader = self._writer if in_memory else LockedConnection(connect(path))
-        self._maintenance: LockedConnection | None = None
-        """For checkpoints, opened on the first one."""
+        in_memory = str(own_file) == ":memory:"
+        self._reader: Database = self._writer if in_memory else self.data.open()
+        self._local: Database | None = None
+        """The profile's own file, when the replies are elsewhere."""
+        # The profile's settings (port, secret, seen), through the listener's connections.
+        if own_file is not None and str(own_file) == str(local):
+            self.settings = StoredSettings(self._writer, reads=self._reader)
+        else:
+            self._local = FileData(local).open()
+            self.settings = StoredSettings(self._local, self._writer, shared_reads=self._reader)
+        self._maintenance: sqlite3.Connection | None = None
+        """For checkpoints of a file, opened on the first one."""
         self._maintenance_lock = threading.Lock()
-        self.settings = StoredSettings(self._writer, self._reader)
-        """The profile's settings, through the listener's connections (port, secret, seen)."""
 
     def close(self) -> None:
         with self._maintenance_lock:
-            sides = (self._writer, self._reader, self._maintenance)
-        for side in {id(s.conn): s for s in sides if s is not None}.values():
-            with side.lock:
-                side.conn.close()
+            maintenance, self._maintenance = self._maintenance, None
+        for database in {id(d): d for d in (self._writer, self._reader, self._local) if d}.values():
+            database.close()
+        if maintenance is not None:
+            maintenance.close()
 
     # ---- checkpoints -----------------------------------------------------------------------
 
@@ -240,46 +284,43 @@ class ReplyStore:
 
         A commit that crosses SQLite's automatic checkpoint threshold copies megabytes
         into the database file and syncs it before returning: tens of milliseconds
-        during which every waiting `OK` waits too.
+        during which every waiting `OK` waits too. A server checkpoints by itself.
         """
         pages = 0 if deferred else AUTO_CHECKPOINT_PAGES
-        with self._writer.lock:
-            self._writer.conn.execute(f"PRAGMA wal_autocheckpoint={pages}")
+        if isinstance(self._writer, SqliteDatabase):
+            with self._writer.session() as session:
+                session.execute(f"PRAGMA wal_autocheckpoint={pages}")
 
     def checkpoint(self) -> None:
         """Copy what the WAL holds into the database file, beside the writer (PASSIVE)."""
-        if str(self.path) == ":memory:":
+        data = self.data
+        if not isinstance(data, FileData) or str(data.path) == ":memory:":
             return
         with self._maintenance_lock:
             if self._maintenance is None:
-                self._maintenance = LockedConnection(
-                    sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+                self._maintenance = sqlite3.connect(
+                    str(data.path), isolation_level=None, check_same_thread=False
                 )
-            side = self._maintenance
-        with side.lock:
-            side.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            self._maintenance.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     # ---- writing ---------------------------------------------------------------------------
 
     def add(self, replies: Sequence[IncomingReply]) -> list[AddResult]:
         """Store `replies` in one transaction; each result says whether it was new.
 
-        Raises `StoreError` (nothing of the batch stored) when the file cannot be
-        written, e.g. `StoreBusy` when another writer holds it longer than the busy time-out.
+        Raises `StoreError` (nothing of the batch stored) when the store cannot be
+        written, e.g. `StoreBusy` when another writer holds it longer than the busy
+        time-out, `StoreUnavailable` when a server cannot be reached.
         """
         stored_at = datetime.now(UTC)
-        with self._writer.lock:
-            conn = self._writer.conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                results = self._add_all(conn, replies, stored_at)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        return results
+        writer = self._writer
+        if isinstance(writer, SqliteDatabase):
+            with writer.transaction():
+                return self._add_to_file(writer.conn, replies, stored_at)
+        with writer.transaction() as session:
+            return self._add_to_server(session, replies, stored_at)
 
-    def _add_all(
+    def _add_to_file(
         self, conn: sqlite3.Connection, replies: Sequence[IncomingReply], stored_at: datetime
     ) -> list[AddResult]:
         """Insert the group in one statement, then complete the replies already stored.
@@ -307,25 +348,53 @@ class ReplyStore:
             assert last is not None
             if added == len(chunk):
                 for row_id, row in enumerate(chunk, start=last - added + 1):
-                    inserted[row[:4]] = row_id
+                    inserted[row[:5]] = row_id
             else:
                 found = conn.execute(_NEW_KEYS, (last - added + 1, last)).fetchall()
                 inserted.update((tuple(key), row_id) for row_id, *key in found)
+        return self._results(SqliteSession(conn), replies, rows, inserted, stored_at)
+
+    def _add_to_server(
+        self, session: Session, replies: Sequence[IncomingReply], stored_at: datetime
+    ) -> list[AddResult]:
+        """Insert the group in one statement of arrays that returns the rows it added.
+
+        Writers take turns (`REPLIES_LOCK`, held to the commit), so ids grow in the order
+        groups commit: a console catching up by id (`after`) never passes a reply that a
+        slower writer had numbered lower but not yet committed.
+        """
+        session.execute(f"SET LOCAL lock_timeout = {max(self._busy_ms, 1)}")  # 0: for ever
+        session.execute("SELECT pg_advisory_xact_lock(?)", (REPLIES_LOCK,))
+        replies = [without_nul(believable(reply, stored_at)) for reply in replies]
+        rows = [_row(reply, stored_at) for reply in replies]
+        columns = [list(column) for column in zip(*rows, strict=True)]
+        found = session.execute(_INSERT_ARRAYS, columns) if rows else ()
+        inserted = {tuple(key): row_id for row_id, *key in found}
+        return self._results(session, replies, rows, inserted, stored_at)
+
+    def _results(
+        self,
+        session: Session,
+        replies: Sequence[IncomingReply],
+        rows: Sequence[tuple[object, ...]],
+        inserted: dict[tuple[object, ...], int],
+        stored_at: datetime,
+    ) -> list[AddResult]:
+        """Each reply's result (new, or completed with what the stored copy lacked), and
+        the opt-out changes of the new keyword replies, in the group's transaction."""
         results = []
         for reply, row in zip(replies, rows, strict=True):
-            new_id = inserted.pop(row[:4], None)  # a reply repeated within the group is new once
+            new_id = inserted.pop(row[:5], None)  # a reply repeated within the group is new once
             if new_id is not None:
                 results.append(AddResult(_from_incoming(new_id, reply, stored_at), new=True))
             else:
-                results.append(self._complete(conn, reply))
+                results.append(self._complete(session, reply))
         if self.optouts is not None:
-            self._apply_keywords(conn, self.optouts, results)
+            self._apply_keywords(session, self.optouts, results)
         return results
 
     @staticmethod
-    def _apply_keywords(
-        conn: sqlite3.Connection, rules: OptOutRules, results: Sequence[AddResult]
-    ) -> None:
+    def _apply_keywords(session: Session, rules: OptOutRules, results: Sequence[AddResult]) -> None:
         """New keyword replies change the opt-out list, in the reply's own transaction."""
         found = []
         for result in results:
@@ -345,16 +414,21 @@ class ReplyStore:
                     )
                 )
         if found:
-            apply_replies(conn, rules.account, found)
+            apply_replies(session, rules.account, found)
 
-    def _complete(self, conn: sqlite3.Connection, reply: IncomingReply) -> AddResult:
+    def _complete(self, session: Session, reply: IncomingReply) -> AddResult:
         """A reply already stored: fill in the fields the stored copy lacks, if any."""
         if reply.received_claimed is None:
             key = (reply.from_number, reply.to_number, _text(reply.received_at), reply.text)
-            found = conn.execute(_SELECT + _BY_KEY, key).fetchone()
+            found = session.execute(_SELECT + _BY_KEY, key).fetchone()
         else:
             claim = (reply.from_number, reply.to_number, reply.received_claimed, reply.text)
-            found = conn.execute(_SELECT + _BY_CLAIM, claim).fetchone()
+            found = session.execute(_SELECT + _BY_CLAIM, claim).fetchone()
+        if found is None:  # a server's key holds a hash of the text: two texts met on it
+            raise StoreError(
+                f"A reply from {reply.from_number} received {_text(reply.received_at)} "
+                "could not be stored beside another with the same key."
+            )
         known = _reply(found)
         fills = (
             (known.sent_at, reply.sent_at),
@@ -364,7 +438,7 @@ class ReplyStore:
         )
         if not any(old is None and new is not None for old, new in fills):
             return AddResult(known, new=False)
-        updated = conn.execute(
+        updated = session.execute(
             _FILL,
             (_text(reply.sent_at), reply.message_id, reply.reply_id, reply.keyword, known.id),
         ).fetchone()
@@ -400,21 +474,19 @@ class ReplyStore:
     # ---- reading ---------------------------------------------------------------------------
 
     def _select(self, clause: str, params: tuple[object, ...]) -> list[StoredReply]:
-        with self._reader.lock:
-            rows = self._reader.conn.execute(_SELECT + clause, params).fetchall()
+        with self._reader.session() as session:
+            rows = session.execute(_SELECT + clause, params).fetchall()
         return [_reply(row) for row in rows]
 
+    def _one(self, sql: str, params: tuple[object, ...] = ()) -> Any:
+        with self._reader.session() as session:
+            return session.execute(sql, params).fetchone()[0]
+
     def count(self) -> int:
-        with self._reader.lock:
-            return int(self._reader.conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+        return int(self._one("SELECT COUNT(*) FROM replies"))
 
     def unseen_count(self) -> int:
-        watermark = self.seen_up_to()
-        with self._reader.lock:
-            row = self._reader.conn.execute(
-                "SELECT COUNT(*) FROM replies WHERE id > ?", (watermark,)
-            ).fetchone()
-        return int(row[0])
+        return int(self._one("SELECT COUNT(*) FROM replies WHERE id > ?", (self.seen_up_to(),)))
 
     def get(self, reply_id: int) -> StoredReply | None:
         found = self._select("WHERE id = ?", (reply_id,))
@@ -436,10 +508,11 @@ class ReplyStore:
 
     def search(self, needle: str, limit: int = 500) -> list[StoredReply]:
         """Replies whose text or numbers contain `needle` (case-insensitive), newest first."""
-        pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        pattern = containing(needle)
         return self._select(
-            "WHERE text LIKE ? ESCAPE '\\' OR from_number LIKE ? ESCAPE '\\' "
-            "OR to_number LIKE ? ESCAPE '\\' ORDER BY received_at DESC, id DESC LIMIT ?",
+            "WHERE lower(text) LIKE lower(?) ESCAPE '\\' OR lower(from_number) LIKE lower(?) ESCAPE '\\' "
+            "OR lower(to_number) LIKE lower(?) ESCAPE '\\' "
+            "ORDER BY received_at DESC, id DESC LIMIT ?",
             (pattern, pattern, pattern, limit),
         )
 
@@ -458,11 +531,9 @@ class ReplyStore:
     def latest_received_at(self, now: datetime) -> datetime | None:
         """The newest received time not after `now`: a reply dated ahead of this machine's
         clock (stored by an earlier version) must not move a backfill's window."""
-        with self._reader.lock:
-            row = self._reader.conn.execute(
-                "SELECT MAX(received_at) FROM replies WHERE received_at <= ?", (_text(now),)
-            ).fetchone()
-        return _time(row[0])
+        return _time(
+            self._one("SELECT MAX(received_at) FROM replies WHERE received_at <= ?", (_text(now),))
+        )
 
 
 def believable(reply: IncomingReply, stored_at: datetime) -> IncomingReply:
@@ -480,12 +551,21 @@ def believable(reply: IncomingReply, stored_at: datetime) -> IncomingReply:
     )
 
 
+def without_nul(reply: IncomingReply) -> IncomingReply:
+    """`reply` with each NUL of its texts as `NUL_STAND_IN` (a server cannot store a NUL)."""
+    fields = ("from_number", "to_number", "text", "message_id", "reply_id", "keyword")
+    values = {name: getattr(reply, name) for name in fields}
+    changed = {k: v.replace("\0", NUL_STAND_IN) for k, v in values.items() if v and "\0" in v}
+    return dataclasses.replace(reply, **changed) if changed else reply
+
+
 def _row(reply: IncomingReply, stored_at: datetime) -> tuple[object, ...]:
-    """The INSERT's values; the first four are the natural key, as stored."""
+    """The INSERT's values (`_INSERTED`); the first five are what the reply is known by: the
+    natural key as stored, and the received time it claimed when that was not believed."""
     return (
         reply.from_number, reply.to_number, _text(reply.received_at), reply.text,
-        _text(reply.sent_at), reply.message_id, reply.reply_id, reply.keyword, reply.source,
-        stored_at.isoformat(), reply.received_claimed,
+        reply.received_claimed, _text(reply.sent_at), reply.message_id, reply.reply_id,
+        reply.keyword, reply.source, stored_at.isoformat(),
     )  # fmt: skip
 
 

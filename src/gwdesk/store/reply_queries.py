@@ -1,15 +1,18 @@
 """Reading replies: windows of the reply table, searches, conversations and unread figures.
 
-Plain functions of a `Reading` (a reader's connection, off the GUI thread), so the
+Plain functions of a `Reading` (a reader's connections, off the GUI thread), so the
 console's models run them on their reader and tests call them directly; the
-conversation joins this console's history, the log cache and the replies here,
-in the store, so nothing above it writes SQL.
+conversation joins the shared store's replies and history (`reading.shared`: the
+profile's file, or the team's server) with this workstation's log cache
+(`reading.sql`), in Python, so nothing above it writes SQL.
 
 Replies are listed oldest first by (received time, id): a reply stored later
 has a larger id, so the live case (replies received now) only ever appends at
 the end, and the view can grow without being re-read. A search is one Python
 predicate, used both as an SQL function over the stored rows and on replies as
-they arrive, so a reply is shown live exactly when a re-read would show it.
+they arrive, so a reply is shown live exactly when a re-read would show it. On a
+team's server, where no Python runs, the same search is SQL (`lower`, which folds
+case as Python's `casefold` does but for a few letters such as ß).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ MAX_SEARCH: Final = 200
 MATCH_FUNCTION: Final = "gwdesk_reply_match"
 _NUMBERISH: Final = re.compile(r"\+?[\d\s().-]+")
 _COLUMNS: Final = "id, received_at, from_number, to_number, text, message_id"
+_SEARCHED: Final = ("text", "from_number", "to_number")
+_NUMBERS: Final = ("from_number", "to_number")
 SECOND_FRACTION: Final = timedelta(microseconds=999_999)
 CONVERSATION_LIMIT: Final = 500
 """Newest entries of each kind read for a conversation."""
@@ -113,16 +118,30 @@ class ReplySearch:
     def matches_reply(self, reply: StoredReply) -> bool:
         return self.matches(reply.from_number, reply.to_number, reply.text)
 
-    def where(self, reading: Reading) -> str:
-        """The SQL condition (with the predicate registered on the reader), or an empty string."""
+    def where(self, reading: Reading) -> tuple[str, tuple[object, ...]]:
+        """The SQL condition and its values (empty when nothing is searched): a file's
+        reader runs `matches` itself, a server the same search in SQL."""
         if not self.needle:
-            return ""
+            return "", ()
+        file = reading.shared_file
+        if file is None:
+            return self._server_where()
 
         def match(from_number: str, to_number: str, text: str) -> int:
             return int(self.matches(from_number or "", to_number or "", text or ""))
 
-        reading.sql.create_function(MATCH_FUNCTION, 3, match, deterministic=True)
-        return f"WHERE {MATCH_FUNCTION}(from_number, to_number, text) "
+        file.create_function(MATCH_FUNCTION, 3, match, deterministic=True)
+        return f"WHERE {MATCH_FUNCTION}(from_number, to_number, text) ", ()
+
+    def _server_where(self) -> tuple[str, tuple[object, ...]]:
+        """`matches` in PostgreSQL's SQL (`strpos`: the needle is never a pattern)."""
+        conditions = [f"strpos(lower({column}), lower(?)) > 0" for column in _SEARCHED]
+        values: list[object] = [self.needle] * len(_SEARCHED)
+        for digits in self._digits:
+            for column in _NUMBERS:
+                conditions.append(f"strpos(regexp_replace({column}, '[^0-9]', '', 'g'), ?) > 0")
+                values.append(digits)
+        return f"WHERE ({' OR '.join(conditions)}) ", tuple(values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,21 +156,22 @@ class Listing:
 
 def listing(reading: Reading, search: ReplySearch) -> Listing:
     """Read inside a snapshot (with the windows) for figures that agree."""
-    where = search.where(reading)
-    conn = reading.sql
-    newest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM replies").fetchone()[0]
-    total = conn.execute("SELECT COUNT(*) FROM replies " + where).fetchone()[0]  # noqa: S608
-    last = conn.execute(
-        f"SELECT received_at, id FROM replies {where}ORDER BY received_at DESC, id DESC LIMIT 1"  # noqa: S608
+    where, values = search.where(reading)
+    shared = reading.shared
+    newest = shared.execute("SELECT COALESCE(MAX(id), 0) FROM replies").fetchone()[0]
+    total = shared.execute("SELECT COUNT(*) FROM replies " + where, values).fetchone()[0]  # noqa: S608
+    last = shared.execute(
+        f"SELECT received_at, id FROM replies {where}ORDER BY received_at DESC, id DESC LIMIT 1",  # noqa: S608
+        values,
     ).fetchone()
     return Listing(int(total), None if last is None else (str(last[0]), int(last[1])), int(newest))
 
 
 def fetch_window(reading: Reading, search: ReplySearch, offset: int, limit: int) -> list[ReplyRow]:
-    where = search.where(reading)
-    rows = reading.sql.execute(
+    where, values = search.where(reading)
+    rows = reading.shared.execute(
         f"SELECT {_COLUMNS} FROM replies {where}ORDER BY received_at, id LIMIT ? OFFSET ?",  # noqa: S608
-        (limit, offset),
+        (*values, limit, offset),
     ).fetchall()
     answered = answered_texts(reading, {row[5] for row in rows if row[5]})
     return [
@@ -170,31 +190,30 @@ def fetch_window(reading: Reading, search: ReplySearch, offset: int, limit: int)
 
 def position(reading: Reading, search: ReplySearch, key: tuple[str, int]) -> int:
     """The row number `key` has (or would have) in the search's listing."""
-    where = search.where(reading)
+    where, values = search.where(reading)
     glue = "AND" if where else "WHERE"
-    found = reading.sql.execute(
+    found = reading.shared.execute(
         f"SELECT COUNT(*) FROM replies {where}{glue} (received_at < ? OR "  # noqa: S608
         "(received_at = ? AND id < ?))",
-        (key[0], key[0], key[1]),
+        (*values, key[0], key[0], key[1]),
     ).fetchone()[0]
     return int(found)
 
 
 def answered_texts(reading: Reading, message_ids: Iterable[str]) -> dict[str, str]:
-    """The texts of sent messages by MessageId: this console's history, then the log cache."""
+    """The texts of sent messages by MessageId: the log cache, then the team's history."""
     wanted = sorted(set(message_ids))
-    conn = reading.sql
     found: dict[str, str] = {}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        for message_id, text in conn.execute(
+        for message_id, text in reading.sql.execute(
             f"SELECT message_id, message FROM log_records WHERE message_id IN ({marks})",  # noqa: S608
             chunk,
         ):
             if text:
                 found[message_id] = text
-        for message_id, text in conn.execute(
+        for message_id, text in reading.shared.execute(
             f"SELECT message_id, text FROM history WHERE message_id IN ({marks})",  # noqa: S608
             chunk,
         ):
@@ -231,9 +250,9 @@ def conversation(
 ) -> list[ConversationEntry]:
     """Replies from `number` and messages sent to it, oldest first (the newest `limit`)."""
     variants = number_variants(number)
-    conn = reading.sql
+    shared = reading.shared
     entries: list[ConversationEntry] = []
-    for reply_id, received, stored, text, message_id in conn.execute(
+    for reply_id, received, stored, text, message_id in shared.execute(
         "SELECT id, received_at, stored_at, text, message_id FROM replies "
         "WHERE from_number IN (?, ?) ORDER BY received_at DESC, id DESC LIMIT ?",
         (*variants, limit),
@@ -246,7 +265,7 @@ def conversation(
             ConversationEntry(at, True, text, None, True, message_id, reply_id, order_at)
         )
     known: set[str] = set()
-    for at, text, ok, status, message_id in conn.execute(
+    for at, text, ok, status, message_id in shared.execute(
         "SELECT at, text, ok, status, message_id FROM history WHERE recipients IN (?, ?) "
         "ORDER BY at DESC, id DESC LIMIT ?",
         (*variants, limit),
@@ -256,7 +275,7 @@ def conversation(
         entries.append(
             ConversationEntry(datetime.fromisoformat(at), False, text, status, bool(ok), message_id)
         )
-    for message_id, lodged, sent, text, status in conn.execute(
+    for message_id, lodged, sent, text, status in reading.sql.execute(
         "SELECT message_id, date_lodged, date_sent, message, status FROM log_records "
         "WHERE to_number IN (?, ?) ORDER BY date_lodged DESC LIMIT ?",
         (*variants, limit),
@@ -287,9 +306,9 @@ def unread_figures(reading: Reading, above: int | None = None) -> UnreadFigures:
     three figures or in none (the hub then adds those it was handed meanwhile)."""
     with reading.snapshot():
         seen = reading.get(REPLIES_SEEN_UP_TO)
-        conn = reading.sql
-        latest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM replies").fetchone()[0]
-        unseen = conn.execute(
+        shared = reading.shared
+        latest = shared.execute("SELECT COALESCE(MAX(id), 0) FROM replies").fetchone()[0]
+        unseen = shared.execute(
             "SELECT COUNT(*) FROM replies WHERE id > ?", (seen if above is None else above,)
         ).fetchone()[0]
     return UnreadFigures(seen, int(latest), int(unseen))

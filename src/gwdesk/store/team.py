@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from gwdesk.store.database import store_methods
-from gwdesk.store.engine import Database
+from gwdesk.store.engine import Database, Session
 
 HEARTBEAT: Final = 10.0
 """Seconds between a console's "still here"."""
@@ -68,6 +68,25 @@ class AuditEntry:
     action: str
     subject: str
     detail: str
+
+
+def write_audit(
+    session: Session, operator: str, console: str, action: str, subject: str = "", detail: str = ""
+) -> None:
+    """Append an audit entry through `session`: inside a store's transaction, the entry and
+    the change it tells of are written together or not at all."""
+    session.execute(
+        "INSERT INTO audit(at, operator, console, action, subject, detail) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            now_iso(),
+            operator[:200],
+            console[:100],
+            action[:100],
+            subject[:MAX_TEXT],
+            detail[:MAX_TEXT],
+        ),
+    )
 
 
 @store_methods
@@ -167,18 +186,7 @@ class Audit:
         self, operator: str, console: str, action: str, subject: str = "", detail: str = ""
     ) -> None:
         with self.database.session() as session:
-            session.execute(
-                "INSERT INTO audit(at, operator, console, action, subject, detail) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    now_iso(),
-                    operator[:200],
-                    console[:100],
-                    action[:100],
-                    subject[:MAX_TEXT],
-                    detail[:MAX_TEXT],
-                ),
-            )
+            write_audit(session, operator, console, action, subject, detail)
 
     def entries(self, *, after_id: int = 0, limit: int = 1000) -> list[AuditEntry]:
         with self.database.session() as session:

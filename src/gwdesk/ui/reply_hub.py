@@ -189,7 +189,7 @@ class ReplyHub(QObject):
             ListenerStatus(ListenerState.STOPPED if store else ListenerState.NO_PROFILE)
         )
         if store is not None:
-            self._reads = StoreReads(store.path, "replies-hub", self)
+            self._reads = StoreReads(store.path, "replies-hub", self, shared=store.shared)
             self._recount()
 
     def _recount(self) -> None:

@@ -33,6 +33,7 @@ import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from gwdesk.store.reader import Reading, StoreReader
+from gwdesk.store.shared import SharedData
 from gwdesk.ui.errors import ErrorReporter
 
 T = TypeVar("T")
@@ -276,10 +277,16 @@ class StoreReads(QObject):
     _answered = Signal(object, object, object)
 
     def __init__(
-        self, path: Path | str, name: str = "store", parent: QObject | None = None
+        self,
+        path: Path | str,
+        name: str = "store",
+        parent: QObject | None = None,
+        *,
+        shared: SharedData | None = None,
     ) -> None:
+        """`shared`: where the profile's shared data is read (None: the same file)."""
         super().__init__(parent)
-        self._reader = StoreReader(path)
+        self._reader = StoreReader(path, shared)
         self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(
             1, thread_name_prefix=f"gwdesk-{name}-reader"
         )

@@ -32,6 +32,7 @@ from PySide6.QtCore import (
 )
 
 from gwdesk.store.database import ReadInterrupted, StoreError
+from gwdesk.store.shared import SharedData
 from gwdesk.ui.tasks import Read, StoreReads, Ticket
 
 R = TypeVar("R")
@@ -55,9 +56,16 @@ class WindowedModel(QAbstractTableModel, Generic[R]):
     what: ClassVar[str] = "The table"
     """What a failed read names ("… could not be read")."""
 
-    def __init__(self, path: Path | str, reader: str, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        reader: str,
+        parent: QObject | None = None,
+        *,
+        shared: SharedData | None = None,
+    ) -> None:
         super().__init__(parent)
-        self._reads = StoreReads(path, reader, self)
+        self._reads = StoreReads(path, reader, self, shared=shared)
         self._total = 0
         self._windows: OrderedDict[int, list[R]] = OrderedDict()
         self._wanted: set[int] = set()

@@ -39,6 +39,7 @@ from gwdesk.store.history import HistoryEntry
 from gwdesk.store.optouts import OptOut, list_number
 from gwdesk.store.reader import Reading
 from gwdesk.store.reply_queries import ConversationEntry, conversation, number_variants
+from gwdesk.store.shared import SharedData
 from gwdesk.ui.formatting import local_time, optout_sentence, refusal_sentence
 from gwdesk.ui.plain_text import PlainLabel, html_text
 from gwdesk.ui.reply_state import ReplyDelivery
@@ -118,6 +119,7 @@ class ConversationPane(QWidget):
         self.entries: list[ConversationEntry] = []
         self._reads: StoreReads | None = None
         self._path: Path | str | None = None
+        self._shared: SharedData | None = None
         # True from send() until the pane has shown the outcome (the task's done
         # callback), so nobody sees "not sending" with the button still disabled.
         self._in_flight = False
@@ -184,10 +186,12 @@ class ConversationPane(QWidget):
 
     # ---- what is shown ----------------------------------------------------------------------
 
-    def set_store(self, path: Path | str | None) -> None:
-        """The session's store changed: read from the new one (and forget the number)."""
+    def set_store(self, path: Path | str | None, shared: SharedData | None = None) -> None:
+        """The session's store changed: read from the new one (and forget the number);
+        `shared`: where its shared data is (None: the same file)."""
         self.close_reader()
         self._path = path
+        self._shared = shared
         self.number = None
         self.entries = []
         self._set_optout(None)
@@ -231,7 +235,7 @@ class ConversationPane(QWidget):
             return
         self.look_up_optout()
         if self._reads is None:
-            self._reads = StoreReads(path, "conversation", self)
+            self._reads = StoreReads(path, "conversation", self, shared=self._shared)
 
         def read(reading: Reading) -> list[ConversationEntry]:
             return conversation(reading, number)

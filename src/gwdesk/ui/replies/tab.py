@@ -237,7 +237,10 @@ class RepliesTab(BaseTab):
     def _attach(self) -> None:
         self._teardown()
         store = self.session.store
-        self.conversation.set_store(store.path if store else None)
+        if store is None:
+            self.conversation.set_store(None)
+        else:
+            self.conversation.set_store(store.path, store.shared)
         self._show_result("", "hint")
         self.backfill_button.setEnabled(store is not None)
         self.settings_button.setEnabled(store is not None)
@@ -247,7 +250,7 @@ class RepliesTab(BaseTab):
             self._update_counts()
             self._update_title()
             return
-        model = RepliesTableModel(store.path, self)
+        model = RepliesTableModel(store.path, self, shared=store.shared)
         model.anchor = self.anchor
         model.muted = self.palette().placeholderText()
         profile = self.session.profile

@@ -52,6 +52,7 @@ from gwdesk.store.reply_queries import (
     position,
     row_of,
 )
+from gwdesk.store.shared import SharedData
 from gwdesk.ui.formatting import local_time
 from gwdesk.ui.models.windowed import WindowedModel
 from gwdesk.ui.plain_text import tooltip, visible
@@ -156,8 +157,10 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
     partial_windows = True  # live deliveries grow the last window
     what = "The replies"
 
-    def __init__(self, path: Path | str, parent: QObject | None = None) -> None:
-        super().__init__(path, "replies-table", parent)
+    def __init__(
+        self, path: Path | str, parent: QObject | None = None, *, shared: SharedData | None = None
+    ) -> None:
+        super().__init__(path, "replies-table", parent, shared=shared)
         self.search = ReplySearch()
         self._last: tuple[str, int] | None = None
         self._numbers: dict[str, str] = {}
