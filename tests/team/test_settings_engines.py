@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from gwdesk.domain.settings import (
+    LISTENER_PUBLIC_HOST,
     LISTENER_SECRET,
-    OPERATOR_NAME,
     OPT_OUT_KEYWORDS,
     REPLIES_SEEN_UP_TO,
     SETTINGS,
@@ -61,13 +61,13 @@ def test_the_teams_settings_go_to_the_shared_store_and_the_consoles_stay_local(
     settings = StoredSettings(local, database)
     settings.set(OPT_OUT_KEYWORDS, ("HALT", "ENOUGH"))
     settings.set(TEAM_REPLY_PATH, "https://replies.example.com/x?f=#FROM#")
-    settings.set(OPERATOR_NAME, "Sam")
+    settings.set(LISTENER_PUBLIC_HOST, "Sam")
     settings.set(REPLIES_SEEN_UP_TO, 12)
     assert json.loads(raw(database, OPT_OUT_KEYWORDS.name) or "") == ["HALT", "ENOUGH"]
     assert raw(database, TEAM_REPLY_PATH.name) is not None
     assert raw(local, OPT_OUT_KEYWORDS.name) is None
-    assert raw(local, OPERATOR_NAME.name) == '"Sam"'
-    assert raw(database, OPERATOR_NAME.name) is None
+    assert raw(local, LISTENER_PUBLIC_HOST.name) == '"Sam"'
+    assert raw(database, LISTENER_PUBLIC_HOST.name) is None
     assert raw(database, REPLIES_SEEN_UP_TO.name) is None
     assert settings.get(OPT_OUT_KEYWORDS) == ("HALT", "ENOUGH")
     local.close()
@@ -75,21 +75,21 @@ def test_the_teams_settings_go_to_the_shared_store_and_the_consoles_stay_local(
 
 def test_one_desks_file_keeps_both_kinds(database: Database) -> None:
     settings = StoredSettings(database)
-    settings.set(OPERATOR_NAME, "Alex")
+    settings.set(LISTENER_PUBLIC_HOST, "Alex")
     settings.set(TEAM_REPLY_PATH, "https://desk.example.com/r")
-    assert raw(database, OPERATOR_NAME.name) == '"Alex"'
+    assert raw(database, LISTENER_PUBLIC_HOST.name) == '"Alex"'
     assert raw(database, TEAM_REPLY_PATH.name) == '"https://desk.example.com/r"'
 
 
 def test_hostile_text_round_trips_as_it_was(database: Database) -> None:
     settings = StoredSettings(database)
     hostile = "100% _'quoted' \"dq\" \\ back; DROP TABLE settings;-- ünïcode ✓"
-    settings.set(OPERATOR_NAME, hostile[:100])
-    assert settings.get(OPERATOR_NAME) == hostile[:100]
+    settings.set(LISTENER_PUBLIC_HOST, hostile)
+    assert settings.get(LISTENER_PUBLIC_HOST) == hostile
     with pytest.raises(ValueError, match="control character"):
-        settings.set(OPERATOR_NAME, "Sam\x00")
-    with pytest.raises(ValueError, match="longer than 100"):
-        settings.set(OPERATOR_NAME, "x" * 101)
+        settings.set(LISTENER_PUBLIC_HOST, "Sam\x00")
+    with pytest.raises(ValueError, match="longer than 253"):
+        settings.set(LISTENER_PUBLIC_HOST, "x" * 254)
 
 
 def test_a_setting_kept_elsewhere_is_refused(database: Database) -> None:

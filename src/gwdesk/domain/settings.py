@@ -277,12 +277,6 @@ TEAM_REPLY_PATH: Final = optional_text(
     "The ReplyPath the office's receiver (gwdesk listen --store) publishes for two-way sends.",
     limit=2000,
 )
-OPERATOR_NAME: Final = optional_text(
-    "operator.name",
-    Place.PROFILE_STORE,
-    "Who works at this console, as changes and sends record it (none: the system user).",
-    limit=100,
-)
 WINDOW_GEOMETRY: Final = blob(
     "window.geometry",
     Place.WINDOW_STATE,
@@ -315,7 +309,6 @@ SETTINGS: Final[Mapping[str, Setting[Any]]] = {
         MARKETING_DEFAULT,
         OPT_OUT_INSTRUCTION,
         TEAM_REPLY_PATH,
-        OPERATOR_NAME,
         WINDOW_GEOMETRY,
         WINDOW_TAB,
     )
