@@ -87,13 +87,15 @@ def open_profile(data: ProfileData, store_password: str | None = None) -> LocalS
     `store_password`: the server's (None: libpq's own `PGPASSWORD` or `~/.pgpass`, or
     a client certificate named in the address)."""
     if data.store_url is None:
-        return open_local(data.path, data.account, data.region)
+        return open_local(data.path, data.account, data.region, operator=data.operator)
     from gwdesk.store.postgres import PostgresDatabase
     from gwdesk.store.shared import ServerData
 
     server = ServerData(PostgresDatabase(data.store_url, store_password))
     try:
-        return open_local(data.path, data.account, data.region, shared=server)
+        return open_local(
+            data.path, data.account, data.region, shared=server, operator=data.operator
+        )
     except BaseException:
         server.close()
         raise

@@ -72,8 +72,10 @@ def _open(args: argparse.Namespace) -> Opened:
             url = check_store_url(args.store)
         except ValueError as exc:
             raise UsageError(f"The store address: {exc}.") from None
+        from gwdesk.app.profile_data import INLINE_NAME, store_path
+
         server = ServerData(PostgresDatabase(url, store_password(None), upgrade=False))
-        replies = ReplyStore(server)
+        replies = ReplyStore(server, local=store_path(INLINE_NAME))
 
         def close() -> None:
             replies.close()

@@ -6,6 +6,7 @@ The log cache lives in the same file but belongs to the log feature
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 from gwdesk.domain.numbers import DEFAULT_REGION
@@ -28,30 +29,47 @@ from gwdesk.store.templates import TemplateStore
 @store_methods
 class LocalStore:
     def __init__(
-        self, path: Path | str, account: str | None = None, region: str = DEFAULT_REGION
+        self,
+        path: Path | str,
+        account: str | None = None,
+        region: str = DEFAULT_REGION,
+        *,
+        shared: SharedData | None = None,
+        operator: str = "",
     ) -> None:
         """`account`: the gateway account whose opt-out list the keyword replies stored
         here change (None: replies are stored and no list changes, as for a store
-        opened only to read); `region` reads a reply's national sender number."""
+        opened only to read); `region` reads a reply's national sender number;
+        `shared`: the team's server (None: this file holds everything); `operator`: who
+        works here, as history, audit entries and opt-out changes name them."""
         self.path = path
         self.account = account
         self.region = region
+        self.operator = operator
+        self.console = uuid.uuid4().hex
+        """This opening of the profile, as the team's presence, claims and audit know it."""
         self.conn = connect(path)
-        self.shared: SharedData = FileData(path)
-        """Where the profile's shared data lives (replies, opt-outs, ...): for now its own file."""
+        self.team = shared is not None
+        """Whether the shared data is on a team's server (closed with this store)."""
+        self.shared: SharedData = shared if shared is not None else FileData(path)
+        """Where the profile's shared data lives: replies, history, the outbox, opt-outs,
+        templates, contacts, the team's settings."""
         # Drafts and send history are written by a thread of its own, in order: the
         # console hands them over and never waits for another process's write lock.
         memory = str(path) == ":memory:"
         self.writer = BackgroundWriter(path, shared=self.conn if memory else None)
         self.drafts = DraftStore(self.conn, self.writer)
         self.history = HistoryStore(self.conn, self.writer)
-        shared = LockedConnection(self.conn)
-        self.settings = StoredSettings(SqliteDatabase(self.conn, shared.lock))
+        locked = LockedConnection(self.conn)
+        self._team_settings = self.shared.open() if self.team else None
+        self.settings = StoredSettings(SqliteDatabase(self.conn, locked.lock), self._team_settings)
         """The profile's settings (`gwdesk.domain.settings`, those kept in the profile store)."""
-        self.templates = TemplateStore(shared)
+        self.templates = TemplateStore(locked)
         # Its own connections: the reply listener writes from its own thread (group commit).
-        self.replies = ReplyStore(path)
-        self.optouts = OptOutStore(path, account or "")
+        self.replies = ReplyStore(self.shared, local=path)
+        self.optouts = OptOutStore(
+            self.shared, account or "", operator=operator, console=self.console
+        )
         self.apply_optout_keywords()
         # Its own connection: an import is one long transaction, off the GUI thread.
         self.contacts = ContactStore(path, self.optouts)
@@ -76,14 +94,22 @@ class LocalStore:
         self.contacts.close()
         self.outbox.close()
         self.conn.close()
+        if self.team:
+            self.shared.close()  # the pool every shared store borrowed
 
 
 def open_local(
-    path: Path | str, account: str | None = None, region: str = DEFAULT_REGION
+    path: Path | str,
+    account: str | None = None,
+    region: str = DEFAULT_REGION,
+    *,
+    shared: SharedData | None = None,
+    operator: str = "",
 ) -> LocalStore:
     """Open (and upgrade) a profile's store; `StoreError` naming the file when it cannot
-    be used (damaged, not a database, unreadable), which is then left as it is."""
+    be used (damaged, not a database, unreadable), which is then left as it is. Once
+    open, the store owns `shared` (closes it); until then its caller does."""
     try:
-        return LocalStore(path, account, region)
+        return LocalStore(path, account, region, shared=shared, operator=operator)
     except (StoreError, OSError) as exc:
         raise StoreError(f"The store at {path} cannot be opened ({exc}).") from None

@@ -22,7 +22,6 @@ customer's keyword needs none, its reply and the change's history say it all.
 from __future__ import annotations
 
 import contextlib
-import getpass
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gwdesk.domain.numbers import NumberError, normalise
+from gwdesk.domain.operator import default_operator
 from gwdesk.domain.optout_words import Intent
 from gwdesk.store.database import StoreError
 from gwdesk.store.engine import Database, Session, SqliteDatabase, containing
@@ -126,14 +126,6 @@ def list_number(number: str, region: str) -> str:
         return normalise(number, region)
     except NumberError:
         return "".join(c for c in number if c.isdigit()) or number
-
-
-def operator_name() -> str:
-    """Who is at this workstation (the OS user): what a change by hand is recorded under."""
-    try:
-        return getpass.getuser() or "operator"
-    except (KeyError, OSError):
-        return "operator"
 
 
 def _at(text: str) -> datetime:
@@ -374,7 +366,7 @@ class OptOutStore:
     # ---- changes by hand ---------------------------------------------------------------
 
     def _who(self, by: str | None) -> str:
-        return by or self.operator or operator_name()
+        return by or self.operator or default_operator()
 
     def set(self, number: str, opted_out: bool, *, reason: str, by: str | None = None) -> OptOut:
         """An operator's change. Opting a number back in needs a reason (only the customer's
