@@ -3,6 +3,7 @@ the way a child process opens it again."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from gwdesk.store.database import connect
@@ -48,3 +49,44 @@ def database_at(kind: str, where: str) -> Database:
     from gwdesk.store.postgres import PostgresDatabase
 
     return PostgresDatabase(where)
+
+
+class Heard:
+    """What a link told: tables changed and connection states, with events to wait on."""
+
+    def __init__(self) -> None:
+        self.tables: list[frozenset[str]] = []
+        self.states: list[bool] = []
+        self.changed = threading.Condition()
+
+    def on_change(self, tables: frozenset[str]) -> None:
+        with self.changed:
+            self.tables.append(tables)
+            self.changed.notify_all()
+
+    def on_state(self, connected: bool) -> None:
+        with self.changed:
+            self.states.append(connected)
+            self.changed.notify_all()
+
+    def wait_for(self, table: str, after: int = 0, timeout: float = 20) -> int:
+        """Until `table` is named (after the first `after` calls); how many calls there were."""
+        with self.changed:
+            assert self.changed.wait_for(
+                lambda: any(table in t for t in self.tables[after:]), timeout
+            ), f"{table} never named: {self.tables}"
+            return len(self.tables)
+
+    def wait_for_more(self, after: int, timeout: float = 30) -> int:
+        """Until there is a notification past the first `after`; how many there are."""
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.tables) > after, timeout), (
+                f"nothing named after {after}: {self.tables}"
+            )
+            return len(self.tables)
+
+    def wait_for_states(self, states: list[bool], timeout: float = 30) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: self.states[: len(states)] == states, timeout), (
+                f"states {self.states}"
+            )

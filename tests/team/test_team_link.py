@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -13,39 +12,7 @@ from gwdesk.store.changes import RESYNC
 from gwdesk.store.postgres import PostgresDatabase
 from gwdesk.store.team import Presence
 from tests.postgres_server import PostgresServer
-
-
-class Heard:
-    """What a link told: tables changed and connection states, with events to wait on."""
-
-    def __init__(self) -> None:
-        self.tables: list[frozenset[str]] = []
-        self.states: list[bool] = []
-        self.changed = threading.Condition()
-
-    def on_change(self, tables: frozenset[str]) -> None:
-        with self.changed:
-            self.tables.append(tables)
-            self.changed.notify_all()
-
-    def on_state(self, connected: bool) -> None:
-        with self.changed:
-            self.states.append(connected)
-            self.changed.notify_all()
-
-    def wait_for(self, table: str, after: int = 0, timeout: float = 20) -> int:
-        """Until `table` is named (after the first `after` calls); how many calls there were."""
-        with self.changed:
-            assert self.changed.wait_for(
-                lambda: any(table in t for t in self.tables[after:]), timeout
-            ), f"{table} never named: {self.tables}"
-            return len(self.tables)
-
-    def wait_for_states(self, states: list[bool], timeout: float = 30) -> None:
-        with self.changed:
-            assert self.changed.wait_for(lambda: self.states[: len(states)] == states, timeout), (
-                f"states {self.states}"
-            )
+from tests.team.support import Heard
 
 
 @pytest.fixture
