@@ -10,19 +10,20 @@ measures over loopback HTTP:
 
 - gwdesk, the console's Batch tab path: a CSV file of distinct Australian mobiles
   (national, spaced and international formats) imported and checked as the tab does
-  (`import_file` on a worker thread), the batch recorded in a durable outbox file
-  (`batch_run.record`: one entry per 100-recipient request, each with its own
-  ExternalSystemId), then `batch_run.send_chunks` through `OutboxSender` with the
-  tab's default 4 parallel requests while `batch_run.follow` polls
-  `status?batch_code=` for progress, as the tab does. Figures: seconds to import,
+  (`import_file` on a worker thread), the message checked (`app.sms.check_message`),
+  the batch recorded in the profile's durable outbox (`Sending.record_list`: one
+  entry per 100-recipient request, each with its own ExternalSystemId), then sent by
+  `Sending.run_list` (the outbox runner, the tab's default 4 lanes, the history row
+  written) while `app.status.follow` polls `status?batch_code=` for progress, as the
+  tab does. Figures: seconds to import,
   seconds to record, recipients lodged per second (every request accepted) with the
   CPU client and sandbox used meanwhile, seconds until the sandbox's database (opened
   read-only) holds every message, seconds until the tab's own progress shows it, and
   the client's peak RSS;
-- cli: `gwdesk send --csv FILE`'s path, `cli_commands.send_recipients` (the file read
+- cli: `gwdesk send --csv FILE`'s path, `cli.commands.send_recipients` (the file read
   and checked once by `gwdesk.importing` on a worker thread, as the Batch tab does)
-  then `OutboxSender.send` with that check (record, lodge at its default 4 parallel
-  requests), and the reading and checking alone;
+  then `Sending.send_list` with that list (record, lodge at its default 4 lanes,
+  history), and the reading and checking alone;
 - sweep: the Batch tab path at parallel 1, 4 and 8 on a smaller batch;
 - naive: what a public client of this gateway writes, a sequential loop of blocking
   `httpx.post` calls of 100 already-normalised recipients each, a new connection per
@@ -60,25 +61,19 @@ from typing import Any
 import httpx
 
 from benchmarks.sandbox_throughput import sandbox_server
+from gwdesk.app.profile_data import ProfileData, account_key, sending_for
+from gwdesk.app.send_values import DEFAULT_LANES, MAX_RECIPIENTS_PER_REQUEST
+from gwdesk.app.sending import Sending
+from gwdesk.app.sms import SmsForm, SmsMessage, check_message
+from gwdesk.app.status import Progress, follow
 from gwdesk.cli import Output
-from gwdesk.cli_commands import send_recipients
+from gwdesk.cli.send import send_recipients
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.gateway.outbox_records import gateway_key
-from gwdesk.gateway.outbox_sender import OutboxSender
-from gwdesk.gateway.sending import MAX_RECIPIENTS_PER_REQUEST, Outgoing
 from gwdesk.gateway.service import GatewayService
 from gwdesk.importing.recipients import import_file
-from gwdesk.store.outbox import OutboxStore
-from gwdesk.ui.tabs.batch_run import (
-    DEFAULT_CONCURRENCY,
-    BatchRun,
-    Chunk,
-    ChunkState,
-    follow,
-    record,
-    send_chunks,
-)
+from gwdesk.store.local import LocalStore
+from gwdesk.store.outbox import EntryState, OutboxEntry
 
 CREATED_TIMEOUT = 900.0
 POLL_INTERVAL = 0.1
@@ -166,13 +161,19 @@ async def wait_created(db: Path, count: int, started: float) -> float:
 
 
 @contextmanager
-def outbox_sender(service: GatewayService, folder: Path) -> Iterator[OutboxSender]:
-    """What `gwdesk.cli_commands.outbox_sender` builds, on a throw-away outbox file."""
-    outbox = OutboxStore(folder / "profile.sqlite3")
+def profile_sending(service: GatewayService, folder: Path) -> Iterator[Sending]:
+    """What the console's session (and `gwdesk send`) builds: the profile's `Sending`
+    over its store (outbox and history), on a throw-away file."""
+    data = ProfileData(folder / "profile.sqlite3", account_key(service.profile))
+    store = LocalStore(data.path)
     try:
-        yield OutboxSender(service, outbox, gateway_key(service.profile))
+        yield sending_for(service, store, data)
     finally:
-        outbox.close()
+        store.close()
+
+
+def message_for(profile: Profile) -> SmsMessage:
+    return check_message(SmsForm(text=TEXT), profile.region)
 
 
 def profile_for(url: str) -> Profile:
@@ -180,7 +181,7 @@ def profile_for(url: str) -> Profile:
 
 
 async def tab_send(
-    sandbox: Sandbox, file: Path, count: int, concurrency: int, *, follow_to_end: bool = True
+    sandbox: Sandbox, file: Path, count: int, lanes: int, *, follow_to_end: bool = True
 ) -> dict[str, Any]:
     """The Batch tab's path: import, record in the outbox, send in lanes while following.
 
@@ -190,47 +191,63 @@ async def tab_send(
     rss_before = rss_mb()
     profile = profile_for(sandbox.url)
     async with GatewayService(profile, Secret("demo")) as service:
-        with outbox_sender(service, sandbox.folder) as sender:
+        with profile_sending(service, sandbox.folder) as sending:
             # The tab imports on a worker thread: read, guess the column, normalise, dedup.
             started = time.perf_counter()
             _table, checked = await asyncio.to_thread(import_file, file, profile.region)
             imported = time.perf_counter() - started
             if len(checked.numbers) != count:
                 raise SystemExit(f"the import kept {len(checked.numbers):,} of {count:,} numbers")
-            run = BatchRun.plan(Outgoing(TEXT, ()), checked.numbers, concurrency)
+            message = message_for(profile)
 
             started = time.perf_counter()
-            await record(sender, run)
+            batch, recorded_entries = await sending.record_list(message, checked.numbers)
             recorded = time.perf_counter() - started
+            rows = {e.id: row for row, e in enumerate(recorded_entries)}
+            entries = list(recorded_entries)
 
-            def changed(_chunk: Chunk) -> None:
-                """Where the tab repaints the chunk's row."""
+            def changed(entry: OutboxEntry) -> None:
+                """Where the tab takes the entry's new row and repaints it."""
+                entries[rows[entry.id]] = entry
 
+            sending_now = True
+            progress = Progress()
             stop, follow_stop = asyncio.Event(), asyncio.Event()
             client_cpu, sandbox_cpu = time.process_time(), cpu_seconds(sandbox.pid)
             started = time.perf_counter()
             # Both at once, as the tab starts them: `follow` keeps polling while sending.
-            run.sending = True
-            following = asyncio.create_task(follow(service, run, follow_stop, changed))
+            following = asyncio.create_task(
+                follow(
+                    service,
+                    lambda: entries,
+                    progress,
+                    stop=follow_stop,
+                    busy=lambda: sending_now,
+                    on_change=lambda _entry: None,
+                )
+            )
             created_task = asyncio.create_task(wait_created(sandbox.db, count, started))
-            await send_chunks(sender, run, run.chunks, stop, changed)
+            outcome = await sending.run_list(
+                batch, recorded_entries, message, lanes=lanes, stop=stop, on_change=changed
+            )
+            sending_now = False
             lodged = time.perf_counter() - started
             client_cpu = time.process_time() - client_cpu
             sandbox_cpu = cpu_seconds(sandbox.pid) - sandbox_cpu
-            if run.count(ChunkState.LODGED) != len(run.chunks):
-                failed = next(c for c in run.chunks if c.state is not ChunkState.LODGED)
-                raise SystemExit(f"request {failed.index} was not lodged: {failed.outcome()}")
+            if not outcome.ok:
+                failed = next(e for e in entries if e.state is not EntryState.LODGED)
+                raise SystemExit(f"request {failed.seq} was not lodged: {failed.reason}")
             created = await created_task
             if not follow_to_end:
                 follow_stop.set()
             await following
             followed = time.perf_counter() - started
-            if follow_to_end and run.created != count:
-                raise SystemExit(f"the tab's progress shows {run.created:,} of {count:,} created")
-            entries = run.outbox.entries if run.outbox is not None else 0
+            if follow_to_end and progress.total(entries) != count:
+                shown = progress.total(entries)
+                raise SystemExit(f"the tab's progress shows {shown:,} of {count:,} created")
     return {
-        "requests": len(run.chunks),
-        "outbox_entries": entries,
+        "requests": len(entries),
+        "outbox_entries": batch.entries,
         "import_seconds": imported,
         "record_seconds": recorded,
         "lodge_seconds": lodged,
@@ -243,14 +260,13 @@ async def tab_send(
 
 
 async def cli_send(sandbox: Sandbox, file: Path, count: int) -> tuple[float, float]:
-    """`gwdesk send --csv FILE`'s path, as `cli_commands.cmd_send` takes it: (seconds to
-    read and check the file, seconds to read it, check it and send it through
-    `OutboxSender.send`: record, lodge)."""
+    """`gwdesk send --csv FILE`'s path: (seconds to read and check the file, seconds to
+    read it, check it and send it through `Sending.send_list`: record, lodge, history)."""
     profile = profile_for(sandbox.url)
     args = argparse.Namespace(csv=str(file), column=None, to=None, skip_invalid=False)
     notes = Output(json_mode=False, out=io.StringIO(), err=io.StringIO())
     async with GatewayService(profile, Secret("demo")) as service:
-        with outbox_sender(service, sandbox.folder) as sender:
+        with profile_sending(service, sandbox.folder) as sending:
             # The reading and checking alone first.
             started = time.perf_counter()
             check = await send_recipients(args, profile.region, notes)
@@ -259,7 +275,7 @@ async def cli_send(sandbox: Sandbox, file: Path, count: int) -> tuple[float, flo
                 raise SystemExit(f"the check kept {len(check.numbers):,} of {count:,}")
             started = time.perf_counter()
             check = await send_recipients(args, profile.region, notes)
-            outcome, _batch = await sender.send(Outgoing(TEXT, check.numbers), checked=check)
+            outcome = await sending.send_list(message_for(profile), check.numbers)
             seconds = time.perf_counter() - started
     if not outcome.ok or outcome.lodged_recipients != count:
         raise SystemExit(f"gwdesk send failed: {outcome.failed[:1]}")
@@ -303,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.batch_send", description=__doc__)
     parser.add_argument("--recipients", type=int, default=100_000, help="the batch's size")
     parser.add_argument(
-        "--parallel", type=int, default=DEFAULT_CONCURRENCY, help="the headline's parallel requests"
+        "--parallel", type=int, default=DEFAULT_LANES, help="the headline's parallel requests"
     )
     parser.add_argument(
         "--sweep-recipients", type=int, default=20_000, help="the batch of each parallel level"
@@ -361,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cli_check, cli = asyncio.run(cli_send(sandbox, file, count))
         say(
             f"cli:    gwdesk send --csv's path (send_recipients: gwdesk.importing once; "
-            f"OutboxSender.send: record, lodge, parallel 4): {cli:.2f} s, "
+            f"Sending.send_list: record, lodge, parallel {DEFAULT_LANES}): {cli:.2f} s, "
             f"{count / cli:,.0f} recipients/s; "
             f"of which reading and checking {cli_check:.2f} s"
         )

@@ -1,4 +1,4 @@
-"""Messages lodged per second through the gateway facade, beside the naive way.
+"""Messages lodged per second through gwdesk's one way out, beside the naive way.
 
     python -m benchmarks.client_send            # 1,000 sends and one 10,000-recipient send
     python -m benchmarks.client_send --quick    # a smoke run in seconds
@@ -6,37 +6,45 @@
 Starts `python -m gwdesk.sandbox serve` on a temporary database as a real
 subprocess and measures over loopback HTTP:
 
-- facade: 1,000 one-recipient `send`s through `GatewayService` (one pooled
-  keep-alive client, ExternalSystemIds, exactly-once logic) with bounded concurrency;
+- facade: 1,000 one-recipient sends as the Send tab and `gwdesk send` make them,
+  `Sending.send_message` over a temporary profile store: each checked, recorded in
+  the outbox (`synchronous=FULL`), sent by the `OutboxRunner` (one pooled keep-alive
+  client, ExternalSystemIds, exactly-once logic) and written to the history, with
+  bounded concurrency;
 - naive: the same 1,000 messages as public clients of this gateway send them, a
   sequential loop of blocking `httpx.post` calls, each on a new connection (one
-  token fetched up front);
-- batch: one `send` to 10,000 recipients through the facade (100 requests of 100):
-  how fast the gateway accepted them, and how fast its messages were all created.
+  token fetched up front), no outbox;
+- batch: one `Sending.send_list` to 10,000 recipients (recorded, then 100 requests of
+  100 through the runner's 4 lanes): how fast the gateway accepted them, and how fast
+  its messages were all created.
 
-The last line of the output is one JSON object with every figure.
+The last line of the output is one JSON object with every figure (the keys keep
+their names across versions, so runs compare).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from benchmarks.sandbox_throughput import sandbox_process
+from gwdesk.app.profile_data import ProfileData, account_key, open_profile, sending_for
+from gwdesk.app.sending import Sending
+from gwdesk.app.sms import Channel, SmsForm, SmsMessage
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
 
 
@@ -48,16 +56,29 @@ def numbers(start: int, count: int) -> list[str]:
     return [f"614{i:08d}" for i in range(start, start + count)]
 
 
-async def facade_sends(url: str, count: int, concurrency: int) -> float:
+@contextlib.asynccontextmanager
+async def gwdesk_sending(url: str, folder: Path) -> AsyncIterator[tuple[GatewayService, Sending]]:
+    """A profile's gateway and its sends, over a temporary store (outbox and history)."""
     profile = Profile(name="bench", rest_url=url, username="demo")
+    data = ProfileData(folder / "profile.sqlite3", account_key(profile))
+    store = await asyncio.to_thread(open_profile, data)
+    try:
+        async with GatewayService(profile, Secret("demo")) as service:
+            yield service, sending_for(service, store, data)
+    finally:
+        await asyncio.to_thread(store.close)
+
+
+async def facade_sends(url: str, folder: Path, count: int, concurrency: int) -> float:
     gate = asyncio.Semaphore(concurrency)
-    async with GatewayService(profile, Secret("demo")) as service:
+    async with gwdesk_sending(url, folder) as (_service, sending):
 
         async def one(number: str) -> None:
+            form = SmsForm(Channel.REST_SMS, recipient=number, text="Benchmark message")
             async with gate:
-                outcome = await service.send(Outgoing("Benchmark message", [number]))
+                outcome = await sending.send_message(form)
             if not outcome.ok:
-                raise SystemExit(f"a send failed: {outcome.failed[0].error}")
+                raise SystemExit(f"a send failed: {outcome.error}")
 
         started = time.perf_counter()
         await asyncio.gather(*(one(n) for n in numbers(0, count)))
@@ -81,21 +102,22 @@ def naive_sends(url: str, count: int) -> float:
     return time.perf_counter() - started
 
 
-async def big_send(url: str, count: int) -> tuple[float, float, int]:
-    """Seconds until the gateway accepted every request, until all messages existed, requests."""
-    profile = Profile(name="bench", rest_url=url, username="demo")
-    async with GatewayService(profile, Secret("demo")) as service:
+async def big_send(url: str, folder: Path, count: int) -> tuple[float, float, int]:
+    """Seconds until the gateway accepted every request (recording included), until all
+    messages existed; the number of requests."""
+    async with gwdesk_sending(url, folder) as (service, sending):
         before = (await service.logs()).total_records
+        message = SmsMessage(Channel.REST_SMS, "Benchmark batch")
         started = time.perf_counter()
-        outcome = await service.send(Outgoing("Benchmark batch", numbers(200_000, count)))
+        outcome = await sending.send_list(message, numbers(200_000, count))
         accepted = time.perf_counter() - started
         if not outcome.ok:
-            raise SystemExit(f"the batch failed: {outcome.failed[0].error}")
+            raise SystemExit(f"the batch failed: {outcome.error}")
         # Polling the gateway: nothing local to wait on.
         while (await service.logs()).total_records < before + count:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
         created = time.perf_counter() - started
-        return (accepted, created, len(outcome.chunks))
+        return (accepted, created, len(outcome.sent))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -116,18 +138,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         sandbox_process(Path(temp) / "sandbox.sqlite3", Path(temp) / "sandbox.log") as url,
     ):
         say(f"sandbox at {url}")
-        facade = asyncio.run(facade_sends(url, sends, args.concurrency))
+        facade = asyncio.run(facade_sends(url, Path(temp), sends, args.concurrency))
         say(
-            f"facade: {sends} one-recipient sends, concurrency {args.concurrency}: "
-            f"{facade:.2f} s, {sends / facade:,.0f} messages/s"
+            f"gwdesk: {sends} one-recipient sends through the outbox, concurrency "
+            f"{args.concurrency}: {facade:.2f} s, {sends / facade:,.0f} messages/s"
         )
         naive = naive_sends(url, sends)
         say(
             f"naive:  {sends} sequential httpx.post, new connection each: "
             f"{naive:.2f} s, {sends / naive:,.0f} messages/s"
         )
-        say(f"        facade is {naive / facade:.1f}x the naive rate")
-        accepted, created, requests = asyncio.run(big_send(url, recipients))
+        say(f"        gwdesk is {naive / facade:.1f}x the naive rate")
+        accepted, created, requests = asyncio.run(big_send(url, Path(temp), recipients))
         say(
             f"batch:  one send to {recipients:,} recipients in {requests} requests: accepted "
             f"in {accepted:.2f} s ({recipients / accepted:,.0f} recipients/s), all messages "

@@ -41,11 +41,11 @@ from benchmarks.sandbox_throughput import sandbox_process
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.service import GatewayService
+from gwdesk.logs.cache import UPSERT, now_us
+from gwdesk.logs.rows import TimeReader, to_row
+from gwdesk.logs.sync import LogCacheSync, SyncProgress, SyncReport
 from gwdesk.sandbox.seed import seed_account
 from gwdesk.store.local import LocalStore
-from gwdesk.store.logcache import UPSERT, now_us
-from gwdesk.store.logcache_rows import TimeReader, to_row
-from gwdesk.store.logcache_sync import LogCacheSync, SyncProgress, SyncReport
 
 
 def say(text: str) -> None:

@@ -41,14 +41,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from gwdesk.domain.profile import Profile
+from gwdesk.logs.cache import LogCache
+from gwdesk.logs.query import LogFilter, LogQuery, LogSort, count, fetch_window
+from gwdesk.logs.rows import FIELDS
 from gwdesk.paths import AppPaths
 from gwdesk.store.local import LocalStore
-from gwdesk.store.logcache import open_reader
-from gwdesk.store.logcache_query import LogFilter, LogQuery, LogSort, count, fetch_window
-from gwdesk.store.logcache_rows import FIELDS
+from gwdesk.store.reader import Reading, StoreReader
 from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.logs.tab import LogsTab
 from gwdesk.ui.session import Session
-from gwdesk.ui.tabs.logs import LogsTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 
@@ -100,17 +101,18 @@ async def until(predicate: Callable[[], bool], within: float = 60.0) -> None:
 def floor(path: Path, query: LogQuery, start: int | None, rows: int, counted: bool = True) -> float:
     """The same SQL on a fresh connection (ms): the count (unless the tab has it cached
     for this filter, `counted=False`), then the window on screen."""
-    conn = open_reader(path)
-    try:
-        total = count(conn, query.filter)
+
+    def timed(reading: Reading) -> float:
+        total = count(reading, query.filter)
         began = time.perf_counter()
         if counted:
-            total = count(conn, query.filter)
+            total = count(reading, query.filter)
         first = max(0, total - rows) if start is None else start
-        fetch_window(conn, query, (first // 500) * 500, 500, total)
+        fetch_window(reading, query, (first // 500) * 500, 500, total)
         return (time.perf_counter() - began) * 1000
-    finally:
-        conn.close()
+
+    with StoreReader(path) as reader:
+        return reader.run(timed)
 
 
 async def measure(path: Path, app: QApplication) -> dict[str, Any]:
@@ -120,7 +122,7 @@ async def measure(path: Path, app: QApplication) -> dict[str, Any]:
     tasks = TaskRunner(reporter)
     session = Session(AppPaths.default(), lambda *_: None)  # type: ignore[arg-type,return-value]
     store = LocalStore(path)
-    records = store.logs.total()
+    records = LogCache(store).total()
     figures["records"] = records
     session.store = store
     session.profile = Profile(name="bench", rest_url="http://127.0.0.1:9", username="demo")

@@ -53,9 +53,9 @@ from gwdesk.replies import ReplyBatch
 from gwdesk.store.replies import StoredReply
 from gwdesk.ui.controller import default_service_factory
 from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.replies.tab import RepliesTab
 from gwdesk.ui.reply_state import ListenerState
 from gwdesk.ui.session import Session
-from gwdesk.ui.tabs.replies import RepliesTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 
@@ -293,6 +293,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["GWDESK_CONFIG_DIR"] = str(work / "config")
         app = QApplication.instance() or QApplication(sys.argv[:1])
         assert isinstance(app, QApplication)
+        # Each run closes its window; by default Qt quits when the last window closes, which
+        # ends qasync's loop under the next run ("Event loop stopped before Future
+        # completed"). The console turns it off for the same reason (`gwdesk.ui.app`).
+        app.setQuitOnLastWindowClosed(False)
         loop = qasync.QEventLoop(app)
         try:
             figures.update(loop.run_until_complete(measure(app, args, work)))

@@ -9,10 +9,11 @@ Not part of the test suite. Three processes, as in the field:
   faults on `send` and `status` (503s, 429s, connections dropped before and after
   the message was lodged, answers held back; 5% of requests by default, `--faults`);
 - the client (this process): batches of `--recipients` sent exactly as `gwdesk send
-  --csv` sends them (`cli_commands.outbox_sender`: `OutboxSender` over the profile's
-  `OutboxStore`, bounded concurrency); what a batch still holds after its send (failures
-  that may pass, entries left unknown) goes through `OutboxSender.resume`, as
-  `gwdesk outbox resume` would. A batch counts as complete once the gateway has
+  --csv` sends them (`gwdesk.cli.profile_sending`: the application core's
+  `Sending.send_list` over the profile's store, its `OutboxRunner` with
+  `--concurrency` lanes); what a batch still holds after its send (failures that may
+  pass, entries left unknown) goes through `Recovery.resume`, as `gwdesk outbox
+  resume` would. A batch counts as complete once the gateway has
   created all its messages; then the next starts, until the time is up (the batch in
   progress then finishes). Meanwhile the reply listener (`ReplyInbox` +
   `ReplyListener` as `gwdesk listen` runs them) stores into the same temporary profile
@@ -58,12 +59,12 @@ import httpx
 
 from benchmarks.reply_flood import ZONE, missing_acknowledged
 from benchmarks.sandbox_throughput import sandbox_server
-from gwdesk.cli_commands import outbox_sender
+from gwdesk.app.sending import Sending
+from gwdesk.app.sms import Channel, SmsMessage
+from gwdesk.cli import profile_sending
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.domain.webhook_time import format_webhook_time
-from gwdesk.gateway.outbox_sender import OutboxSender
-from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import DATA_ENV, AppPaths
 from gwdesk.replies import ReplyInbox, ReplyListener
@@ -342,27 +343,29 @@ def numbers(count: int) -> list[str]:
     return [f"6142{i:07d}" for i in range(count)]
 
 
-async def _open_recipients(sender: OutboxSender, batch_id: int) -> tuple[int, int]:
-    batch = await asyncio.to_thread(sender.outbox.batch, batch_id)
+async def _open_recipients(sending: Sending, batch_id: int) -> tuple[int, int]:
+    batch = await asyncio.to_thread(sending.runner.outbox.batch, batch_id)
     if batch is None:
         return (0, 0)
     return (batch.recipients_in(EntryState.LODGED), batch.recipients_in(*OPEN))
 
 
 async def one_batch(
-    sender: OutboxSender, number: int, recipients: list[str], concurrency: int, db: Path
+    sending: Sending, number: int, recipients: list[str], concurrency: int, db: Path
 ) -> BatchRun:
     text = f"Soak batch {number}"
     before = await asyncio.to_thread(last_message_id, db)
     started = time.perf_counter()
-    outcome, batch = await sender.send(Outgoing(text, recipients), concurrency=concurrency)
-    first_failed = sum(len(chunk.recipients) for chunk in outcome.failed)
-    lodged, left = await _open_recipients(sender, batch.id)
+    message = SmsMessage(Channel.REST_SMS, text)
+    outcome = await sending.send_list(message, recipients, lanes=concurrency)
+    batch = outcome.batch
+    first_failed = sum(sent.entry.recipient_count for sent in outcome.failed)
+    lodged, left = await _open_recipients(sending, batch.id)
     resumes = 0
     while left and resumes < MAX_RESUMES:
         resumes += 1
-        await sender.resume([batch.id], concurrency=concurrency)
-        lodged, left = await _open_recipients(sender, batch.id)
+        await sending.recovery.resume([batch.id], lanes=concurrency)
+        lodged, left = await _open_recipients(sending, batch.id)
     sent = time.perf_counter() - started
     while True:
         created = await asyncio.to_thread(created_since, db, before, text)
@@ -381,17 +384,19 @@ async def send_batches(
     profile = Profile(name=PROFILE, rest_url=url, username="demo")
     recipients = numbers(count)
     runs: list[BatchRun] = []
-    async with GatewayService(profile, Secret("demo")) as service:
-        with outbox_sender(service) as sender:
-            while not runs or time.monotonic() < deadline:
-                run = await one_batch(sender, len(runs) + 1, recipients, concurrency, db)
-                runs.append(run)
-                say(
-                    f"batch {run.number}: {run.lodged_in_outbox:,} lodged per the outbox in "
-                    f"{run.send_seconds:.1f} s ({run.failed_first_pass:,} failed at first, "
-                    f"{run.resumes} resumes, {run.left_open} left "
-                    f"open); all messages at the gateway after {run.created_seconds:.1f} s"
-                )
+    async with (
+        GatewayService(profile, Secret("demo")) as service,
+        profile_sending(service) as sending,
+    ):
+        while not runs or time.monotonic() < deadline:
+            run = await one_batch(sending, len(runs) + 1, recipients, concurrency, db)
+            runs.append(run)
+            say(
+                f"batch {run.number}: {run.lodged_in_outbox:,} lodged per the outbox in "
+                f"{run.send_seconds:.1f} s ({run.failed_first_pass:,} failed at first, "
+                f"{run.resumes} resumes, {run.left_open} left "
+                f"open); all messages at the gateway after {run.created_seconds:.1f} s"
+            )
     return runs
 
 
@@ -415,7 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="gwdesk-soak-") as name:
         temp = Path(name)
-        os.environ[DATA_ENV] = str(temp / "data")  # the outbox `outbox_sender` opens
+        os.environ[DATA_ENV] = str(temp / "data")  # the store `profile_sending` opens
         profile_db = AppPaths.default().profile_db(slug(PROFILE))
         profile_db.parent.mkdir(parents=True)
         sandbox_db = temp / "sandbox.sqlite3"

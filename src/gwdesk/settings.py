@@ -24,6 +24,7 @@ import pydantic
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.domain.settings import DEFAULT_PROFILE
 from gwdesk.paths import config_dir
 from gwdesk.private_files import private_folder, tighten
 
@@ -66,7 +67,11 @@ class ProfileStore:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return {"schema_version": SCHEMA_VERSION, "profiles": [], "default": None}
+            return {
+                "schema_version": SCHEMA_VERSION,
+                "profiles": [],
+                DEFAULT_PROFILE.stored_as: None,
+            }
         except OSError as exc:
             raise SettingsError(f"The profiles file {self.path} cannot be read: {exc}.") from None
         try:
@@ -130,21 +135,21 @@ class ProfileStore:
         if len(after) == len(before):
             return False
         document["profiles"] = after
-        if document.get("default") == name:
-            document["default"] = None
+        if document.get(DEFAULT_PROFILE.stored_as) == name:
+            document[DEFAULT_PROFILE.stored_as] = None
         self._write(document)
         return True
 
     @property
     def default_name(self) -> str | None:
-        value = self._read().get("default")
-        return value if isinstance(value, str) else None
+        """The default profile's name (`DEFAULT_PROFILE`); None when unset or unreadable."""
+        return DEFAULT_PROFILE.read(self._read().get(DEFAULT_PROFILE.stored_as))
 
     def set_default(self, name: str | None) -> None:
         if name is not None:
             self.get(name)
         document = self._read()
-        document["default"] = name
+        document[DEFAULT_PROFILE.stored_as] = DEFAULT_PROFILE.write(name)
         self._write(document)
 
 

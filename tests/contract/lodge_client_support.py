@@ -21,7 +21,7 @@ from typing import Any
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import LodgePort, Profile
 from gwdesk.gateway.http import HttpSettings
-from gwdesk.gateway.legacy_files import LodgeFile
+from gwdesk.gateway.lodge.files import LodgeFile
 from gwdesk.gateway.retry import RetryPolicy
 from gwdesk.gateway.service import GatewayService
 from gwdesk.resources import resource_path

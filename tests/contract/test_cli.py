@@ -14,6 +14,8 @@ from gwdesk.domain.profile import Profile
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.settings import ProfileStore
 from tests.conftest import SandboxFactory
+from tests.contract.rest_support import endpoint_requests
+from tests.unit.test_lazy_imports import imported_after
 
 GWDESK = str(Path(sys.executable).with_name("gwdesk"))
 PASSWORD = "cli-S3cret-pw"
@@ -90,6 +92,41 @@ def test_csv_with_skip_invalid_sends_to_the_good_rows(
     assert result["lodged"] == 2
     assert [r["entry"] for r in result["rejected"]] == [2]
     assert "row 2: 'not known': " in done.stderr
+
+
+def test_a_number_given_twice_is_sent_to_once(gateway: SandboxThread) -> None:
+    done = run(gateway, "send", "--json", "--to", "0412345678", "--to", "+61 412 345 678", "Once")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["duplicates"] == 1
+    assert gateway.query("SELECT COUNT(*) FROM messages") == [(1,)]
+
+
+def test_unusable_numbers_stop_the_send_before_any_request(gateway: SandboxThread) -> None:
+    numbers = ("--to", "0412345678", "--to", "12", "--to", "call me")
+    done = run(gateway, "send", "--json", *numbers, "No")
+    assert done.returncode == 2
+    assert "--to #2: '12': " in done.stderr
+    assert "--to #3: 'call me': " in done.stderr
+    assert "2 recipient(s) are not usable; nothing was sent" in done.stderr
+    assert endpoint_requests(gateway, "send") == 0
+
+
+def test_skip_invalid_sends_to_the_usable_numbers_and_lists_the_rest(
+    gateway: SandboxThread,
+) -> None:
+    numbers = ("--to", "0412345678", "--to", "12")
+    done = run(gateway, "send", "--json", "--skip-invalid", *numbers, "Some")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["ok"] is True
+    assert result["lodged"] == 1
+    assert [(r["entry"], r["text"]) for r in result["rejected"]] == [(2, "12")]
+
+
+def test_a_profiles_region_reads_national_numbers(gateway: SandboxThread) -> None:
+    done = run(gateway, "send", "--json", "--region", "NZ", "--to", "021 234 5678", "Kia ora")
+    assert done.returncode == 0, done.stderr
+    assert gateway.query("SELECT to_number FROM messages") == [("64212345678",)]
 
 
 def test_status_and_logs_and_balance_as_json(gateway: SandboxThread) -> None:
@@ -172,12 +209,28 @@ def test_a_saved_profile_is_used_by_name(gateway: SandboxThread, tmp_path: Path)
 
 def test_without_a_console_no_arguments_exits_2_with_a_message() -> None:
     # `None` in sys.modules makes the console's import fail, whether or not it exists yet.
-    script = "import sys; sys.modules['gwdesk.ui.app'] = None; from gwdesk.cli import main; sys.exit(main([]))"
+    script = (
+        "import sys; sys.modules['gwdesk.ui.app'] = None; "
+        "from gwdesk.launcher import main; sys.exit(main([]))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2
     assert "the console cannot start" in done.stderr
+
+
+def test_the_commands_alone_never_import_the_console_or_the_launcher() -> None:
+    statement = "from gwdesk.cli import build_parser; build_parser()"
+    assert imported_after(statement, ("gwdesk.ui", "gwdesk.launcher", "PySide6")) == []
+
+
+def test_commands_without_a_command_print_their_usage_and_exit_2() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gwdesk.cli"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("usage: gwdesk")
 
 
 def test_version() -> None:

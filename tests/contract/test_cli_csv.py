@@ -2,18 +2,23 @@
 
 The real entry point in a subprocess against a sandbox over loopback, with files
 as other programs write them (Windows code page, semicolons, a BOM) and hostile
-ones (a workbook, escape codes, formulas); `read_csv` itself for column choices.
+ones (a workbook, escape codes, formulas); `read_csv` itself for column choices, and
+`send_recipients` for checking a long list off the event loop.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import io
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
-from gwdesk.cli import UsageError
-from gwdesk.cli_commands import read_csv
+from gwdesk.cli import Output, UsageError
+from gwdesk.cli.send import read_csv, send_recipients
 from gwdesk.sandbox.server import SandboxThread
 from tests.conftest import SandboxFactory
 from tests.contract.test_cli import PASSWORD, run
@@ -128,3 +133,30 @@ def test_a_column_chosen_by_number_overrides_the_guess(tmp_path: Path) -> None:
     table, listing = read_csv(sheet, "AU", "3")
     assert table.column == 2
     assert listing.numbers == ("61412000001",)
+
+
+async def test_a_long_list_is_checked_off_the_event_loop() -> None:
+    numbers = [
+        f"04{i // 1_000_000:02d} {i // 1000 % 1000:03d} {i % 1000:03d}" for i in range(60_000)
+    ]
+    args = argparse.Namespace(csv=None, column=None, to=numbers, skip_invalid=False)
+    quiet = Output(json_mode=False, out=io.StringIO(), err=io.StringIO())
+    ticks = 0
+    stop = threading.Event()
+
+    async def heartbeat() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            await asyncio.sleep(0.005)
+
+    beat = asyncio.create_task(heartbeat())
+    await asyncio.sleep(0.02)
+    before = ticks
+    checked = await send_recipients(args, "AU", quiet)
+    during = ticks - before
+    stop.set()
+    await beat
+    assert len(checked.numbers) == 60_000
+    # Checking 60,000 numbers takes about half a second; the loop kept turning meanwhile.
+    assert during >= 10

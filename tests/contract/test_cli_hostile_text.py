@@ -19,7 +19,7 @@ import pytest
 
 from gwdesk.domain.hidden_chars import HIDDEN_CATEGORIES
 from gwdesk.sandbox.server import SandboxThread
-from tests.contract import test_cli, test_cli_legacy
+from tests.contract import test_cli, test_cli_lodge
 from tests.contract.lodge_client_support import only_message
 from tests.sandbox.webhook_receiver import Answer, Receiver
 
@@ -39,8 +39,8 @@ def hidden_in(output: str) -> list[str]:
 
 
 def lodge_run(gateway: SandboxThread, *args: str) -> subprocess.CompletedProcess[str]:
-    """A Lodge command (`gwdesk mms|fax|wap|legacy-status`) as the sandbox's "ops"."""
-    return test_cli_legacy.run(gateway, *args, password=test_cli.PASSWORD)
+    """A Lodge command (`gwdesk mms|fax|wap|lodge-status`) as the sandbox's "ops"."""
+    return test_cli_lodge.run(gateway, *args, password=test_cli.PASSWORD)
 
 
 @pytest.fixture
@@ -118,8 +118,8 @@ def test_a_hostile_lodge_status_is_shown_escaped(gateway: SandboxThread) -> None
             (status, msg_id),
         )
     )
-    shown = lodge_run(gateway, "legacy-status", "--MsgID", msg_id)
-    exact = lodge_run(gateway, "legacy-status", "--json", "--MsgID", msg_id)
+    shown = lodge_run(gateway, "lodge-status", "--MsgID", msg_id)
+    exact = lodge_run(gateway, "lodge-status", "--json", "--MsgID", msg_id)
     assert shown.returncode == exact.returncode == 0, shown.stderr + exact.stderr
     [line] = shown.stdout.splitlines()
     assert "  ACTIVE\\x9b2J\\tX\\nY\\u202eZ\\u2028W  lodged " in line

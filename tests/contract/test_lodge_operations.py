@@ -8,7 +8,7 @@ import pytest
 
 from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.profile import LodgePort
-from gwdesk.gateway.legacy_docs import LodgeFax, LodgeMms, LodgeSms, LodgeWap
+from gwdesk.gateway.lodge.documents import LodgeFax, LodgeMms, LodgeSms, LodgeWap
 from gwdesk.sandbox.server import SandboxThread
 from tests.contract.lodge_client_support import (
     FAX,
@@ -48,7 +48,7 @@ async def test_lodge_sms_lodges_a_one_way_sms_with_its_text_as_data(
 ) -> None:
     text = "Tom & Jerry <b>bold</b> ]]> 'quoted' \"twice\" €"
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_sms(MOBILE, text)
+        result = await service.lodge.lodge_sms(MOBILE, text)
     assert result == LodgeText(operation="LodgeSMSMessage", text=OK)
     row = only_message(sandbox)
     assert (row["type"], row["to_number"], row["message"]) == ("SMS", MOBILE_DIGITS, text)
@@ -59,9 +59,7 @@ async def test_lodge_wap_push_lodges_the_url_and_application_name(
     sandbox: SandboxThread, port: LodgePort
 ) -> None:
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_wap_push(
-            MOBILE, "Menu", "https://example.com/m?a=1&b=2"
-        )
+        result = await service.lodge.lodge_wap_push(MOBILE, "Menu", "https://example.com/m?a=1&b=2")
     assert result.ok
     row = only_message(sandbox)
     assert (row["type"], row["subject"], row["url"]) == (
@@ -75,7 +73,7 @@ async def test_lodge_sms_with_reply_keeps_the_reply_route(
     sandbox: SandboxThread, port: LodgePort
 ) -> None:
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_sms_with_reply(
+        result = await service.lodge.lodge_sms_with_reply(
             MOBILE, "Reply YES", "email", "desk@example.com"
         )
     assert result.ok
@@ -92,7 +90,7 @@ async def test_lodge_sms_with_reply_xml_returns_the_msgid_of_the_message(
 ) -> None:
     hook = "http://127.0.0.1:9/hook?from=#FROM#&msg=#MSG#"
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_sms_with_reply_xml(MOBILE, "Two-way", "HTTP", hook)
+        result = await service.lodge.lodge_sms_with_reply_xml(MOBILE, "Two-way", "HTTP", hook)
     row = only_message(sandbox)
     assert result == LodgeResult(Result=0, ErrorMsg="", MsgID=row["message_id"])
     assert (row["reply_type"], row["reply_path"]) == ("HTTP", hook)
@@ -102,9 +100,9 @@ async def test_get_message_status_xml_reports_a_message_lodged_through_lodge(
     sandbox: SandboxThread, port: LodgePort
 ) -> None:
     async with lodge_service(sandbox, port) as service:
-        lodged = await service.legacy.lodge_sms_with_reply_xml(MOBILE, "x", "WWW", "site")
+        lodged = await service.lodge.lodge_sms_with_reply_xml(MOBILE, "x", "WWW", "site")
         assert lodged.msg_id is not None
-        status = await service.legacy.get_message_status_xml(lodged.msg_id)
+        status = await service.lodge.get_message_status_xml(lodged.msg_id)
     assert (status.msg_id, status.phone_number, status.status) == (
         lodged.msg_id,
         MOBILE_DIGITS,
@@ -118,7 +116,7 @@ async def test_get_message_status_xml_reports_a_message_lodged_through_lodge(
 async def test_lodge_mms_carries_one_real_png(sandbox: SandboxThread, port: LodgePort) -> None:
     picture = png(4, 4)
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_mms(
+        result = await service.lodge.lodge_mms(
             MOBILE, files(("dot.png", picture))[0], subject="Photo", text="Look"
         )
     assert result.ok
@@ -132,7 +130,7 @@ async def test_lodge_multi_mms_carries_three_attachments_in_order(
 ) -> None:
     sent = (("a.jpg", jpeg()), ("b.gif", gif()), ("c.txt", "Grüße\n".encode()))
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_multi_mms(MOBILE, files(*sent), subject="Three")
+        result = await service.lodge.lodge_multi_mms(MOBILE, files(*sent), subject="Three")
     assert result.ok
     assert stored_files(only_message(sandbox)) == [
         ("a.jpg", "image/jpeg", sha(sent[0][1])),
@@ -145,7 +143,7 @@ async def test_lodge_multi_mms_with_two_files_leaves_the_third_slot_empty(
     sandbox: SandboxThread, port: LodgePort
 ) -> None:
     async with lodge_service(sandbox, port) as service:
-        await service.legacy.lodge_multi_mms(MOBILE, files(("a.png", png()), ("b.gif", gif())))
+        await service.lodge.lodge_multi_mms(MOBILE, files(("a.png", png()), ("b.gif", gif())))
     assert [f[0] for f in stored_files(only_message(sandbox))] == ["a.png", "b.gif"]
 
 
@@ -155,7 +153,7 @@ async def test_an_mms_of_just_under_400_kb_goes_through(
     # On the GET port this proves the switch to POST: the base64 would not fit in a URL.
     big = png() + b"\x00" * (409_600 - len(png()))
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_mms(MOBILE, files(("big.png", big))[0])
+        result = await service.lodge.lodge_mms(MOBILE, files(("big.png", big))[0])
     assert result.ok
     assert stored_files(only_message(sandbox)) == [("big.png", "image/png", sha(big))]
 
@@ -165,7 +163,7 @@ async def test_lodge_fax_xml_carries_a_pdf_and_a_tiff(
 ) -> None:
     document, scan = pdf(), tiff()
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_fax_xml(
+        result = await service.lodge.lodge_fax_xml(
             FAX,
             files(("invoice.pdf", document), ("scan.tif", scan)),
             subject="Invoice",
@@ -188,7 +186,7 @@ async def test_lodge_fax_xml_carries_a_pdf_and_a_tiff(
 
 async def test_a_fax_may_be_a_cover_page_alone(sandbox: SandboxThread, port: LodgePort) -> None:
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_fax_xml(FAX, cover_page="Call me back")
+        result = await service.lodge.lodge_fax_xml(FAX, cover_page="Call me back")
     assert result.ok
     row = only_message(sandbox)
     assert (row["message"], row["attachments"]) == ("Call me back", [])
@@ -196,7 +194,7 @@ async def test_a_fax_may_be_a_cover_page_alone(sandbox: SandboxThread, port: Lod
 
 async def test_lodge_mms_by_url_keeps_the_url(sandbox: SandboxThread, port: LodgePort) -> None:
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_mms_by_url(
+        result = await service.lodge.lodge_mms_by_url(
             MOBILE, "https://example.com/clip.mp4", subject="Clip", text="Watch"
         )
     assert result.ok
@@ -222,7 +220,7 @@ async def test_lodge_xml_lodges_every_kind_of_message_with_msgids(
     sandbox: SandboxThread, soap_port: LodgePort
 ) -> None:
     async with lodge_service(sandbox, soap_port) as service:
-        result = await service.legacy.lodge_xml(every_kind())
+        result = await service.lodge.lodge_xml(every_kind())
     rows = messages(sandbox)
     assert result.ok
     assert result.msg_ids == tuple(r["message_id"] for r in rows)
@@ -241,7 +239,7 @@ async def test_lodge_xml_by_arg_lodges_the_document_sent_as_a_string(
     sandbox: SandboxThread, port: LodgePort
 ) -> None:
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_xml_by_arg(every_kind())
+        result = await service.lodge.lodge_xml_by_arg(every_kind())
     rows = messages(sandbox)
     assert result.lodged == 4
     assert result.msg_ids == tuple(r["message_id"] for r in rows)
@@ -259,7 +257,7 @@ async def test_lodge_multi_mms_xml_lodges_each_mms_without_msgids(
     sandbox: SandboxThread, soap_port: LodgePort
 ) -> None:
     async with lodge_service(sandbox, soap_port) as service:
-        result = await service.legacy.lodge_multi_mms_xml(two_mms())
+        result = await service.lodge.lodge_multi_mms_xml(two_mms())
     assert [(r.result, r.msg_id) for r in result.results] == [(0, None), (0, None)]
     rows = messages(sandbox)
     assert [(r["type"], r["to_number"]) for r in rows] == [
@@ -273,7 +271,7 @@ async def test_lodge_multi_mms_xml_msgid_returns_each_msgid(
     sandbox: SandboxThread, soap_port: LodgePort
 ) -> None:
     async with lodge_service(sandbox, soap_port) as service:
-        result = await service.legacy.lodge_multi_mms_xml_msgid(two_mms())
+        result = await service.lodge.lodge_multi_mms_xml_msgid(two_mms())
     assert result.msg_ids == tuple(r["message_id"] for r in messages(sandbox))
     assert len(result.msg_ids) == 2
 
@@ -283,8 +281,8 @@ async def test_soap_only_operations_use_soap_11_on_an_http_profile(
     sandbox: SandboxThread, port: LodgePort
 ) -> None:
     async with lodge_service(sandbox, port) as service:
-        documents = await service.legacy.lodge_xml([LodgeSms(MOBILE, "via SOAP")])
-        mms = await service.legacy.lodge_multi_mms_xml_msgid(two_mms()[:1])
+        documents = await service.lodge.lodge_xml([LodgeSms(MOBILE, "via SOAP")])
+        mms = await service.lodge.lodge_multi_mms_xml_msgid(two_mms()[:1])
     assert documents.ok
     assert mms.ok
     assert len(messages(sandbox)) == 2
@@ -294,7 +292,7 @@ async def test_the_console_helpers_pick_the_operation_that_fits(
     sandbox: SandboxThread, port: LodgePort
 ) -> None:
     async with lodge_service(sandbox, port) as service:
-        lodge = service.legacy
+        lodge = service.lodge
         one_way = await lodge.send_sms(MOBILE, "one way")
         two_way = await lodge.send_sms(MOBILE, "two way", reply_type="WWW", reply_path="site")
         await lodge.send_wap_push(MOBILE, "App", "https://example.com/")
@@ -323,6 +321,6 @@ async def test_a_fax_of_exactly_10_mb_goes_through(
     path = tmp_path / "big.pdf"
     path.write_bytes(big)
     async with lodge_service(sandbox, port) as service:
-        result = await service.legacy.lodge_fax_xml(FAX, [path])
+        result = await service.lodge.lodge_fax_xml(FAX, [path])
     assert result.ok
     assert stored_files(only_message(sandbox)) == [("big.pdf", "application/pdf", sha(big))]

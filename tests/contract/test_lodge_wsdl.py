@@ -14,7 +14,7 @@ import pytest
 from gwdesk.domain.profile import LodgePort
 from gwdesk.gateway.errors import TransientError
 from gwdesk.gateway.http import USER_AGENT
-from gwdesk.gateway.legacy import LodgeClient
+from gwdesk.gateway.lodge.client import LodgeClient
 from gwdesk.sandbox.server import SandboxThread
 from tests.contract.lodge_client_support import (
     MOBILE,
@@ -81,7 +81,7 @@ def slow_wsdl() -> Iterator[HostileServer]:
 
 async def test_concurrent_first_calls_share_one_wsdl_load(sandbox: SandboxThread) -> None:
     async with lodge_service(sandbox, "soap12") as service:
-        lodge = service.legacy
+        lodge = service.lodge
         results = await asyncio.gather(*(lodge.lodge_sms(MOBILE, f"n{i}") for i in range(8)))
         other_version = await lodge.with_port("soap11").lodge_sms(MOBILE, "1.1")
     assert all(r.ok for r in results)
@@ -94,7 +94,7 @@ async def test_the_wsdl_is_loaded_without_stalling_the_event_loop(
     slow_wsdl: HostileServer,
 ) -> None:
     async with hostile_service(slow_wsdl, "soap12") as service:
-        lag, took = await worst_loop_lag(service.legacy.soap.loaded())
+        lag, took = await worst_loop_lag(service.lodge.soap.loaded())
     assert took > 0.2, "the WSDL should be slow enough to show a stall"
     assert lag < min(0.15, took / 3), f"the loop stalled {lag:.3f} s of a {took:.3f} s load"
 
@@ -118,10 +118,10 @@ async def test_the_watchdog_sees_a_wsdl_loaded_on_the_event_loop(
 
 async def test_zeep_leaves_the_shared_clients_headers_alone(sandbox: SandboxThread) -> None:
     async with lodge_service(sandbox, "soap11") as service:
-        await service.legacy.lodge_sms(MOBILE, "x")
+        await service.lodge.lodge_sms(MOBILE, "x")
         assert service.http.headers["User-Agent"] == USER_AGENT
         assert not service.http.is_closed
-        await service.legacy.aclose()
+        await service.lodge.aclose()
         assert not service.http.is_closed
 
 
@@ -129,9 +129,9 @@ async def test_a_failed_load_is_tried_again_by_the_next_call(sandbox: SandboxThr
     set_faults(sandbox, "wsdl:503=1")
     async with lodge_service(sandbox, "soap12") as service:
         with pytest.raises(TransientError):
-            await service.legacy.lodge_sms(MOBILE, "x")
+            await service.lodge.lodge_sms(MOBILE, "x")
         set_faults(sandbox, "")
-        result = await service.legacy.lodge_sms(MOBILE, "y")
+        result = await service.lodge.lodge_sms(MOBILE, "y")
     assert result.ok
     assert [m["message"] for m in messages(sandbox)] == ["y"]
 
@@ -140,8 +140,8 @@ async def test_a_caller_that_gives_up_does_not_cancel_the_load_others_wait_for(
     slow_wsdl: HostileServer,
 ) -> None:
     async with hostile_service(slow_wsdl, "soap12") as service:
-        impatient = asyncio.create_task(service.legacy.soap.loaded())
-        patient = asyncio.create_task(service.legacy.soap.loaded())
+        impatient = asyncio.create_task(service.lodge.soap.loaded())
+        patient = asyncio.create_task(service.lodge.soap.loaded())
         await asyncio.sleep(0.05)
         impatient.cancel()
         loaded = await patient
@@ -169,7 +169,7 @@ async def test_each_soap_port_speaks_its_own_soap_version_to_the_profiles_addres
     ).start()
     try:
         async with hostile_service(server, port) as service:
-            result = await service.legacy.lodge_sms(MOBILE, "x")
+            result = await service.lodge.lodge_sms(MOBILE, "x")
     finally:
         server.stop()
     assert result.ok
@@ -180,7 +180,7 @@ async def test_each_soap_port_speaks_its_own_soap_version_to_the_profiles_addres
 
 async def test_closing_the_facade_stops_a_wsdl_load_under_way(slow_wsdl: HostileServer) -> None:
     service = hostile_service(slow_wsdl, "soap12")
-    waiting = asyncio.create_task(service.legacy.soap.loaded())
+    waiting = asyncio.create_task(service.lodge.soap.loaded())
     await asyncio.sleep(0.05)
     await service.aclose()
     with pytest.raises(asyncio.CancelledError):

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import httpx
 import pytest
 
 from gwdesk.gateway.errors import NotFoundError, ProtocolError, TransientError
-from gwdesk.gateway.sending import Outgoing
 from gwdesk.sandbox.server import SandboxThread
 from tests.conftest import SandboxFactory
-from tests.contract.rest_support import endpoint_requests, service_for
+from tests.contract.rest_support import endpoint_requests, send_one, sending_with, service_for
 
 
 async def test_a_prepaid_account_shows_its_credits_from_account_info(
@@ -47,10 +47,10 @@ async def test_a_postpaid_account_says_it_has_no_credits(sandbox_factory: Sandbo
     assert funds.summary() == "Postpaid: no credits to show (Account/Info)"
 
 
-async def test_a_send_shows_in_the_credits(sandbox: SandboxThread) -> None:
-    async with service_for(sandbox) as service:
+async def test_a_send_shows_in_the_credits(sandbox: SandboxThread, tmp_path: Path) -> None:
+    async with service_for(sandbox) as service, sending_with(service, tmp_path) as sending:
         before = (await service.funds()).credits
-        assert (await service.send(Outgoing("Hello", ["0412 345 678"]))).ok
+        assert (await send_one(sending, "Hello", "0412 345 678")).ok
         after = (await service.funds()).credits
     assert before is not None
     assert after == before - 1

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import AuthenticationError
-from gwdesk.gateway.sending import Outgoing
 from gwdesk.sandbox.server import SandboxThread
 from tests.conftest import SandboxFactory
-from tests.contract.rest_support import FAST, endpoint_requests, service_for
+from tests.contract.rest_support import (
+    FAST,
+    endpoint_requests,
+    send_list,
+    send_one,
+    sending_with,
+    service_for,
+)
 
 PASSWORD = "Tr0ub4dor&3-secret"
 
@@ -51,12 +58,12 @@ async def test_calls_keep_working_across_expiry_with_one_token_request_each_time
 
 
 async def test_a_token_the_gateway_refuses_is_replaced_and_the_call_repeated_once(
-    sandbox: SandboxThread,
+    sandbox: SandboxThread, tmp_path: Path
 ) -> None:
-    async with service_for(sandbox) as service:
+    async with service_for(sandbox) as service, sending_with(service, tmp_path) as sending:
         await service.status(external_system_id="warm-up")
         sandbox.call(lambda state: state.conn.execute("DELETE FROM tokens"))
-        outcome = await service.send(Outgoing("After revoke", ["0412345678"]))
+        outcome = await send_one(sending, "After revoke", "0412345678")
     assert outcome.ok
     assert endpoint_requests(sandbox, "token") == 2
     assert endpoint_requests(sandbox, "send") == 2
@@ -74,10 +81,15 @@ async def test_a_wrong_password_is_an_authentication_error_that_does_not_show_it
     assert PASSWORD not in f"{caught.value} {caught.value!r} {service!r} {service.credentials!r}"
 
 
-async def test_basic_auth_profiles_never_ask_for_a_token(sandbox_factory: SandboxFactory) -> None:
+async def test_basic_auth_profiles_never_ask_for_a_token(
+    sandbox_factory: SandboxFactory, tmp_path: Path
+) -> None:
     sandbox = sandbox_factory(extra_accounts=[("ops", PASSWORD)])
-    async with service_for(sandbox, PASSWORD, username="ops", auth="basic") as service:
-        outcome = await service.send(Outgoing("Basic", ["0412345678"]))
+    async with (
+        service_for(sandbox, PASSWORD, username="ops", auth="basic") as service,
+        sending_with(service, tmp_path) as sending,
+    ):
+        outcome = await send_one(sending, "Basic", "0412345678")
         listing = await service.logs()
         await service.balance()
     assert outcome.ok
@@ -111,12 +123,14 @@ def test_plain_http_is_refused_for_a_gateway_on_another_machine() -> None:
 
 
 async def test_a_refused_password_stops_a_many_request_send_with_nothing_lodged(
-    sandbox: SandboxThread,
+    sandbox: SandboxThread, tmp_path: Path
 ) -> None:
     numbers = [f"614{i:08d}" for i in range(900)]
-    async with service_for(sandbox, "wrong") as service:
-        outcome = await service.send(Outgoing("Never", numbers), concurrency=2)
-    assert len(outcome.chunks) == 9
-    assert all(isinstance(c.error, AuthenticationError) for c in outcome.chunks)
+    async with service_for(sandbox, "wrong") as service, sending_with(service, tmp_path) as sending:
+        outcome = await send_list(sending, "Never", numbers, lanes=2)
+    assert len(outcome.sent) == 9
+    assert all(isinstance(s.error, AuthenticationError) for s in outcome.sent)
+    assert outcome.halted  # the lanes stopped: the rest stay pending, with why
+    assert [s.entry.state.value for s in outcome.sent] == ["failed"] * 2 + ["pending"] * 7
     assert endpoint_requests(sandbox, "send") == 0
     assert endpoint_requests(sandbox, "token") <= 2 * FAST.attempts

@@ -5,16 +5,22 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
 from gwdesk.domain.numbers import normalise
-from gwdesk.gateway.errors import InvalidRecipientsError, NotFoundError, ValidationError
-from gwdesk.gateway.sending import Outgoing
+from gwdesk.gateway.errors import NotFoundError, ValidationError
 from gwdesk.sandbox.db import account_by_id, renumber_ranks
 from gwdesk.sandbox.engine import SERVICE_REST, Draft
 from gwdesk.sandbox.server import SandboxThread
-from tests.contract.rest_support import endpoint_requests, service_for
+from tests.contract.rest_support import (
+    endpoint_requests,
+    send_list,
+    send_one,
+    sending_with,
+    service_for,
+)
 
 NUMBERS = [f"614{i:08d}" for i in range(1000, 4000)]
 
@@ -40,28 +46,32 @@ async def wait_for_messages(sandbox: SandboxThread, count: int) -> None:
 
 
 async def test_a_single_recipient_is_lodged_at_once_under_a_generated_external_id(
-    sandbox: SandboxThread,
+    sandbox: SandboxThread, tmp_path: Path
 ) -> None:
-    async with service_for(sandbox) as service:
-        outcome = await service.send(Outgoing("Hello", ["0412 345 678"]))
-    [chunk] = outcome.chunks
+    async with service_for(sandbox) as service, sending_with(service, tmp_path) as sending:
+        outcome = await send_one(sending, "Hello", "0412 345 678")
+    [sent] = outcome.sent
+    external_id = sent.entry.external_system_id
     assert outcome.ok
-    assert chunk.message is not None
-    assert chunk.message.phone_number == "61412345678"
-    assert chunk.message.external_system_id == chunk.external_system_id
-    assert chunk.external_system_id.startswith("gwd-")
-    assert chunk.external_system_id.endswith("-0001")
+    assert sent.message is not None
+    assert sent.message.phone_number == "61412345678"
+    assert external_id is not None
+    assert sent.message.external_system_id == external_id
+    assert external_id.startswith("gwd-")
+    assert external_id.endswith("-0001")
     assert sandbox.query("SELECT to_number, external_system_id FROM messages") == [
-        ("61412345678", chunk.external_system_id)
+        ("61412345678", external_id)
     ]
 
 
-async def test_250_recipients_go_in_three_requests_of_at_most_100(sandbox: SandboxThread) -> None:
-    async with service_for(sandbox) as service:
-        outcome = await service.send(Outgoing("Batch", NUMBERS[:250]))
-    assert [len(c.recipients) for c in outcome.chunks] == [100, 100, 50]
-    assert all(c.batch_code for c in outcome.chunks)
-    ids = [c.external_system_id for c in outcome.chunks]
+async def test_250_recipients_go_in_three_requests_of_at_most_100(
+    sandbox: SandboxThread, tmp_path: Path
+) -> None:
+    async with service_for(sandbox) as service, sending_with(service, tmp_path) as sending:
+        outcome = await send_list(sending, "Batch", NUMBERS[:250])
+    assert [len(s.entry.recipients) for s in outcome.sent] == [100, 100, 50]
+    assert all(s.entry.batch_code for s in outcome.sent)
+    ids = [s.entry.external_system_id or "" for s in outcome.sent]
     assert len(set(ids)) == 3
     assert [i[-4:] for i in ids] == ["0001", "0002", "0003"]
     await wait_for_messages(sandbox, 250)
@@ -70,65 +80,31 @@ async def test_250_recipients_go_in_three_requests_of_at_most_100(sandbox: Sandb
 
 
 async def test_the_operators_external_id_is_carried_by_every_request(
-    sandbox: SandboxThread,
+    sandbox: SandboxThread, tmp_path: Path
 ) -> None:
-    async with service_for(sandbox) as service:
-        outcome = await service.send(Outgoing("Batch", NUMBERS[:150], external_id="ORDER-7"))
-    assert {c.external_system_id for c in outcome.chunks} == {"ORDER-7"}
+    async with service_for(sandbox) as service, sending_with(service, tmp_path) as sending:
+        outcome = await send_list(sending, "Batch", NUMBERS[:150], external_id="ORDER-7")
+    assert [s.entry.external_system_id for s in outcome.sent] == ["ORDER-7", "ORDER-7"]
     await wait_for_messages(sandbox, 150)
     assert sandbox.query("SELECT DISTINCT external_system_id FROM messages") == [("ORDER-7",)]
 
 
-async def test_a_number_given_twice_is_sent_to_once(sandbox: SandboxThread) -> None:
-    async with service_for(sandbox) as service:
-        outcome = await service.send(Outgoing("Once", ["0412345678", "+61 412 345 678"]))
-    assert outcome.duplicates == 1
-    assert sandbox.query("SELECT COUNT(*) FROM messages") == [(1,)]
-
-
-async def test_unusable_numbers_stop_the_send_before_any_request(sandbox: SandboxThread) -> None:
-    async with service_for(sandbox) as service:
-        with pytest.raises(InvalidRecipientsError) as caught:
-            await service.send(Outgoing("No", ["0412345678", "12", "call me"]))
-    assert [r[0] for r in caught.value.rejected] == [1, 2]
-    assert "#2 '12'" in caught.value.message
-    assert "#3 'call me'" in caught.value.message
-    assert endpoint_requests(sandbox, "send") == 0
-
-
-async def test_skip_invalid_sends_to_the_usable_numbers_and_lists_the_rest(
-    sandbox: SandboxThread,
-) -> None:
-    async with service_for(sandbox) as service:
-        outcome = await service.send(Outgoing("Some", ["0412345678", "12"]), skip_invalid=True)
-    assert outcome.ok
-    assert outcome.lodged_recipients == 1
-    assert [(r.index, r.text) for r in outcome.rejected] == [(1, "12")]
-
-
 async def test_a_message_over_ten_parts_is_refused_before_any_request(
-    sandbox: SandboxThread,
+    sandbox: SandboxThread, tmp_path: Path
 ) -> None:
-    async with service_for(sandbox) as service:
+    async with service_for(sandbox) as service, sending_with(service, tmp_path) as sending:
         with pytest.raises(ValidationError) as caught:
-            await service.send(Outgoing("x" * 1531, ["0412345678"]))
+            await send_one(sending, "x" * 1531, "0412345678")
     assert caught.value.field == "Message"
     assert "11 SMS parts" in caught.value.message
     assert endpoint_requests(sandbox, "send") == 0
 
 
-async def test_send_options_reach_the_gateway(sandbox: SandboxThread) -> None:
+async def test_send_options_reach_the_gateway(sandbox: SandboxThread, tmp_path: Path) -> None:
     later = datetime.now(UTC) + timedelta(hours=2)
-    async with service_for(sandbox) as service:
-        await service.send(
-            Outgoing(
-                "Options",
-                ["0412345678"],
-                send_at=later,
-                reply_type="HEADER",
-                reply_path="ACME",
-                tags="a,b",
-            )
+    async with service_for(sandbox) as service, sending_with(service, tmp_path) as sending:
+        await send_one(
+            sending, "Options", "0412345678", send_at=later, reply=("HEADER", "ACME"), tags="a,b"
         )
     [(from_number, tags, reply_type, sent_us)] = sandbox.query(
         "SELECT from_number, tags, reply_type, sent_us FROM messages"
@@ -139,7 +115,11 @@ async def test_send_options_reach_the_gateway(sandbox: SandboxThread) -> None:
 
 async def test_simple_send_returns_the_lodged_message(sandbox: SandboxThread) -> None:
     async with service_for(sandbox) as service:
-        message = await service.simple_send("Simple", "0412345678", source="61400000001")
+        answer = await service.rest.simple_send_once(
+            {"Message": "Simple", "Recipient": "61412345678", "From": "61400000001"}
+        )
+    message = answer.data.message
+    assert message is not None
     assert message.status == "ACTIVE"
     assert message.phone_number == "61412345678"
     assert sandbox.query("SELECT message_id, from_number FROM messages") == [
@@ -147,10 +127,12 @@ async def test_simple_send_returns_the_lodged_message(sandbox: SandboxThread) ->
     ]
 
 
-async def test_status_by_message_id_batch_code_and_external_id(sandbox: SandboxThread) -> None:
-    async with service_for(sandbox) as service:
-        single = (await service.send(Outgoing("One", ["0412345678"]))).chunks[0]
-        batch = (await service.send(Outgoing("Two", NUMBERS[:3]))).chunks[0]
+async def test_status_by_message_id_batch_code_and_external_id(
+    sandbox: SandboxThread, tmp_path: Path
+) -> None:
+    async with service_for(sandbox) as service, sending_with(service, tmp_path) as sending:
+        single = (await send_one(sending, "One", "0412345678")).sent[0]
+        batch = (await send_list(sending, "Two", NUMBERS[:3])).sent[0].entry
         await wait_for_messages(sandbox, 4)
         assert single.message is not None
         assert batch.batch_code is not None
@@ -171,10 +153,12 @@ async def test_status_takes_exactly_one_parameter(sandbox: SandboxThread) -> Non
     assert endpoint_requests(sandbox, "status") == 0
 
 
-async def test_logs_by_page_recipient_message_id_and_batch_code(sandbox: SandboxThread) -> None:
-    async with service_for(sandbox) as service:
-        batch = (await service.send(Outgoing("Two", NUMBERS[:2]))).chunks[0]
-        single = (await service.send(Outgoing("One", ["0412345678"]))).chunks[0]
+async def test_logs_by_page_recipient_message_id_and_batch_code(
+    sandbox: SandboxThread, tmp_path: Path
+) -> None:
+    async with service_for(sandbox) as service, sending_with(service, tmp_path) as sending:
+        batch = (await send_list(sending, "Two", NUMBERS[:2])).sent[0].entry
+        single = (await send_one(sending, "One", "0412345678")).sent[0]
         await wait_for_messages(sandbox, 3)
         assert single.message is not None
         assert batch.batch_code is not None
@@ -210,13 +194,13 @@ async def test_log_sync_reads_a_whole_account_across_pages_once(sandbox: Sandbox
 
 
 async def test_a_sync_resumed_from_the_cursor_yields_only_newer_records(
-    sandbox: SandboxThread,
+    sandbox: SandboxThread, tmp_path: Path
 ) -> None:
     lodge_directly(sandbox, 5)
-    async with service_for(sandbox) as service:
+    async with service_for(sandbox) as service, sending_with(service, tmp_path) as sending:
         first = service.sync_logs()
         assert len([r async for r in first]) == 5
-        await service.send(Outgoing("Newer", ["0412345678"]))
+        await send_one(sending, "Newer", "0412345678")
         second = service.sync_logs(first.cursor, first.at_cursor)
         newer = [r.message async for r in second]
     assert newer == ["Newer"]
@@ -277,8 +261,13 @@ async def test_an_unknown_message_id_is_not_found(sandbox: SandboxThread) -> Non
             await service.status(message_id="20200101000000000000")
 
 
-async def test_a_profile_region_reads_national_numbers(sandbox: SandboxThread) -> None:
-    async with service_for(sandbox, region="NZ") as service:
-        outcome = await service.send(Outgoing("Kia ora", ["021 234 5678"]))
-    assert outcome.chunks[0].recipients == ("64212345678",)
+async def test_a_profile_region_reads_national_numbers(
+    sandbox: SandboxThread, tmp_path: Path
+) -> None:
+    async with (
+        service_for(sandbox, region="NZ") as service,
+        sending_with(service, tmp_path) as sending,
+    ):
+        outcome = await send_one(sending, "Kia ora", "021 234 5678")
+    assert outcome.sent[0].entry.recipients == ("64212345678",)
     assert normalise("021 234 5678", "AU") == "61212345678"  # a Sydney number there

@@ -1,7 +1,8 @@
-"""The frozen app's single entry point, exercised from source (`python -m gwdesk.launcher`).
+"""The single entry point, exercised from source (`python -m gwdesk.launcher`).
 
-In a PyInstaller build `sys.executable` is the app itself; the console starts its
-sandbox child as that executable with the hidden subcommand `sandbox`. Here a
+`gwdesk` is the launcher: the console, a command, or (in a frozen app) the sandbox
+child. In a PyInstaller build `sys.executable` is the app itself; the console starts
+its sandbox child as that executable with the hidden subcommand `sandbox`. Here a
 small shell script stands in for the frozen executable, so the same code path runs.
 """
 
@@ -15,8 +16,9 @@ import httpx
 import pytest
 
 from gwdesk import __version__
-from gwdesk.launcher import SANDBOX_SUBCOMMAND
+from gwdesk.frozen import SANDBOX_SUBCOMMAND
 from gwdesk.ui.sandbox_process import SandboxProcess, sandbox_command
+from tests.unit.test_lazy_imports import imported_after
 
 LAUNCHER = [sys.executable, "-m", "gwdesk.launcher"]
 
@@ -25,6 +27,17 @@ def test_launcher_without_the_hidden_subcommand_is_gwdesk() -> None:
     done = subprocess.run([*LAUNCHER, "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"gwdesk {__version__}"
+
+
+def test_the_console_imports_neither_the_launcher_nor_the_sandbox_nor_the_commands() -> None:
+    modules = ("gwdesk.launcher", "gwdesk.sandbox", "gwdesk.cli")
+    assert imported_after("import gwdesk.ui.console", modules) == []
+
+
+def test_a_command_goes_to_the_command_line_without_the_console() -> None:
+    # No gateway named: the command line's usage error (exit 2), on stderr.
+    statement = "from gwdesk.launcher import main; assert main(['balance']) == 2"
+    assert imported_after(statement, ("gwdesk.cli", "gwdesk.ui.app", "PySide6")) == ["gwdesk.cli"]
 
 
 def test_launcher_with_the_hidden_subcommand_is_gwdesk_sandbox() -> None:

@@ -56,3 +56,11 @@ def test_licence_file_about_dialog_and_metadata_name_the_same_licence() -> None:
     assert project()["license"] == LICENCE == "MIT"
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License\n")
     assert metainfo().findtext("project_license") == LICENCE
+
+
+def test_the_script_and_the_frozen_app_start_at_the_one_launcher() -> None:
+    scripts = project()["scripts"]
+    assert isinstance(scripts, dict)
+    assert scripts["gwdesk"] == "gwdesk.launcher:main"
+    spec = (ROOT / "packaging" / "gwdesk.spec").read_text(encoding="utf-8")
+    assert '[str(ROOT / "src" / "gwdesk" / "launcher.py")]' in spec

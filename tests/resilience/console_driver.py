@@ -55,7 +55,7 @@ class Operator:
             self.resume(window)
 
     def send(self, window: Any) -> None:
-        from gwdesk.ui.tabs.batch import BatchTab
+        from gwdesk.ui.batch.tab import BatchTab
 
         tab = window.tab(BatchTab)
         if not tab.session.active:
@@ -75,7 +75,7 @@ class Operator:
             tab.send()
 
     def resume(self, window: Any) -> None:
-        from gwdesk.ui.outbox_dialog import RESUME_KEY, OutboxDialog
+        from gwdesk.ui.outbox.dialog import RESUME_KEY, OutboxDialog
 
         dialogs = [d for d in window.findChildren(OutboxDialog) if d.isVisible()]
         if not dialogs:
@@ -93,7 +93,7 @@ class Operator:
             )
             dialog.resume_button.click()
             return
-        finished = "resume" in self.done and not dialog.tasks.running(RESUME_KEY)
+        finished = "resume" in self.done and not dialog.tasks.running(RESUME_KEY, owner=dialog)
         if finished and "report" not in self.done:
             self.done.add("report")
             say(phase="resumed", state=dialog.state.text(), rows=dialog.table.rowCount())

@@ -27,10 +27,9 @@ from pytestqt.qtbot import QtBot
 
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.outbox import EntryState
+from gwdesk.ui.batch.results import OUTCOME_COLUMN
+from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.batch_results import OUTCOME_COLUMN
-from gwdesk.ui.tabs.batch_run import ChunkState
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.plain_text_support import tooltip_shows
@@ -229,12 +228,13 @@ async def batch_under_faults(
     heartbeat = watch(seen)
     try:
         await confirm_and_send(tab)
+        await wait_until(lambda: tab.run is not None, 30, "the batch recorded")
         run = tab.run
         assert run is not None
-        await wait_until(lambda: run.count(ChunkState.LODGED) >= 1, 60, "a request lodged")
+        await wait_until(lambda: run.count(EntryState.LODGED) >= 1, 60, "a request lodged")
         seen.faults |= await asyncio.to_thread(injected, sandbox)
         await asyncio.to_thread(set_faults, sandbox, OUTAGE)
-        await wait_until(lambda: run.count(ChunkState.FAILED) >= 1, 60, "a request failed")
+        await wait_until(lambda: run.count(EntryState.FAILED) >= 1, 60, "a request failed")
         await asyncio.to_thread(set_faults, sandbox, MIXED)
         await sent(tab)
         seen.first_outcome = tab.outcome.text()
@@ -246,7 +246,9 @@ async def batch_under_faults(
             await sent(tab)
             seen.texts.add(tab.outcome.text())
         await wait_until(
-            lambda: run.created == run.recipients and not ui.tasks.running("batch-follow"),
+            lambda: (
+                run.created == run.recipients and not ui.tasks.running("batch-follow", owner=tab)
+            ),
             60,
             "every message created",
         )
@@ -281,7 +283,7 @@ async def test_under_faults_every_recipient_is_lodged_exactly_once_and_the_outbo
     run = seen.tab.run
     assert run is not None
     assert seen.faults >= set(KINDS)
-    assert [c.state for c in run.chunks] == [ChunkState.LODGED] * REQUESTS
+    assert [e.state for e in run.entries] == [EntryState.LODGED] * REQUESTS
     assert seen.sends > 1  # the outage made "Send remaining" needed
 
     rows = await sandbox_messages(seen.sandbox, RECIPIENTS)
@@ -305,7 +307,7 @@ async def test_under_faults_every_recipient_is_lodged_exactly_once_and_the_outbo
     for to, external_id in rows:
         lodged.setdefault(external_id, []).append(to)
     assert recorded == {k: sorted(v) for k, v in lodged.items()}
-    assert {c.external_id for c in run.chunks} == set(recorded)
+    assert run.entries == entries  # the tab shows the outbox's own rows, as they stand
 
 
 async def test_under_faults_every_failure_reaches_the_operator_in_plain_words(

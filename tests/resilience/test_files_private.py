@@ -21,12 +21,13 @@ import pytest
 from gwdesk.domain.profile import Profile
 from gwdesk.importing.export import write_invalid_rows
 from gwdesk.importing.recipients import InvalidRow
+from gwdesk.logs.export import export_csv
+from gwdesk.logs.query import LogQuery
 from gwdesk.paths import AppPaths
 from gwdesk.sandbox.db import open_database
 from gwdesk.settings import ProfileStore
 from gwdesk.store.local import LocalStore
-from gwdesk.store.logcache_export import export_csv
-from gwdesk.store.logcache_query import LogQuery
+from gwdesk.store.reader import Reading
 from gwdesk.ui.app import console_settings
 from gwdesk.ui.console import configure_logging
 from tests.unit.logcache_support import cache, record, write
@@ -104,7 +105,9 @@ def test_exports_are_private_under_umask_022(tmp_path: Path, umask_022: None) ->
     with cache(tmp_path / "p.sqlite3") as (store, writer):
         write(writer, [record(1), record(2)])
         writer.commit()
-        export_csv(store.conn, LogQuery(), exports / "log.csv", columns=["message_id"], zone=UTC)
+        export_csv(
+            Reading(store.conn), LogQuery(), exports / "log.csv", columns=["message_id"], zone=UTC
+        )
     write_invalid_rows(exports / "invalid.csv", [InvalidRow(3, "04x", "not a number")])
     found = modes(exports)
     del found["."]  # the operator's own folder, chosen in a dialog: left as it is

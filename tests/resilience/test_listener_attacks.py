@@ -440,8 +440,13 @@ class Memory:
 
     def open_connections(self) -> int:
         """Sockets the process holds (its listening socket included)."""
-        fds = Path(f"/proc/{self.pid}/fd")
-        return sum(1 for fd in fds.iterdir() if fd.readlink().name.startswith("socket:"))
+        count = 0
+        for fd in Path(f"/proc/{self.pid}/fd").iterdir():
+            try:
+                count += fd.readlink().name.startswith("socket:")
+            except FileNotFoundError:
+                continue  # closed while the folder was read: not held any more
+        return count
 
 
 @pytest.fixture

@@ -101,7 +101,7 @@ async def test_a_hostile_answer_to_a_status_query_is_a_protocol_error(
     started = time.monotonic()
     async with hostile_service(server, port, retry=ONCE) as service:
         with pytest.raises(ProtocolError) as caught:
-            await asyncio.wait_for(service.legacy.get_message_status_xml("1"), 10)
+            await asyncio.wait_for(service.lodge.get_message_status_xml("1"), 10)
     assert time.monotonic() - started < 3
     assert "Traceback" not in caught.value.message
     assert len(caught.value.message) < 400
@@ -116,7 +116,7 @@ async def test_a_hostile_answer_to_a_send_is_ambiguous_and_says_why(
     server.answer = RAW_ANSWERS[case]
     async with hostile_service(server, port) as service:
         with pytest.raises(AmbiguousSendError) as caught:
-            await asyncio.wait_for(service.legacy.lodge_sms("0412345678", "x"), 10)
+            await asyncio.wait_for(service.lodge.lodge_sms("0412345678", "x"), 10)
     assert isinstance(caught.value.__cause__, ProtocolError)
     assert "may or may not have lodged" in caught.value.message
     assert len(server.operation_requests()) == 1  # never resent
@@ -126,7 +126,7 @@ async def test_a_proxy_page_with_503_is_retried_as_not_lodged(server: HostileSer
     server.answer = Answer(HTML, status=503, content_type="text/html")
     async with hostile_service(server, "http_post") as service:
         with pytest.raises(ProtocolError) as caught:
-            await service.legacy.lodge_sms("0412345678", "x")
+            await service.lodge.lodge_sms("0412345678", "x")
     assert not caught.value.maybe_processed
     assert len(server.operation_requests()) == 4
 
@@ -151,7 +151,7 @@ async def test_a_hostile_wsdl_is_a_protocol_error_before_any_operation(
     started = time.monotonic()
     async with hostile_service(server, "soap12", retry=ONCE) as service:
         with pytest.raises(ProtocolError):
-            await asyncio.wait_for(service.legacy.lodge_sms("0412345678", "x"), 10)
+            await asyncio.wait_for(service.lodge.lodge_sms("0412345678", "x"), 10)
     assert time.monotonic() - started < 3
     assert server.operation_requests() == []
 
@@ -170,7 +170,7 @@ async def test_a_wsdl_that_imports_another_document_is_refused_without_fetching_
     server.wsdl = Answer(importing)
     async with hostile_service(server, "soap11", retry=ONCE) as service:
         with pytest.raises(ProtocolError):
-            await service.legacy.lodge_sms("0412345678", "x")
+            await service.lodge.lodge_sms("0412345678", "x")
     assert [path for _, path, _ in server.requests] == ["/dotnet/Lodge.asmx?WSDL"]
 
 
@@ -193,7 +193,7 @@ async def test_a_soap_fault_for_a_malformed_request_is_a_validation_error(
     server.answer = Answer(fault, status=500)
     async with hostile_service(server, port) as service:
         with pytest.raises(ValidationError) as caught:
-            await service.legacy.lodge_sms("0412345678", "x")
+            await service.lodge.lodge_sms("0412345678", "x")
     assert "Bad envelope" in caught.value.message
     assert not caught.value.maybe_processed
     assert len(server.operation_requests()) == 1

@@ -19,6 +19,7 @@ import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Final
 
 import pytest
@@ -28,8 +29,8 @@ from gwdesk.domain.profile import AuthMode, Profile
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ProtocolError, TransientError
 from gwdesk.gateway.http import MAX_RESPONSE_BYTES, HttpSettings
 from gwdesk.gateway.retry import RetryPolicy
-from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
+from tests.contract.rest_support import send_one, sending_with
 
 MB: Final = 1024 * 1024
 HUGE: Final = 50 * MB
@@ -139,6 +140,8 @@ class Hostile:
     streamed: int = 0
     finished: bool = False
     url: str = ""
+    hung_up: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when a client hangs up on the server while it reads or writes."""
     _released: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def hold(self) -> None:
@@ -161,7 +164,7 @@ class Hostile:
             self.paths.append(path)
             await self.by_path.get(path, self.default)(writer, self)
         except (ConnectionError, asyncio.IncompleteReadError):
-            pass  # the client hung up: what the hostile cases expect
+            self.hung_up.set()  # the client hung up: what the hostile cases expect
         finally:
             writer.close()
 
@@ -346,7 +349,7 @@ async def test_a_50_mb_answer_is_cut_off_unread(hostile: Hostile, declare_length
         error = await failure(gateway.balance())
     assert isinstance(error, ProtocolError)
     assert f"larger than {MAX_RESPONSE_BYTES // MB:g} MB; it was not read" in error.message
-    await asyncio.sleep(0.1)  # let the server notice the hang-up
+    await asyncio.wait_for(hostile.hung_up.wait(), 10)  # the server saw the hang-up
     assert not hostile.finished
     assert hostile.streamed < HUGE
 
@@ -414,7 +417,7 @@ async def test_a_body_shorter_than_its_length_is_a_broken_connection(hostile: Ho
     ids=["HTML page", "truncated JSON", "wrong shape"],
 )
 async def test_a_send_answered_with_garbage_is_ambiguous_and_sent_once(
-    hostile: Hostile, answer: Writer
+    hostile: Hostile, answer: Writer, tmp_path: Path
 ) -> None:
     hostile.by_path["/v2/message/send"] = answer
     hostile.by_path["/v2/message/status"] = canned(HTML, "text/html")
@@ -425,10 +428,11 @@ async def test_a_send_answered_with_garbage_is_ambiguous_and_sent_once(
         resolve_first_delay=0.02,
         resolve_max_delay=0.05,
     )
-    async with service(hostile, retry=retry) as gateway:
+    async with service(hostile, retry=retry) as gateway, sending_with(gateway, tmp_path) as sending:
         async with asyncio.timeout(NEVER):
-            outcome = await gateway.send(Outgoing("Hello", ["0412345678"]))
-    [chunk] = outcome.failed
-    assert isinstance(chunk.error, AmbiguousSendError)
-    assert chunk.external_system_id in chunk.error.message
+            outcome = await send_one(sending, "Hello", "0412345678")
+    [sent] = outcome.failed
+    assert isinstance(sent.error, AmbiguousSendError)
+    assert sent.entry.external_system_id is not None
+    assert sent.entry.external_system_id in sent.error.message
     assert hostile.requests("/v2/message/send") == 1

@@ -32,6 +32,7 @@ from gwdesk.sandbox.server import SandboxThread
 from gwdesk.settings import ProfileStore
 from gwdesk.ui.console import configure_logging
 from tests.conftest import SandboxFactory
+from tests.contract.rest_support import send_one, sending_with
 from tests.ui.conftest import (  # noqa: F401 - the console's fixtures, used here too
     UiBundle,
     ui,
@@ -171,16 +172,24 @@ async def test_service_sends_and_a_refused_login_leave_no_secret(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    async with GatewayService(profile, Secret(PASSWORD)) as service:
-        message = await service.simple_send("Hello", "0412345678")
+    folder = AppPaths.default().data  # the store is searched too
+    async with (
+        GatewayService(profile, Secret(PASSWORD)) as service,
+        sending_with(service, folder) as sending,
+    ):
+        message = (await send_one(sending, "Hello", "0412345678")).sent[0].message
+        assert message is not None
         await service.status(message_id=message.message_id)
         token = (await service.rest.tokens.get()).reveal()
         shown = [repr(service), repr(profile), repr(service.credentials), repr(message)]
-    async with GatewayService(profile, Secret(WRONG_PASSWORD)) as refused:
-        with pytest.raises(AuthenticationError) as failure:
-            await refused.simple_send("Hello", "0412345678")
-        shown += [repr(refused), repr(refused.credentials)]
-    error = failure.value
+    async with (
+        GatewayService(profile, Secret(WRONG_PASSWORD)) as refused,
+        sending_with(refused, folder) as sending,
+    ):
+        outcome = await send_one(sending, "Hello", "0412345678")
+        shown += [repr(refused), repr(refused.credentials), repr(outcome)]
+    error = outcome.error
+    assert isinstance(error, AuthenticationError)
     shown += [
         repr(error),
         str(error),

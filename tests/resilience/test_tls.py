@@ -23,12 +23,12 @@ from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import GatewayError, TransientError
 from gwdesk.gateway.http import HttpSettings
-from gwdesk.gateway.legacy_zeep import LodgeTransport
+from gwdesk.gateway.lodge.zeep_client import LodgeTransport
 from gwdesk.gateway.retry import RetryPolicy
-from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread
 from tests.conftest import SandboxFactory
+from tests.contract.rest_support import send_one, sending_with
 from tests.pki import PrivateCa
 
 Face = Literal["rest", "lodge"]
@@ -83,15 +83,16 @@ def lodged(sandbox: SandboxThread) -> int:
     return int(sandbox.query("SELECT COUNT(*) FROM messages")[0][0])
 
 
-async def refusal(gateway: GatewayService, face: Face) -> GatewayError:
+async def refusal(gateway: GatewayService, face: Face, folder: Path) -> GatewayError:
     """The error a send on `face` ends in; fails the test if the send went through."""
     if face == "rest":
-        outcome = await gateway.send(Outgoing("Over TLS", [MOBILE]))
-        [chunk] = outcome.failed
-        assert chunk.error is not None
-        return chunk.error
+        async with sending_with(gateway, folder) as sending:
+            outcome = await send_one(sending, "Over TLS", MOBILE)
+        [sent] = outcome.failed
+        assert sent.error is not None
+        return sent.error
     with pytest.raises(GatewayError) as caught:
-        await gateway.legacy.lodge_sms(MOBILE, "Over TLS")
+        await gateway.lodge.lodge_sms(MOBILE, "Over TLS")
     return caught.value
 
 
@@ -107,11 +108,11 @@ def test_the_sandbox_serves_https_when_given_a_certificate(
 
 
 async def test_a_rest_send_over_https_works_with_the_profiles_ca_bundle(
-    sandbox_factory: SandboxFactory, ca: PrivateCa
+    sandbox_factory: SandboxFactory, ca: PrivateCa, tmp_path: Path
 ) -> None:
     sandbox = https_sandbox(sandbox_factory, ca.issue())
-    async with service(sandbox, ca.path) as gateway:
-        outcome = await gateway.send(Outgoing("Over TLS", [MOBILE]))
+    async with service(sandbox, ca.path) as gateway, sending_with(gateway, tmp_path) as sending:
+        outcome = await send_one(sending, "Over TLS", MOBILE)
     assert outcome.ok
     assert lodged(sandbox) == 1
 
@@ -122,7 +123,7 @@ async def test_a_lodge_soap_call_over_https_works_with_the_profiles_ca_bundle(
 ) -> None:
     sandbox = https_sandbox(sandbox_factory, ca.issue())
     async with service(sandbox, ca.path, lodge_port=port) as gateway:
-        result = await gateway.legacy.lodge_sms(MOBILE, "Over TLS")
+        result = await gateway.lodge.lodge_sms(MOBILE, "Over TLS")
     assert result.text == "Message sent successfully."
     assert lodged(sandbox) == 1
 
@@ -132,11 +133,11 @@ async def test_a_lodge_soap_call_over_https_works_with_the_profiles_ca_bundle(
 
 @pytest.mark.parametrize("face", FACES)
 async def test_the_system_trust_store_refuses_a_private_ca_and_names_the_ca_bundle(
-    sandbox_factory: SandboxFactory, ca: PrivateCa, face: Face
+    sandbox_factory: SandboxFactory, ca: PrivateCa, face: Face, tmp_path: Path
 ) -> None:
     sandbox = https_sandbox(sandbox_factory, ca.issue())
     async with service(sandbox, None) as gateway:
-        error = await refusal(gateway, face)
+        error = await refusal(gateway, face, tmp_path)
     assert type(error) is GatewayError  # not transient: retrying cannot help
     assert "certificate of 127.0.0.1:" in error.message
     assert "is not trusted" in error.message
@@ -147,11 +148,11 @@ async def test_the_system_trust_store_refuses_a_private_ca_and_names_the_ca_bund
 
 @pytest.mark.parametrize("face", FACES)
 async def test_a_certificate_for_another_host_name_is_refused(
-    sandbox_factory: SandboxFactory, ca: PrivateCa, face: Face
+    sandbox_factory: SandboxFactory, ca: PrivateCa, face: Face, tmp_path: Path
 ) -> None:
     sandbox = https_sandbox(sandbox_factory, ca.issue("other", ["gateway.example.com"]))
     async with service(sandbox, ca.path) as gateway:
-        error = await refusal(gateway, face)
+        error = await refusal(gateway, face, tmp_path)
     assert not isinstance(error, TransientError)
     assert "is not trusted: it was issued for another host name" in error.message
     assert "Check the address in the profile" in error.message
@@ -160,14 +161,14 @@ async def test_a_certificate_for_another_host_name_is_refused(
 
 @pytest.mark.parametrize("face", FACES)
 async def test_an_expired_certificate_is_refused(
-    sandbox_factory: SandboxFactory, ca: PrivateCa, face: Face
+    sandbox_factory: SandboxFactory, ca: PrivateCa, face: Face, tmp_path: Path
 ) -> None:
     expired = ca.issue(
         "expired", valid_from=dt.timedelta(days=-10), valid_until=dt.timedelta(days=-1)
     )
     sandbox = https_sandbox(sandbox_factory, expired)
     async with service(sandbox, ca.path) as gateway:
-        error = await refusal(gateway, face)
+        error = await refusal(gateway, face, tmp_path)
     assert not isinstance(error, TransientError)
     assert "is not trusted: certificate has expired" in error.message
     assert lodged(sandbox) == 0
@@ -193,19 +194,19 @@ async def test_every_client_a_profile_gets_verifies_certificates_and_names(
         assert context.verify_mode == ssl.CERT_REQUIRED
         assert context.check_hostname
         # zeep's transport has no HTTP client of its own: it sends on the verifying one.
-        transport = gateway.legacy.soap.transport
+        transport = gateway.lodge.soap.transport
         assert isinstance(transport, LodgeTransport)
         assert transport.client is gateway.http
         assert transport.wsdl_client is None
 
 
 async def test_settings_that_would_turn_verification_off_are_ignored(
-    sandbox_factory: SandboxFactory, ca: PrivateCa
+    sandbox_factory: SandboxFactory, ca: PrivateCa, tmp_path: Path
 ) -> None:
     sandbox = https_sandbox(sandbox_factory, ca.issue())
     switches = {"verify": False, "insecure": True, "verify_tls": False, "ssl_verify": False}
     async with service(sandbox, None, **switches) as gateway:
-        error = await refusal(gateway, "rest")
+        error = await refusal(gateway, "rest", tmp_path)
     assert "is not trusted" in error.message
     assert lodged(sandbox) == 0
 

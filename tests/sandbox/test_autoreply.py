@@ -83,8 +83,12 @@ def test_a_message_whose_delivery_will_fail_gets_no_auto_reply(
     )
     lodge(sandbox, "HTTP", f"{receiver.url}/undelivered")
     assert settings(sandbox)["pending"] == 0
-    time.sleep(0.3)
-    assert reply_rows(sandbox) == []
+    # A message lodged later is answered later: once its reply is in, the first one's is due.
+    sandbox.call(lambda state: setattr(state.engine, "delivery_failure_rate", 0.0))
+    delivered = lodge(sandbox, "HTTP", f"{receiver.url}/delivered")
+    [request] = receiver.wait_for(1)
+    assert request.path == "/delivered"
+    assert [row[0] for row in reply_rows(sandbox)] == [delivered]
 
 
 def test_auto_reply_switched_on_through_the_api_answers_later_sends(
@@ -92,11 +96,12 @@ def test_auto_reply_switched_on_through_the_api_answers_later_sends(
 ) -> None:
     lodge(sandbox, "HTTP", f"{receiver.url}/before")
     assert settings(sandbox, enabled=True, delay=0.05)["enabled"] is True
-    lodge(sandbox, "HTTP", f"{receiver.url}/after")
-    [request] = receiver.wait_for(1)
-    assert request.path == "/after"
-    time.sleep(0.1)
-    assert len(reply_rows(sandbox)) == 1
+    after = lodge(sandbox, "HTTP", f"{receiver.url}/after")
+    # Replies are made in the order they fall due, each slot after the one before: once a
+    # message lodged last is answered, any reply due for an earlier one has been made.
+    last = lodge(sandbox, "HTTP", f"{receiver.url}/last")
+    assert [r.path for r in receiver.wait_for(2)] == ["/after", "/last"]
+    assert [row[0] for row in reply_rows(sandbox)] == [after, last]
 
 
 def test_switching_auto_reply_off_drops_the_replies_not_yet_made(
@@ -106,9 +111,12 @@ def test_switching_auto_reply_off_drops_the_replies_not_yet_made(
     lodge(sandbox, "HTTP", f"{receiver.url}/never")
     assert settings(sandbox)["pending"] == 1
     assert settings(sandbox, enabled=False)["pending"] == 0
-    time.sleep(0.7)
-    assert reply_rows(sandbox) == []
-    assert receiver.requests == []
+    # Switched on again with a delay past the dropped reply's latest due time (0.4 s times
+    # the jitter, at most 1.5): a message lodged now is answered after it would have been.
+    assert settings(sandbox, enabled=True, delay=0.6)["enabled"] is True
+    later = lodge(sandbox, "HTTP", f"{receiver.url}/later")
+    assert [r.path for r in receiver.wait_for(1)] == ["/later"]
+    assert [row[0] for row in reply_rows(sandbox)] == [later]
 
 
 def test_a_scheduled_send_is_answered_only_after_it_is_sent(

@@ -50,6 +50,7 @@ def test_every_seeded_record_has_every_field_of_the_log_record_table(
 
 
 def test_seeded_records_have_sane_values(records: list[dict[str, Any]]) -> None:
+    assert len(records) == 2000
     for r in records:
         lodged = datetime.fromisoformat(r["dateLodged"])
         sent = datetime.fromisoformat(r["dateSent"])
@@ -173,6 +174,7 @@ def test_replies_are_seeded_for_two_way_messages_and_backfill_finds_them(
             "/v2/Replies/GetByDate", params={"startDate": day, "endDate": day, "PageSize": 1000}
         ).json()
     assert page["TotalRecords"] >= 1
+    assert len(page["Items"]) == page["TotalRecords"]
     assert all(item["MessageId"] for item in page["Items"])
 
 

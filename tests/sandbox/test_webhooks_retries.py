@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 from datetime import datetime
 from itertools import pairwise
@@ -14,10 +13,11 @@ from tests.conftest import SandboxFactory
 from tests.sandbox.webhook_receiver import (
     Answer,
     Receiver,
-    attempts,
+    delivering,
     lodge,
     make_reply,
     wait_for_attempts,
+    wait_until_delivered,
 )
 
 
@@ -45,7 +45,7 @@ def test_retries_until_the_answer_is_ok(
         ("reply", "POST", f"{receiver.url}/r", "m=yes")
     }
     assert all(a["Error"] is None for a in found)
-    time.sleep(0.1)
+    assert len(wait_until_delivered(sandbox, reply["ReplyId"])) == 3
     assert len(receiver.requests) == 3
 
 
@@ -71,9 +71,24 @@ def test_gives_up_after_six_attempts(sandbox_factory: SandboxFactory, receiver: 
     found = wait_for_attempts(sandbox, reply["ReplyId"], 6)
     assert [a["Attempt"] for a in found] == [1, 2, 3, 4, 5, 6]
     assert not any(a["Ok"] for a in found)
-    time.sleep(0.5)  # the 7th would have come 0.32 s after the 6th
-    assert len(attempts(sandbox, reply["ReplyId"])) == 6
+    assert len(wait_until_delivered(sandbox, reply["ReplyId"])) == 6
     assert len(receiver.requests) == 6
+
+
+def test_a_call_under_way_is_seen_as_delivering_until_it_is_answered(
+    sandbox_factory: SandboxFactory, receiver: Receiver
+) -> None:
+    """What `wait_until_delivered` waits on: it must see a delivery, or it waits for none."""
+    sandbox = sandbox_factory(webhook_retry_base=0.01)
+    receiver.script(Answer(hang=True))
+    message_id = lodge(sandbox, "HTTP", f"{receiver.url}/held")
+    reply = make_reply(sandbox, message_id=message_id, text="hello?")
+    receiver.wait_for(1)
+    assert delivering(sandbox, reply["ReplyId"])
+    receiver.release()
+    [attempt] = wait_until_delivered(sandbox, reply["ReplyId"])
+    assert attempt["Ok"] is True
+    assert not delivering(sandbox, reply["ReplyId"])
 
 
 def test_a_hanging_receiver_times_out_and_is_retried(

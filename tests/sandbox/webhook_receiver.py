@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 
 from gwdesk.sandbox.server import SandboxThread
+from gwdesk.sandbox.state import SandboxState
 
 DEMO = ("demo", "demo")
 CUSTOMER = "61412345678"
@@ -196,6 +197,29 @@ def wait_for_attempts(
             return found
         assert time.monotonic() < deadline, f"{len(found)} of {count} attempts recorded: {found}"
         time.sleep(0.02)
+
+
+def delivering(sandbox: SandboxThread, reply_id: str) -> bool:
+    """Whether the gateway still has a call for the reply under way or a retry to come."""
+    suffix = f"-{reply_id}"
+
+    def busy(state: SandboxState) -> bool:
+        names = (task.get_name() for task in state.tasks if not task.done())
+        return any(name.startswith("webhook-") and name.endswith(suffix) for name in names)
+
+    return sandbox.call(busy)
+
+
+def wait_until_delivered(
+    sandbox: SandboxThread, reply_id: str, timeout: float = 5.0
+) -> list[dict[str, Any]]:
+    """The reply's attempts once the gateway is done calling for it (answered OK, or given
+    up): the event after which no more calls for it can come."""
+    deadline = time.monotonic() + timeout
+    while delivering(sandbox, reply_id):
+        assert time.monotonic() < deadline, f"still delivering {reply_id} after {timeout} s"
+        time.sleep(0.02)
+    return attempts(sandbox, reply_id)
 
 
 def wall(moment: datetime) -> str:

@@ -7,7 +7,6 @@ dropped on it.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from pathlib import Path
@@ -29,10 +28,11 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from gwdesk.sandbox.server import SandboxThread
+from gwdesk.ui.fax_mms.attachments import AttachmentsPanel
+from gwdesk.ui.fax_mms.tab import FaxMmsTab
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.tabs.fax_mms import FaxMmsTab
-from gwdesk.ui.widgets.attachments import AttachmentsPanel
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.screenshot_support import WINDOW
 
 COLUMNS = ("type", "to_number", "subject", "message", "url", "attachments")
 
@@ -135,7 +135,7 @@ async def main_window(
     await ui.connect(sandbox)
     window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, [FaxMmsTab])
     qtbot.addWidget(window)
-    window.resize(1280, 800)
+    window.resize(WINDOW)
     window.show()
     tab = window.tabs[0]
     assert isinstance(tab, FaxMmsTab)
@@ -152,11 +152,6 @@ async def send(tab: FaxMmsTab) -> None:
     await wait_until(lambda: not tab.sending(), within=20, message="send finished")
 
 
-async def settle(seconds: float = 0.1) -> None:
-    """Let posted layout requests run before a screenshot is taken."""
-    await asyncio.sleep(seconds)
-
-
 def drop(widget: Any, *paths: Path | QUrl) -> None:
     """Drag `paths` (files, or URLs of any kind) onto `widget` and let go."""
     mime = QMimeData()
@@ -167,8 +162,3 @@ def drop(widget: Any, *paths: Path | QUrl) -> None:
     assert enter.isAccepted()
     dropped = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, buttons, keys)
     QApplication.sendEvent(widget, dropped)
-
-
-def save_shot(window: QMainWindow, folder: Path, name: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    window.grab().save(str(folder / f"{name}.png"))

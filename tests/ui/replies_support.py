@@ -15,9 +15,9 @@ from pytestqt.qtbot import QtBot
 from gwdesk.domain.webhook_time import format_webhook_time
 from gwdesk.replies import ReplyTemplate
 from gwdesk.sandbox.server import SandboxThread
+from gwdesk.ui.replies.tab import RepliesTab
 from gwdesk.ui.reply_hub import ReplyHub
 from gwdesk.ui.reply_state import ListenerState, ReplyDelivery
-from gwdesk.ui.tabs.replies import RepliesTab
 from tests.ui.conftest import UiBundle, wait_until
 
 SYDNEY = ZoneInfo("Australia/Sydney")

@@ -7,7 +7,7 @@ from typing import Any
 from pytestqt.qtbot import QtBot
 
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.tabs.send import SendTab
+from gwdesk.ui.send.tab import SendTab
 from tests.ui.conftest import UiBundle, wait_until
 
 MESSAGE_COLUMNS = (

@@ -14,7 +14,7 @@ from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.ui.controller import AppController
 from gwdesk.ui.dialogs.profiles import ProfilesDialog
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.tabs.status import StatusTab
+from gwdesk.ui.status.tab import StatusTab
 from tests.ui.conftest import UiBundle, wait_until
 
 

@@ -11,7 +11,7 @@ from gwdesk import __version__
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.dialogs.about import AboutDialog
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.tabs.status import StatusTab
+from gwdesk.ui.status.tab import StatusTab
 from tests.ui.conftest import UiBundle
 
 

@@ -13,7 +13,7 @@ from PySide6.QtCore import QSettings
 from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.ui.controller import AppController
 from gwdesk.ui.main_window import STARTING_TEXT, MainWindow
-from gwdesk.ui.tabs.status import StatusTab
+from gwdesk.ui.status.tab import StatusTab
 from tests.ui.conftest import UiBundle
 
 #: Runs the real `gwdesk.ui.app.main`, noting at the first paint of its window what was

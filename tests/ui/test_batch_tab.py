@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -12,12 +13,15 @@ from benchmarks.csv_import import write_file
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
+from gwdesk.app.status import FOLLOW_GIVE_UP
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.batch_run import FOLLOW_GIVE_UP, ChunkState
+from gwdesk.store.outbox import EntryState
+from gwdesk.ui.batch.results import OUTCOME_COLUMN
+from gwdesk.ui.batch.tab import BatchTab
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.plain_text_support import tooltip_shows
+from tests.ui.screenshot_support import WINDOW, shot
 
 
 def numbers(count: int) -> list[str]:
@@ -41,10 +45,22 @@ async def sent(tab: BatchTab, within: float = 20.0) -> None:
 
 async def idle(tab: BatchTab, ui: UiBundle) -> None:
     """Stop following and let every task of the tab end: none may outlive the test's loop."""
-    if ui.tasks.running("batch-follow"):
+    if ui.tasks.running("batch-follow", owner=tab):
         tab.results.follow_button.click()
-    keys = ("batch-send", "batch-follow", "batch-recipients", "batch-export")
-    await wait_until(lambda: not any(ui.tasks.running(k) for k in keys), 20, "tab idle")
+    keys = ("batch-send", "batch-follow")
+    panel = ("batch-recipients", "batch-export")  # the recipients panel's own tasks
+
+    def busy() -> bool:
+        return any(ui.tasks.running(k, owner=tab) for k in keys) or any(
+            ui.tasks.running(k, owner=tab.recipients) for k in panel
+        )
+
+    await wait_until(lambda: not busy(), 20, "tab idle")
+
+
+def lodged(tab: BatchTab) -> int:
+    """Requests the tab shows lodged (0 before the batch is recorded)."""
+    return tab.run.count(EntryState.LODGED) if tab.run is not None else 0
 
 
 def lodged_requests(sandbox: SandboxThread) -> int:
@@ -75,13 +91,34 @@ async def test_a_batch_of_250_arrives_in_three_requests(
     await sent(tab)
     assert lodged_requests(sandbox) == 3
     assert tab.results.lodged_bar.value() == tab.results.lodged_bar.maximum() == 3
-    assert [c.state for c in tab.run.chunks] == [ChunkState.LODGED] * 3
+    assert [e.state for e in tab.run.entries] == [EntryState.LODGED] * 3
     await wait_until(lambda: message_count(sandbox) == 250, 20, "batches loaded")
     groups = sandbox.query(
         "SELECT external_system_id, COUNT(*) FROM messages GROUP BY external_system_id"
     )
     assert sorted(n for _id, n in groups) == [50, 100, 100]
-    assert {c.external_id for c in tab.run.chunks} == {g[0] for g in groups}
+    assert {e.external_system_id for e in tab.run.entries} == {g[0] for g in groups}
+    await idle(tab, ui)
+
+
+async def test_a_batch_is_written_to_history_once_as_the_outbox_holds_it(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot)
+    started = datetime.now(UTC) - timedelta(seconds=1)
+    tab.send()
+    await sent(tab)  # a row the tab wrote itself would be queued by now
+    assert ui.session.store is not None
+    assert tab.run is not None
+    rows = [e for e in ui.session.store.history.since(started) if e.channel == "REST batch"]
+    assert [(r.recipients, r.text, r.ok, r.detail) for r in rows] == [
+        ("250 recipients", "Hello from the batch tab", True, "250 of 250 recipients lodged")
+    ]
+    first = tab.run.entries[0]
+    assert (rows[0].batch_code, rows[0].external_system_id) == (
+        first.batch_code,
+        first.external_system_id,
+    )
     await idle(tab, ui)
 
 
@@ -94,26 +131,43 @@ async def test_batch_progress_is_followed_until_every_message_is_created(
     await wait_until(lambda: tab.run.created == 250, 20, "every message created")
     await wait_until(lambda: tab.results.created_bar.value() == 250)
     assert tab.results.created_bar.maximum() == 250
-    assert all(c.reference for c in tab.run.chunks)
+    model = tab.results.model
+    assert [model.data(model.index(row, 3)) for row in range(3)] == [
+        e.batch_code for e in tab.run.entries
+    ]
+    assert all(e.batch_code for e in tab.run.entries)
+    assert [model.data(model.index(row, 6)) for row in range(3)] == [
+        "100 / 100",
+        "100 / 100",
+        "50 / 50",
+    ]
     await idle(tab, ui)
 
 
-async def test_follow_progress_asks_again_about_requests_it_had_given_up_on(
-    ui: UiBundle, sandbox: SandboxThread, qtbot
+async def test_follow_progress_gives_up_when_status_fails_and_asks_again_when_told(
+    ui: UiBundle, sandbox_factory: SandboxFactory, qtbot
 ) -> None:
+    sandbox = sandbox_factory(faults="status:404=1")  # no status endpoint, for now
     tab = await ready_tab(ui, sandbox, qtbot)
     tab.send()
     await sent(tab)
-    await idle(tab, ui)
     assert tab.run is not None
-    for chunk in tab.run.chunks:  # as after five failed status look-ups each
-        chunk.created = 0
-        chunk.status_failures = FOLLOW_GIVE_UP
-    assert tab.run.following_due() == []
+    await wait_until(
+        lambda: not ui.tasks.running("batch-follow", owner=tab), 30, "following gave up"
+    )
+    assert len(tab.run.given_up()) == 3
+    assert tab.results.follow_label.text() == "Not following: 3 requests gave no progress."
+    assert not tab.results.follow_button.isHidden()
+    assert tab.results.follow_button.text() == "Follow progress"
+    assert tab.run.created < 250  # a one-off answer names a batch, not its messages
+    assert FOLLOW_GIVE_UP > 1
 
+    await asyncio.to_thread(set_faults, sandbox, "")
     tab.results.follow_button.click()
 
     await wait_until(lambda: tab.run is not None and tab.run.created == 250, 20)
+    assert tab.run.given_up() == []
+    assert tab.results.follow_label.text() == "Every lodged message is created."
     await idle(tab, ui)
 
 
@@ -124,20 +178,24 @@ async def test_cancel_stops_before_the_next_request_and_send_remaining_completes
     tab = await ready_tab(ui, sandbox, qtbot)
     tab.set_parallel(1)
     tab.send()
-    await wait_until(lambda: tab.run.count(ChunkState.LODGED) == 1, 10, "first request lodged")
+    await wait_until(lambda: lodged(tab) == 1, 10, "first request lodged")
     tab.cancel_send()
     await sent(tab)
-    lodged = tab.run.count(ChunkState.LODGED)
-    assert lodged < 3
-    assert lodged_requests(sandbox) == lodged
-    assert tab.run.count(ChunkState.NOT_SENT) == 3 - lodged
+    done = tab.run.count(EntryState.LODGED)
+    assert done < 3
+    assert lodged_requests(sandbox) == done
+    assert tab.run.count(EntryState.PENDING) == 3 - done
+    model = tab.results.model
+    assert [model.data(model.index(row, OUTCOME_COLUMN)) for row in range(done, 3)] == [
+        "not sent: cancelled before it was sent"
+    ] * (3 - done)
     assert "Send remaining" in tab.outcome.text()
     assert tab.remaining_button.isEnabled()
     assert tab.compose.editor.text() == "Hello from the batch tab"
 
     tab.send_remaining()
     await sent(tab)
-    assert tab.run.count(ChunkState.LODGED) == 3
+    assert tab.run.count(EntryState.LODGED) == 3
     await wait_until(lambda: message_count(sandbox) == 250, 20, "batches loaded")
     assert repeated_recipients(sandbox) == []
     assert lodged_requests(sandbox) == 3
@@ -151,15 +209,15 @@ async def test_a_failed_request_is_listed_and_the_rest_stay_lodged(
     tab = await ready_tab(ui, sandbox, qtbot)
     tab.set_parallel(1)
     tab.send()
-    await wait_until(lambda: tab.run.count(ChunkState.LODGED) == 1, 10, "first request lodged")
+    await wait_until(lambda: lodged(tab) == 1, 10, "first request lodged")
     await asyncio.to_thread(set_faults, sandbox, "send:503=1")
     await sent(tab, 30)
-    chunks = tab.run.chunks
-    assert chunks[0].state is ChunkState.LODGED
-    assert chunks[2].state is ChunkState.FAILED
-    assert chunks[2].external_id.startswith("gwd-")
-    assert "failed" in tab.results.model.data(tab.results.model.index(2, 4))
-    failed = tab.run.count(ChunkState.FAILED)
+    entries = tab.run.entries
+    assert entries[0].state is EntryState.LODGED
+    assert entries[2].state is EntryState.FAILED
+    assert (entries[2].external_system_id or "").startswith("gwd-")
+    assert tab.results.model.data(tab.results.model.index(2, OUTCOME_COLUMN)).startswith("failed: ")
+    failed = tab.run.count(EntryState.FAILED)
     noun = "request" if failed == 1 else "requests"
     assert f"{failed} {noun} failed" in tab.results.lodged_label.text()
     assert "Send remaining" in tab.outcome.text()
@@ -167,7 +225,10 @@ async def test_a_failed_request_is_listed_and_the_rest_stay_lodged(
     await asyncio.to_thread(set_faults, sandbox, "")
     tab.send_remaining()
     await sent(tab)
-    assert tab.run.count(ChunkState.LODGED) == 3
+    assert tab.run.count(EntryState.LODGED) == 3
+    model = tab.results.model
+    assert model.data(model.index(2, OUTCOME_COLUMN)) == "lodged on a later send"
+    assert tab.run.entries[2].attempts == 2
     await wait_until(lambda: message_count(sandbox) == 250, 20, "batches loaded")
     assert repeated_recipients(sandbox) == []
     await idle(tab, ui)
@@ -177,15 +238,17 @@ async def test_a_refused_sender_is_shown_at_from_and_nothing_typed_is_lost(
     ui: UiBundle, sandbox: SandboxThread, qtbot
 ) -> None:
     tab = await ready_tab(ui, sandbox, qtbot, count=120)
-    tab.compose.sender_edit.setText("Far too long a sender name")
+    tab.compose.sender_edit.setText("Shop\u202e")  # a hidden character: refused everywhere
     tab.send()
-    await sent(tab)
     assert tab.compose.error_text("sender")
+    assert not tab.sending  # refused before anything is recorded
+    assert tab.run is None
     assert tab.compose.editor.text() == "Hello from the batch tab"
     assert tab.recipients.result is not None
     assert len(tab.recipients.result.numbers) == 120
+    assert ui.session.store is not None
+    assert ui.session.store.outbox.batches(open_only=False) == []
     assert lodged_requests(sandbox) == 0
-    assert tab.run.count(ChunkState.LODGED) == 0
     await idle(tab, ui)
 
 
@@ -249,7 +312,7 @@ async def test_a_big_batch_is_confirmed_with_its_totals_first(
     assert box.isVisible()
     assert "Messages: 12" in box.text()
     box.button(QMessageBox.StandardButton.Cancel).click()
-    await asyncio.sleep(0.05)
+    assert tab.confirm_box is None  # the box has finished: its answer is taken
     assert tab.run is None
     tab.send()
     send_button = next(b for b in tab.confirm_box.buttons() if b.text() == "Send to 12 recipients")
@@ -369,7 +432,7 @@ async def test_screenshot_batch(
     qtbot.addWidget(window)
     tab = BatchTab(ui.session, ui.tasks, ui.theme)
     window.setCentralWidget(tab)
-    window.resize(1280, 800)
+    window.resize(WINDOW)
     window.show()
     source = tmp_path / "customers.csv"
     rows = [("Name", "Mobile", "Suburb")]
@@ -390,12 +453,10 @@ async def test_screenshot_batch(
     tab.send()
     await sent(tab)
     await wait_until(lambda: tab.run.created == tab.run.recipients, 20)
-    await wait_until(lambda: not ui.tasks.running("batch-follow"))
-    assert tab.run.count(ChunkState.LODGED) == 3
+    await wait_until(lambda: not ui.tasks.running("batch-follow", owner=tab))
+    assert tab.run.count(EntryState.LODGED) == 3
     await idle(tab, ui)
-    if screenshots_dir is not None:
-        await asyncio.to_thread(screenshots_dir.mkdir, parents=True, exist_ok=True)
-        window.grab().save(str(screenshots_dir / "batch.png"))
+    await shot(window, screenshots_dir, "batch.png", WINDOW)
 
 
 async def test_an_imported_file_is_named_and_described_as_plain_text(

@@ -7,11 +7,11 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
+from gwdesk.app.media import Mode
 from gwdesk.domain.models import Secret
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.controller import sandbox_profile
 from gwdesk.ui.sandbox_process import SandboxAddresses
-from gwdesk.ui.tabs.fax_mms_request import Mode
 from gwdesk.ui.widgets.validity import is_invalid
 from tests.contract.lodge_client_support import png
 from tests.ui.conftest import UiBundle, wait_until
@@ -21,12 +21,11 @@ from tests.ui.fax_mms_support import (
     main_window,
     open_tab,
     picture,
-    save_shot,
     send,
-    settle,
     sha,
     write,
 )
+from tests.ui.screenshot_support import WINDOW, shot
 
 
 async def test_an_mms_with_a_png_attachment_reaches_the_sandbox(
@@ -208,9 +207,7 @@ async def test_screenshot_fax_mms(
     await send(tab)
     panel.list.setCurrentRow(0)
     assert tab.history.entries()[0].ok
-    await settle()
-    if screenshots_dir is not None:
-        save_shot(window, screenshots_dir, "fax_mms")
+    await shot(window, screenshots_dir, "fax_mms.png", WINDOW)
 
 
 async def test_screenshot_fax_mms_multi(
@@ -237,17 +234,16 @@ async def test_screenshot_fax_mms_multi(
         ),
     )
     assert len(tab.history.entries()) == 3
-    if screenshots_dir is not None:
-        await settle()
-        save_shot(window, screenshots_dir, "fax_mms_multi")
-        tab.mode_buttons[Mode.MMS_URL].click()
-        tab.mms.url.setText("https://example.com/open-day.jpg")
-        await settle()
-        save_shot(window, screenshots_dir, "fax_mms_url")
-        tab.mode_buttons[Mode.MMS].click()
-        panel.clear()
-        await settle()
-        save_shot(window, screenshots_dir, "fax_mms_empty")
+    multi = await shot(window, screenshots_dir, "fax_mms_multi.png", WINDOW)
+    tab.mode_buttons[Mode.MMS_URL].click()
+    tab.mms.url.setText("https://example.com/open-day.jpg")
+    assert tab.mms.url.isVisible()
+    by_url = await shot(window, screenshots_dir, "fax_mms_url.png", WINDOW)
+    tab.mode_buttons[Mode.MMS].click()
+    panel.clear()
+    assert not tab.mms.url.isVisible()
+    empty = await shot(window, screenshots_dir, "fax_mms_empty.png", WINDOW)
+    assert len({bytes(image.constBits()) for image in (multi, by_url, empty)}) == 3
 
 
 async def test_a_multi_mms_on_an_http_profile_goes_by_soap_1_1(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gwdesk.app.media import Mode
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.tabs.fax_mms_request import Mode
 from tests.contract.lodge_client_support import png
 from tests.ui.conftest import UiBundle
 from tests.ui.fax_mms_support import (
@@ -16,12 +16,11 @@ from tests.ui.fax_mms_support import (
     main_window,
     open_tab,
     picture_tiff,
-    save_shot,
     send,
-    settle,
     sha,
     write,
 )
+from tests.ui.screenshot_support import WINDOW, shot
 
 
 async def test_a_fax_with_a_pdf_reaches_the_sandbox(
@@ -95,6 +94,6 @@ async def test_screenshot_fax_mms_fax(
     await send(tab)
     tab.fax.attachments.list.setCurrentRow(0)
     assert tab.history.entries()[0].ok
-    await settle(0.5)  # QPdfView renders its pages on a thread of its own
-    if screenshots_dir is not None:
-        save_shot(window, screenshots_dir, "fax_mms_fax")
+    # QPdfView renders its pages on a thread of its own
+    await shot(window, screenshots_dir, "fax_mms_fax.png", WINDOW, after=0.5)
+    assert tab.fax.attachments.preview.isVisible()

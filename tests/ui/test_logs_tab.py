@@ -13,15 +13,16 @@ from PySide6.QtCharts import QBarCategoryAxis
 from PySide6.QtCore import QDate, QPoint, Qt
 from PySide6.QtWidgets import QMainWindow
 
+from gwdesk.logs.query import DayCounts
+from gwdesk.logs.rows import FIELDS
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.store.logcache_query import DayCounts
-from gwdesk.store.logcache_rows import FIELDS
-from gwdesk.ui.tabs.logs import NO_MATCH, NO_RECORDS, SYNCING, LogsTab
-from gwdesk.ui.widgets.log_chart import LogChart
+from gwdesk.ui.logs.chart import LogChart
+from gwdesk.ui.logs.tab import NO_MATCH, NO_RECORDS, SYNCING, LogsTab
 from tests.conftest import SandboxFactory
 from tests.sandbox.seed_support import seed
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.header_support import drawn_arrow
+from tests.ui.screenshot_support import WINDOW, shot
 
 SEEDED = 400
 COLUMN = {f.column: i for i, f in enumerate(FIELDS)}
@@ -270,6 +271,7 @@ async def test_an_export_writes_the_rows_of_the_view_in_order(
     await wait_until(lambda: tab.query.filter.text == "your" and not tab.model.pending)  # type: ignore[union-attr]
     assert tab.model is not None
     shown = tab.model.rowCount()
+    assert shown > 0
     target = tmp_path / "view.csv"
     outcomes: list[tuple[bool, str]] = []
     assert tab.export is not None
@@ -342,7 +344,7 @@ async def test_screenshot_logs(
     qtbot.addWidget(window)  # type: ignore[attr-defined]
     tab = LogsTab(ui.session, ui.tasks, ui.theme)
     window.setCentralWidget(tab)
-    window.resize(1280, 800)
+    window.resize(WINDOW)
     window.show()
     await settled(tab, SEEDED)
     await wait_until(lambda: tab.chart.counts.total() == SEEDED)
@@ -350,9 +352,9 @@ async def test_screenshot_logs(
     await wait_until(lambda: tab.detail.record is not None)
     assert tab.model is not None
     await wait_until(lambda: tab.model.has_rows(0, tab.visible_rows()))  # type: ignore[union-attr]
-    if screenshots_dir is not None:
-        await asyncio.to_thread(screenshots_dir.mkdir, parents=True, exist_ok=True)
-        window.grab().save(str(screenshots_dir / "logs.png"))
+    await shot(window, screenshots_dir, "logs.png", WINDOW)
+    assert tab.chart.isVisible()
+    assert tab.detail.isVisible()
 
 
 def test_a_chart_over_six_weeks_keeps_one_bar_per_day(qtbot: object) -> None:

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from gwdesk.logs.cache import LogCache, LogCacheWriter
+from gwdesk.logs.query import LogFilter, LogQuery, LogSort
+from gwdesk.logs.rows import FIELDS
 from gwdesk.store.local import LocalStore
-from gwdesk.store.logcache import LogCacheWriter
-from gwdesk.store.logcache_query import LogFilter, LogQuery, LogSort
-from gwdesk.store.logcache_rows import FIELDS
-from gwdesk.ui.models.log_table import WINDOW, Anchor, LogTableModel, Refreshed, plan_first_row
+from gwdesk.ui.logs.table import WINDOW, Anchor, LogTableModel, Refreshed, plan_first_row
 from tests.ui.conftest import wait_until
 from tests.unit.logcache_support import record, write
 
@@ -34,7 +34,7 @@ def sample(n: int) -> dict[str, Any]:
 def cache(tmp_path: Path) -> Iterator[tuple[Path, LogCacheWriter]]:
     path = tmp_path / "profile.sqlite3"
     store = LocalStore(path)
-    writer = store.logs.writer()
+    writer = LogCache(store).writer()
     write(writer, [sample(n) for n in range(1234)])
     yield path, writer
     writer.close()

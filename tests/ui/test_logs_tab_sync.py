@@ -6,9 +6,10 @@ import httpx
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.logs.cache import LogCache
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.log_sync import LogSyncController
-from gwdesk.ui.tabs.logs import LogsTab
+from gwdesk.ui.logs.sync import LogSyncController
+from gwdesk.ui.logs.tab import LogsTab
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 
@@ -24,7 +25,7 @@ def lodge(sandbox: SandboxThread, text: str) -> None:
 
 def held(ui: UiBundle) -> int:
     assert ui.session.store is not None
-    return ui.session.store.logs.total()
+    return LogCache(ui.session.store).total()
 
 
 async def test_the_sync_repeats_on_its_own_and_picks_up_new_records(
@@ -32,13 +33,14 @@ async def test_the_sync_repeats_on_its_own_and_picks_up_new_records(
 ) -> None:
     await ui.connect(sandbox)
     lodge(sandbox, "First")
-    controller = LogSyncController(ui.session, ui.tasks, interval_ms=150, key="test-sync")
+    controller = LogSyncController(ui.session, ui.tasks, interval_ms=150)
     outcomes: list[tuple[bool, str]] = []
     controller.finished.connect(lambda ok, text: outcomes.append((ok, text)))
     controller.start()
     await wait_until(lambda: held(ui) == 1, message="the first sync")
     lodge(sandbox, "Second")
     await wait_until(lambda: held(ui) == 2, message="the next periodic sync")
+    await wait_until(lambda: len(outcomes) >= 2, message="both syncs reported")
     controller.stop()
     assert all(ok for ok, _text in outcomes)
 
@@ -66,7 +68,7 @@ async def test_a_sync_can_be_stopped_and_keeps_what_it_got(
 async def test_sync_now_runs_one_sync_at_a_time(ui: UiBundle, sandbox: SandboxThread) -> None:
     await ui.connect(sandbox)
     lodge(sandbox, "Once")
-    controller = LogSyncController(ui.session, ui.tasks, key="test-sync")
+    controller = LogSyncController(ui.session, ui.tasks)
     runs: list[bool] = []
     controller.running_changed.connect(lambda running: running and runs.append(running))
     controller.sync_now()
@@ -104,3 +106,24 @@ async def test_switching_profile_shows_the_other_accounts_logs(
     )
     assert tab.detail.record is None
     assert tab.error.isHidden()
+
+
+async def test_two_syncs_of_one_session_do_not_cancel_each_other(
+    ui: UiBundle, sandbox: SandboxThread
+) -> None:
+    """Two Logs tabs' controllers share the console's task runner: each sync is its own
+    controller's, so starting the second does not cancel the first."""
+    await ui.connect(sandbox)
+    lodge(sandbox, "Both")
+    first = LogSyncController(ui.session, ui.tasks)
+    second = LogSyncController(ui.session, ui.tasks)
+    outcomes: list[tuple[str, bool, str]] = []
+    first.finished.connect(lambda ok, text: outcomes.append(("first", ok, text)))
+    second.finished.connect(lambda ok, text: outcomes.append(("second", ok, text)))
+    first.sync_now()
+    second.sync_now()
+    assert first.running
+    assert second.running
+    await wait_until(lambda: len(outcomes) == 2, 20, "both syncs to end")
+    assert all(ok for _name, ok, _text in outcomes), outcomes
+    assert held(ui) == 1

@@ -14,12 +14,11 @@ import asyncio
 from PySide6.QtWidgets import QMainWindow
 from pytestqt.qtbot import QtBot
 
-from gwdesk.gateway.outbox_records import Settled
+from gwdesk.app.profile_data import SANDBOX_STORE
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.local import LocalStore
-from gwdesk.ui.outbox_startup import CHECK_KEY, OutboxMonitor
-from gwdesk.ui.session import SANDBOX_STORE
-from gwdesk.ui.tabs.batch_run import ChunkState
+from gwdesk.store.outbox import EntryState
+from gwdesk.ui.outbox.monitor import CHECK_KEY, OutboxMonitor
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.lock_support import while_locked
 from tests.ui.test_batch_tab import idle, ready_tab, sent
@@ -42,7 +41,8 @@ async def test_a_batch_started_while_the_file_is_write_locked_keeps_the_gui_runn
 
     locked = await while_locked(ui.session.store.path, send, HOLD)
     assert locked.waited
-    assert [c.state for c in tab.run.chunks] == [ChunkState.LODGED] * 3
+    assert tab.run is not None
+    assert [e.state for e in tab.run.entries] == [EntryState.LODGED] * 3
     assert locked.longest_stall < HOLD / 2
     await idle(tab, ui)
 
@@ -64,7 +64,7 @@ async def test_settling_the_outbox_while_the_file_is_write_locked_keeps_the_gui_
 
     locked = await while_locked(ui.session.store.path, check, HOLD)
     assert locked.waited
-    assert [(s.seq, s.outcome) for s in monitor.report.settled] == [(2, Settled.LODGED)]
+    assert [(s.entry.seq, s.outcome) for s in monitor.report.settled] == [(2, "lodged")]
     assert locked.longest_stall < HOLD / 2
 
 

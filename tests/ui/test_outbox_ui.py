@@ -15,20 +15,17 @@ from pathlib import Path
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.profile_data import locate, open_profile, sending_for
+from gwdesk.app.sms import Channel, SmsMessage
 from gwdesk.domain.models import Secret
-from gwdesk.gateway.outbox_records import gateway_key
-from gwdesk.gateway.outbox_sender import OutboxSender
-from gwdesk.gateway.sending import Outgoing
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.store.outbox import EntryState, OutboxStore
+from gwdesk.store.outbox import EntryState
+from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import sandbox_profile
-from gwdesk.ui.outbox_dialog import RESUME_KEY, OutboxDialog
-from gwdesk.ui.outbox_startup import OutboxMonitor
+from gwdesk.ui.outbox.dialog import RESUME_KEY, OutboxDialog
+from gwdesk.ui.outbox.monitor import OutboxMonitor
 from gwdesk.ui.sandbox_process import SandboxAddresses
-from gwdesk.ui.session import SANDBOX_STORE
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.batch_run import ChunkState
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.send_support import fill, send_and_wait, send_tab
 
@@ -42,19 +39,20 @@ def per_recipient(sandbox: SandboxThread) -> list[tuple[str, int]]:
 async def crashed_batch(ui: UiBundle, sandbox: SandboxThread) -> int:
     """The sandbox profile's outbox as a kill mid-batch leaves it; the batch's id."""
     profile = sandbox_profile(SandboxAddresses(sandbox.rest_url, sandbox.lodge_url))
-    outbox = OutboxStore(ui.paths.profile_db(SANDBOX_STORE))
+    data = locate(profile, sandbox=True, paths=ui.paths)  # where the console will look
+    store = open_profile(data)
     try:
         async with GatewayService(profile, Secret("demo")) as service:
-            sender = OutboxSender(service, outbox, gateway_key(profile, sandbox=True))
-            plan = await service.sender.prepare(Outgoing("Before the crash", NUMBERS))
-            batch, entries = await sender.record_plan(plan)
+            sending = sending_for(service, store, data)
+            message = SmsMessage(Channel.REST_SMS, "Before the crash")
+            batch, entries = await sending.record_list(message, NUMBERS)
             first, second, _third = entries
-            assert (await sender.send_entry(batch, first)).lodged
-            outbox.begin(second.id)  # marked, sent, and then the console died
-            body = plan.outgoing.body(second.recipients, second.external_system_id or "")
+            assert (await sending.runner.run(batch, [first])).ok
+            store.outbox.begin(second.id)  # marked, sent, and then the console died
+            body = message.rest_body(second.recipients, second.external_system_id or "")
             await service.rest.send_once(body)
     finally:
-        outbox.close()
+        store.close()
     return batch.id
 
 
@@ -94,17 +92,19 @@ async def test_the_batch_tab_records_every_request_before_it_leaves(
     assert batch.gateway == "sandbox:demo"
     entries = outbox.entries(batch.id)
     assert [e.state for e in entries] == [EntryState.LODGED] * 3
-    assert [e.external_system_id for e in entries] == [c.external_id for c in tab.run.chunks]
     assert [e.attempts for e in entries] == [1, 1, 1]
-    assert all(c.state is ChunkState.LODGED for c in tab.run.chunks)
+    assert tab.run is not None
+    assert tab.run.entries == entries  # the tab shows the outbox's own rows, as they stand
     sent_ids = {
         r[0]
         for r in sandbox.query("SELECT json_extract(template, '$.external_system_id') FROM batches")
     }
     assert sent_ids == {e.external_system_id for e in entries}
-    if ui.tasks.running("batch-follow"):
+    if ui.tasks.running("batch-follow", owner=tab):
         tab.results.follow_button.click()
-    await wait_until(lambda: not ui.tasks.running("batch-follow"), 20, "following stopped")
+    await wait_until(
+        lambda: not ui.tasks.running("batch-follow", owner=tab), 20, "following stopped"
+    )
 
 
 async def test_a_send_tab_message_is_in_the_outbox_with_its_message_id(
@@ -140,7 +140,7 @@ async def test_activation_settles_an_interrupted_batch_and_the_window_resumes_it
     save_shot(dialog, "outbox_dialog.png")
 
     dialog.resume_button.click()
-    await wait_until(lambda: not ui.tasks.running(RESUME_KEY), 20, "resume finished")
+    await wait_until(lambda: not ui.tasks.running(RESUME_KEY, owner=dialog), 20, "resume finished")
     assert "50 recipient(s) lodged, 0 not" in dialog.state.text()
     assert dialog.table.rowCount() == 0
     await wait_until(lambda: len(per_recipient(sandbox)) == 250, 20, "messages created")
@@ -167,7 +167,7 @@ async def test_discarding_an_interrupted_batch_sends_nothing_more(
     assert box is not None
     box.button(QMessageBox.StandardButton.Discard).click()
     await wait_until(lambda: dialog.table.rowCount() == 0, 10, "batch discarded")
-    await wait_until(lambda: not ui.tasks.running(RESUME_KEY), 10)
+    await wait_until(lambda: not ui.tasks.running(RESUME_KEY, owner=dialog), 10)
     assert "nothing was sent" in dialog.state.text()
     assert sandbox.query("SELECT COUNT(*) FROM batches")[0][0] == sends
     assert ui.session.store is not None

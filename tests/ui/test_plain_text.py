@@ -10,7 +10,8 @@ from PySide6.QtGui import Qt
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
-from gwdesk.store.logcache_query import DayCounts
+from gwdesk.logs.query import DayCounts
+from gwdesk.ui.logs.chart import LogChart
 from gwdesk.ui.plain_text import (
     PlainLabel,
     html_text,
@@ -20,7 +21,6 @@ from gwdesk.ui.plain_text import (
     visible,
     window_title,
 )
-from gwdesk.ui.widgets.log_chart import LogChart
 from tests.ui.plain_text_support import label_shows, shown, tooltip_shows
 
 MARKUP = [

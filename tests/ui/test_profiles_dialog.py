@@ -370,6 +370,7 @@ async def test_an_unreadable_profiles_file_is_reported_not_fatal(ui: UiBundle, q
 
 async def test_every_input_has_an_accessible_name_and_a_label(ui: UiBundle, qtbot) -> None:
     dialog = open_dialog(qtbot)
+    assert len(dialog.form.inputs) >= 5
     for key, widget in dialog.form.inputs.items():
         assert widget.accessibleName(), key
     from PySide6.QtWidgets import QLabel

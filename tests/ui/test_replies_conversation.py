@@ -10,8 +10,8 @@ from pytestqt.qtbot import QtBot
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.outbox import EntryState
-from gwdesk.ui.models.replies_table import IN_REPLY_TO
-from gwdesk.ui.tabs.send import SendTab
+from gwdesk.ui.replies.table import IN_REPLY_TO
+from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from tests.sandbox.webhook_receiver import make_reply
 from tests.ui.conftest import UiBundle, wait_until

@@ -6,23 +6,24 @@ import asyncio
 import gc
 import socket
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.profile_data import SANDBOX_STORE
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.store.replies import ReplyStore
 from gwdesk.ui.controller import AppController
-from gwdesk.ui.dialogs.listener_settings import ALL_INTERFACES, ListenerSettingsDialog
 from gwdesk.ui.main_window import MainWindow
+from gwdesk.ui.replies.listener_settings import ALL_INTERFACES, ListenerSettingsDialog
+from gwdesk.ui.replies.tab import RepliesTab
 from gwdesk.ui.reply_state import ListenerSettings, ListenerState
-from gwdesk.ui.session import SANDBOX_STORE
+from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.status_bar import GatewayStatusBar
-from gwdesk.ui.tabs.replies import RepliesTab
-from gwdesk.ui.tabs.send import SendTab
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from tests.conftest import SandboxFactory
 from tests.sandbox.webhook_receiver import lodge, make_reply, wait_for_attempts
@@ -311,9 +312,30 @@ def test_a_listener_address_that_is_not_one_is_refused_at_the_field(qtbot: QtBot
     assert dialog.error.text() == "Type an address of this machine, e.g. 127.0.0.1."
 
 
+@pytest.mark.parametrize(
+    ("host", "public"),
+    [("127.0.\t0.1", ""), ("\u202e1.0.0.721", ""), ("a" * 254, ""), ("127.0.0.1", "proxy\nhost")],
+    ids=["tab", "bidi override", "too long", "newline in the ReplyPath address"],
+)
+def test_an_address_hiding_characters_is_refused_not_kept(
+    qtbot: QtBot, host: str, public: str
+) -> None:
+    dialog = ListenerSettingsDialog(ListenerSettings())
+    qtbot.addWidget(dialog)
+    dialog.host_combo.setEditText(host)
+    dialog.public_edit.setText(public)
+    dialog.accept()
+    assert dialog.result() != ListenerSettingsDialog.DialogCode.Accepted
+    assert dialog.error.isVisibleTo(dialog)
+    assert dialog.error.text()
+
+
 async def test_a_start_cancelled_by_a_closing_session_leaves_nothing_running(
     ui: UiBundle, sandbox: SandboxThread, caplog: pytest.LogCaptureFixture
 ) -> None:
+    loop = asyncio.get_running_loop()
+    starts = ThreadPoolExecutor(4, thread_name_prefix="starts")  # where a start works
+    loop.set_default_executor(starts)
     ports = []
     for delay in (0, 0.001, 0.002, 0.004, 0.006, 0.008, 0.012, 0.02):  # every stage of a start
         await ui.connect(sandbox)
@@ -325,7 +347,13 @@ async def test_a_start_cancelled_by_a_closing_session_leaves_nothing_running(
         await ui.session.close()  # the store closes right after
         assert ui.session.replies.inbox is None
 
-    await asyncio.sleep(0.3)  # an undo left running would have failed on a closed store now
-    gc.collect()  # and its unretrieved failure been logged
+    # Every start and every undo handed over has finished once the executor shuts down;
+    # one handed over after that fails (and is logged) instead of running unseen.
+    starts.shutdown(wait=True)
+    landed = loop.create_future()
+    loop.call_soon_threadsafe(landed.set_result, None)  # behind the finished work's callbacks
+    await landed
+    loop.set_default_executor(ThreadPoolExecutor(2))  # for the fixtures' teardown
+    gc.collect()  # an unretrieved failure is logged now
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     assert all(refused(port) for port in ports)

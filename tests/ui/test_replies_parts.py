@@ -7,9 +7,9 @@ from datetime import UTC, date, datetime
 from PySide6.QtWidgets import QApplication
 
 from gwdesk.store.replies import StoredReply
-from gwdesk.ui.models.replies_table import received_text
-from gwdesk.ui.models.reply_query import ReplySearch
-from gwdesk.ui.reply_notifier import badge_icon, notice_for, tray_tooltip
+from gwdesk.store.reply_queries import ReplySearch
+from gwdesk.ui.replies.notifier import badge_icon, notice_for, tray_tooltip
+from gwdesk.ui.replies.table import received_text
 from gwdesk.ui.theme import app_icon
 
 NOW = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)

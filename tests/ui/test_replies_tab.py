@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pytestqt.qtbot import QtBot
 
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.models.replies_table import FROM, MESSAGE
-from gwdesk.ui.reply_notifier import Notice
+from gwdesk.ui.replies.notifier import Notice
+from gwdesk.ui.replies.table import FROM, MESSAGE
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.replies_support import (
     CUSTOMER,

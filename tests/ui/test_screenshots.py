@@ -2,18 +2,19 @@
 
 One window with every real tab, connected to a sandbox holding a year of seeded
 history plus today's sends, a batch and customers' replies; then one picture of
-the window per tab, and of the profiles and About dialogs. Without
-`GWDESK_SCREENSHOTS` the same states are built and checked, just not saved.
+the window per tab, and of the profiles and About dialogs. Every run checks each
+picture (its size, something drawn, each tab's own widgets shown and a picture of
+its own); `GWDESK_SCREENSHOTS` only decides whether they are also saved.
 """
 
 from __future__ import annotations
 
-import asyncio
 import csv
 from pathlib import Path
 
 import httpx
 import pytest
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
 from gwdesk.domain.models import Secret
@@ -21,20 +22,21 @@ from gwdesk.domain.profile import Profile
 from gwdesk.sandbox.seed import seed_account
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.settings import PasswordVault, ProfileStore
+from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import default_tabs
 from gwdesk.ui.dialogs.about import AboutDialog
 from gwdesk.ui.dialogs.profiles import ProfilesDialog
+from gwdesk.ui.fax_mms.tab import FaxMmsTab
+from gwdesk.ui.logs.tab import LogsTab
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.fax_mms import FaxMmsTab
-from gwdesk.ui.tabs.logs import LogsTab
-from gwdesk.ui.tabs.replies import RepliesTab
-from gwdesk.ui.tabs.send import SendTab
-from gwdesk.ui.tabs.status import StatusTab
+from gwdesk.ui.replies.tab import RepliesTab
+from gwdesk.ui.send.tab import SendTab
+from gwdesk.ui.status.tab import StatusTab
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.fax_mms_support import attach, picture, write
 from tests.ui.fax_mms_support import send as send_mms
+from tests.ui.screenshot_support import WINDOW, drawn, shot
 
 TAB_TITLES = ["Send", "Batch", "Status", "Replies", "Logs", "Fax / MMS"]
 SEEDED = 1500
@@ -84,16 +86,24 @@ def busy_sandbox(sandbox_factory: SandboxFactory, tmp_path: Path) -> SandboxThre
     return sandbox
 
 
-def save(widget: QWidget, folder: Path | None, name: str) -> None:
-    if folder is None:
-        return
-    folder.mkdir(parents=True, exist_ok=True)
-    assert widget.grab().save(str(folder / name)), name
-
-
-async def settle(seconds: float = 0.3) -> None:
-    """Let layouts, timers and repaints run before a picture is taken."""
-    await asyncio.sleep(seconds)
+def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
+    """Per tab title, the widgets an operator looks for first on that tab."""
+    send, batch, status = window.tab(SendTab), window.tab(BatchTab), window.tab(StatusTab)
+    replies, logs, fax_mms = window.tab(RepliesTab), window.tab(LogsTab), window.tab(FaxMmsTab)
+    assert isinstance(send, SendTab)
+    assert isinstance(batch, BatchTab)
+    assert isinstance(status, StatusTab)
+    assert isinstance(replies, RepliesTab)
+    assert isinstance(logs, LogsTab)
+    assert isinstance(fax_mms, FaxMmsTab)
+    return {
+        "Send": [send.form.recipient, send.form.editor, send.send_button, send.history],
+        "Batch": [batch.recipients, batch.compose, batch.results],
+        "Status": [status.key_edit, status.table],
+        "Replies": [replies.table, replies.conversation],
+        "Logs": [logs.table, logs.chart, logs.detail],
+        "Fax / MMS": [fax_mms.mms, fax_mms.send_button, fax_mms.history],
+    }
 
 
 async def put_tabs_in_a_working_state(window: MainWindow, tmp_path: Path) -> None:
@@ -174,7 +184,7 @@ async def test_screenshot_window(
 ) -> None:
     window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, default_tabs())
     qtbot.addWidget(window)
-    window.resize(1280, 800)
+    window.resize(WINDOW)
     window.show()
     await ui.connect(busy_sandbox)
     assert [tab.title for tab in window.tabs] == TAB_TITLES
@@ -183,14 +193,20 @@ async def test_screenshot_window(
     assert window.banner.isVisible()
     assert window.status.sandbox_badge.isVisible()
 
+    shown = key_widgets(window)
+    assert list(shown) == TAB_TITLES
     window.tab_widget.setCurrentIndex(0)
-    await settle()
-    save(window, screenshots_dir, "window.png")
+    await shot(window, screenshots_dir, "window.png", WINDOW)
+    pages: dict[str, QImage] = {}
     for index, tab in enumerate(window.tabs):
         window.tab_widget.setCurrentIndex(index)
-        await settle()
         name = tab.title.lower().replace(" / ", "_").replace(" ", "_")
-        save(window, screenshots_dir, f"window-{name}.png")
+        await shot(window, screenshots_dir, f"window-{name}.png", WINDOW)
+        for title, widgets in shown.items():
+            for widget in widgets:
+                assert widget.isVisible() is (title == tab.title), (tab.title, title, widget)
+        pages[tab.title] = drawn(tab)
+    assert len({bytes(image.constBits()) for image in pages.values()}) == len(TAB_TITLES)
     await ui.tasks.drain()
 
 
@@ -220,8 +236,7 @@ async def test_screenshot_profiles_dialog(
     dialog.form.rest_edit.setText("http://nz.gateway.example.com")
     dialog.save()  # refused: the error shows at the field
     assert dialog.form.error_text("rest_url")
-    await settle()
-    save(dialog, screenshots_dir, "profiles-dialog.png")
+    await shot(dialog, screenshots_dir, "profiles-dialog.png")
 
 
 async def test_screenshot_about_dialog(
@@ -231,5 +246,4 @@ async def test_screenshot_about_dialog(
     dialog = AboutDialog(ui.session)
     qtbot.addWidget(dialog)
     dialog.show()
-    await settle()
-    save(dialog, screenshots_dir, "about-dialog.png")
+    await shot(dialog, screenshots_dir, "about-dialog.png")

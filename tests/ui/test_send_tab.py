@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.sms import Channel
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.tabs.send_request import Channel
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from gwdesk.ui.widgets.validity import is_invalid
 from tests.conftest import SandboxFactory

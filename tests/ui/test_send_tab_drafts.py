@@ -8,14 +8,16 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.sms import Channel
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.tabs.send import DRAFT_KEY, SendTab
-from gwdesk.ui.tabs.send_request import Channel
+from gwdesk.ui.send.tab import DRAFT_KEY, SendTab
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.screenshot_support import WINDOW, shot
 from tests.ui.send_support import (
     fill,
+    messages,
     send_and_wait,
     send_tab,
 )
@@ -143,11 +145,12 @@ async def test_a_broken_draft_is_ignored(
 async def test_screenshot_send(
     ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot, screenshots_dir: Path | None, tmp_path: Path
 ) -> None:
+    """Three sends in the history (two REST, one Lodge) and a scheduled two-way one composed."""
     await ui.connect(sandbox)
     settings = QSettings(str(tmp_path / "shot.ini"), QSettings.Format.IniFormat)
     window = MainWindow.build(ui.session, ui.tasks, ui.theme, settings, [SendTab])
     qtbot.addWidget(window)
-    window.resize(1280, 800)
+    window.resize(WINDOW)
     window.show()
     tab = window.tab(SendTab)
     assert isinstance(tab, SendTab)
@@ -161,6 +164,18 @@ async def test_screenshot_send(
     tab.form.set_channel(Channel.LODGE_SMS)
     tab.form.editor.set_text("Hi")
     await send_and_wait(tab)
+    sent = [(row["to_number"], row["message"], row["service_id"]) for row in messages(sandbox)]
+    assert sent == [
+        ("61412345678", "Your order #1042 has shipped.", 1),
+        ("61412345679", "Reminder: your appointment is tomorrow at 10:30.", 1),
+        ("61412345670", "Hi", 2),
+    ]
+    entries = tab.history.entries()
+    assert [(e.text, e.ok) for e in entries] == [
+        ("Hi", True),
+        ("Reminder: your appointment is tomorrow at 10:30.", True),
+        ("Your order #1042 has shipped.", True),
+    ]
     tab.form.set_channel(Channel.REST_SMS)
     fill(
         tab, "0412 345 671", "Café ‘Le Petit’ is open until 22:00 tonight 🎉 Reply STOP to opt out."
@@ -172,7 +187,8 @@ async def test_screenshot_send(
     tab.form.send_at.set_value(datetime.now(UTC) + timedelta(hours=2))
     tab.form.tags.setText("promo, evening")
     tab.form.editor.refresh()
-    await wait_until(lambda: True)
-    if screenshots_dir is not None:
-        screenshots_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - test setup
-        window.grab().save(str(screenshots_dir / "send.png"))
+    assert tab.form.send_at.is_scheduled()
+    assert tab.form.replies.mode() is ReplyMode.TWO_WAY
+    await shot(window, screenshots_dir, "send.png", WINDOW)
+    for widget in (tab.form.recipient, tab.form.editor, tab.form.replies.path_edit, tab.history):
+        assert widget.isVisible(), widget

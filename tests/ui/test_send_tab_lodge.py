@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.sms import Channel
 from gwdesk.domain.models import Secret
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.controller import sandbox_profile
 from gwdesk.ui.sandbox_process import SandboxAddresses
-from gwdesk.ui.tabs.send_request import Channel
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from gwdesk.ui.widgets.validity import is_invalid
 from tests.conftest import SandboxFactory

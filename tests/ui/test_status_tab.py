@@ -6,8 +6,7 @@ import httpx
 from PySide6.QtCore import Qt
 
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.tabs.status import LEGACY, StatusTab
-from gwdesk.ui.tabs.status_rows import COLUMN
+from gwdesk.ui.status.tab import COLUMN, LEGACY, StatusTab
 from gwdesk.ui.widgets.validity import is_invalid
 from tests.ui.conftest import UiBundle, wait_until
 
@@ -48,7 +47,7 @@ async def test_a_batch_code_lookup_lists_every_message_of_the_batch(
     tab.key_edit.setText(str(code))
     for _ in range(50):
         tab.look_up()
-        await wait_until(lambda: not ui.tasks.running("status-lookup"))
+        await wait_until(lambda: not ui.tasks.running("status-lookup", owner=tab))
         if tab.model.rowCount() == 3:
             break
     assert {m.external_system_id for m in tab.model.rows} == {"ext-2"}
@@ -99,7 +98,7 @@ async def test_a_legacy_lookup_shows_the_lodge_status_of_a_message_lodged_throug
 ) -> None:
     await ui.connect(sandbox)
     assert ui.session.service is not None
-    lodged = await ui.session.service.legacy.lodge_sms_with_reply_xml(
+    lodged = await ui.session.service.lodge.lodge_sms_with_reply_xml(
         "0412 345 611", "Your table is ready", "EMAIL", "desk@example.com"
     )
     assert lodged.msg_id
@@ -153,7 +152,7 @@ async def test_a_blank_legacy_lookup_asks_for_a_value_without_a_request(
     tab.key_edit.setText("   ")
     tab.look_up()
     assert "Type the value" in tab.error.text()
-    assert not ui.tasks.running("status-lookup")
+    assert not ui.tasks.running("status-lookup", owner=tab)
 
 
 async def test_a_value_with_control_characters_is_refused_before_any_request(
@@ -163,7 +162,7 @@ async def test_a_value_with_control_characters_is_refused_before_any_request(
     tab.key_edit.setText("2015122413\x0700812923")
     tab.look_up()
     assert "control characters" in tab.error.text()
-    assert not ui.tasks.running("status-lookup")
+    assert not ui.tasks.running("status-lookup", owner=tab)
 
 
 async def test_editing_the_value_clears_the_error_at_the_field(ui: UiBundle, qtbot) -> None:

@@ -14,22 +14,24 @@ import asyncio
 import json
 import sqlite3
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from gwdesk.domain.models import Secret
 from gwdesk.sandbox.server import SandboxThread
+from gwdesk.store.history import HistoryEntry
+from gwdesk.store.local import LocalStore
+from gwdesk.ui.batch import tab as batch
+from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import default_service_factory, sandbox_profile
 from gwdesk.ui.sandbox_process import SandboxAddresses
+from gwdesk.ui.send import tab as send
+from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.session import Session
 from gwdesk.ui.status_bar import GatewayStatusBar
-from gwdesk.ui.tabs import batch, send
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.send import SendTab
 from tests.sqlite_locks import HeldLock
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.lock_support import Heartbeat, while_locked
@@ -102,24 +104,24 @@ async def test_typing_a_batch_draft_while_the_file_is_locked_keeps_the_gui_runni
     assert not ui.reporter.errors
 
 
-class LockAfterTheSend(QObject):
-    """Takes the file's write lock the moment the Send button is enabled again after a
-    send: the gateway has answered and the outbox has written; the history row is next."""
+class LockBeforeTheHistoryRow:
+    """Takes the file's write lock, as another process would, the moment the send hands its
+    history row to the store's writer: the gateway has answered and the outbox has written.
 
-    def __init__(self, button: QWidget, path: Path | str) -> None:
-        super().__init__()
-        self.path = path
+    Taken on the GUI thread before the row is handed over, so the writer cannot have
+    written it first (taking the lock when the Send button came back raced the writer).
+    """
+
+    def __init__(self, store: LocalStore) -> None:
         self.lock: HeldLock | None = None
-        self._sending = False
-        button.installEventFilter(self)
+        queue = store.history.queue
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.EnabledChange and isinstance(watched, QWidget):
-            if not watched.isEnabled():
-                self._sending = True
-            elif self._sending and self.lock is None:
-                self.lock = HeldLock(self.path, release_after=HOLD)
-        return False
+        def locked_first(entry: HistoryEntry) -> Future[HistoryEntry]:
+            if self.lock is None:
+                self.lock = HeldLock(store.path, release_after=HOLD)
+            return queue(entry)
+
+        store.history.queue = locked_first  # type: ignore[method-assign]
 
 
 async def test_a_send_recorded_while_the_file_is_locked_keeps_the_gui_running(
@@ -128,7 +130,7 @@ async def test_a_send_recorded_while_the_file_is_locked_keeps_the_gui_running(
     tab = await send_tab(ui, qtbot, sandbox)
     store = ui.session.store
     assert store is not None
-    locker = LockAfterTheSend(tab.send_button, store.path)
+    locker = LockBeforeTheHistoryRow(store)
     fill(tab, "0412 345 678", "Recorded while locked")
     heartbeat = Heartbeat()
     heartbeat.start()
@@ -232,7 +234,7 @@ async def test_a_draft_that_cannot_be_saved_is_reported_once_and_stays_in_the_ed
     assert store is not None
     bar = GatewayStatusBar(ui.session, ui.tasks, ui.theme)
     qtbot.addWidget(bar)
-    await wait_until(lambda: not ui.tasks.running("status-bar-balance"), 10, "the balance")
+    await wait_until(lambda: not ui.tasks.running("balance", owner=bar), 10, "the balance")
     reports: list[tuple[str, bool]] = []
     ui.session.activity.connect(lambda what, ok: reports.append((what, ok)))
     store.writer.retry_for = 0.3
@@ -243,7 +245,13 @@ async def test_a_draft_that_cannot_be_saved_is_reported_once_and_stays_in_the_ed
             tab.save_draft()
             await store.writer.flushed()  # given up after 0.3 s
         await wait_until(lambda: reports, 3, "the report")
-        await asyncio.sleep(0.1)  # a second report would have arrived by now
+        assert bar.connection_label.text().startswith("Trouble: The draft could not be saved")
+        # The writer reports from its thread before the write's flush settles; a marker
+        # sent the same way after that arrives behind any report of either write.
+        on_failure = store.writer.on_failure
+        assert on_failure is not None
+        await asyncio.to_thread(on_failure, "marker")
+        await wait_until(lambda: ("marker", False) in reports, 3, "the marker")
     finally:
         lock.close()
     assert reports == [
@@ -251,8 +259,8 @@ async def test_a_draft_that_cannot_be_saved_is_reported_once_and_stays_in_the_ed
             "The draft could not be saved: the profile's file stayed locked by another "
             "program for 0.3 s.",
             False,
-        )
+        ),
+        ("marker", False),
     ]
-    assert bar.connection_label.text().startswith("Trouble: The draft could not be saved")
     assert tab.form.editor.text() == "Kept in the editor"
     assert not ui.reporter.errors

@@ -37,27 +37,28 @@ from PySide6.QtWidgets import (
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.logs.rows import FIELDS
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.store.logcache_rows import FIELDS
+from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import default_tabs, sandbox_profile
 from gwdesk.ui.dialogs.about import AboutDialog
 from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.fax_mms.tab import FaxMmsTab
+from gwdesk.ui.logs.tab import LogsTab
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.models.replies_table import MESSAGE
-from gwdesk.ui.reply_notifier import Notice
+from gwdesk.ui.replies.notifier import Notice
+from gwdesk.ui.replies.tab import RepliesTab
+from gwdesk.ui.replies.table import MESSAGE
 from gwdesk.ui.sandbox_process import SandboxAddresses
+from gwdesk.ui.send.tab import SendTab
+from gwdesk.ui.status.tab import StatusTab
 from gwdesk.ui.tab_base import BaseTab
-from gwdesk.ui.tabs.batch import BatchTab
-from gwdesk.ui.tabs.fax_mms import FaxMmsTab
-from gwdesk.ui.tabs.logs import LogsTab
-from gwdesk.ui.tabs.replies import RepliesTab
-from gwdesk.ui.tabs.send import SendTab
-from gwdesk.ui.tabs.status import StatusTab
 from tests.sandbox.webhook_receiver import control, make_reply
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.fax_mms_support import attach, picture, write
 from tests.ui.plain_text_support import Shown, label_shows, shown
 from tests.ui.replies_support import OURS, post_reply
+from tests.ui.screenshot_support import WINDOW, shot
 
 IMAGE = '<img src="/dev/zero">'
 TAIL = f'{IMAGE} <b>bold</b> <a href="https://evil.example">x</a> \x1b]0;pwned\x07 \x1b[2J \u202e!'
@@ -351,7 +352,7 @@ async def test_text_from_outside_is_shown_as_its_characters_everywhere(
 ) -> None:
     window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, default_tabs())
     qtbot.addWidget(window)
-    window.resize(1280, 800)
+    window.resize(WINDOW)
     window.show()
     await ui.session.activate(hostile_profile(sandbox), Secret("demo"))
     replies = tab_of(window, RepliesTab)
@@ -393,9 +394,9 @@ async def test_text_from_outside_is_shown_as_its_characters_everywhere(
         await hover(logs.table, row, LOG_MESSAGE, audit, "Log records")
         audit_window(window, audit)
     audit_dialogs(window, audit)
+    await save_shots(window, replies, logs, screenshots_dir)
     if screenshots_dir is not None:
-        await save_shots(window, replies, logs, screenshots_dir)
-        tips[0].save(str(screenshots_dir / "replies-tooltip-hostile.png"))
+        assert tips[0].save(str(screenshots_dir / "replies-tooltip-hostile.png"))
     await asyncio.sleep(0.2)
     grown = rss() - before
 
@@ -427,14 +428,14 @@ def audit_dialogs(window: MainWindow, audit: Audit) -> None:
     box.close()
 
 
-async def save_shots(window: MainWindow, replies: RepliesTab, logs: LogsTab, folder: Path) -> None:
-    """The Replies tab with a conversation, the Logs tab with a record (`GWDESK_SCREENSHOTS`)."""
-    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+async def save_shots(
+    window: MainWindow, replies: RepliesTab, logs: LogsTab, folder: Path | None
+) -> None:
+    """The Replies tab with a conversation, the Logs tab with a record: checked, and saved
+    into `folder` (`GWDESK_SCREENSHOTS`) when there is one."""
     window.tab_widget.setCurrentWidget(replies)
     replies.table.selectRow(0)
     await wait_until(lambda: bool(replies.conversation.entries), 10, "a conversation")
-    await asyncio.sleep(0.3)  # layouts and repaints run before the picture
-    window.grab().save(str(folder / "replies-hostile.png"))
+    await shot(window, folder, "replies-hostile.png", WINDOW)
     window.tab_widget.setCurrentWidget(logs)
-    await asyncio.sleep(0.3)
-    window.grab().save(str(folder / "logs-hostile.png"))
+    await shot(window, folder, "logs-hostile.png", WINDOW)

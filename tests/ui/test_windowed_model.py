@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from gwdesk.ui.models.log_reader import Job
+from gwdesk.store.reader import Reading
 from gwdesk.ui.models.windowed import WindowedModel
+from gwdesk.ui.tasks import Read
 from tests.ui.conftest import wait_until
 
 SIZE = 10
@@ -41,19 +42,19 @@ class Numbers(WindowedModel[int]):
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
         return self.row(index.row()) if role == Qt.ItemDataRole.DisplayRole else None
 
-    def window_job(self, window: int) -> Job:
+    def window_read(self, window: int) -> Read[list[int]]:
         gate = self.gate
 
-        def job(conn: sqlite3.Connection) -> list[int]:
+        def read(reading: Reading) -> list[int]:
             if gate is not None:
                 gate.wait(10)
             self.read.append(window)
-            found = conn.execute(
+            found = reading.sql.execute(
                 "SELECT n FROM items ORDER BY n LIMIT ? OFFSET ?", (SIZE, window * SIZE)
             )
             return [int(n) for (n,) in found]
 
-        return job
+        return read
 
     def show(self, total: int) -> None:
         """A new listing of `total` rows, nothing read yet (as a new query lands)."""

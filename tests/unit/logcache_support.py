@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from gwdesk.logs.cache import LogCache, LogCacheWriter, WriteResult
+from gwdesk.logs.rows import TimeReader, to_row
 from gwdesk.store.local import LocalStore
-from gwdesk.store.logcache import LogCacheWriter, WriteResult
-from gwdesk.store.logcache_rows import TimeReader, to_row
+from gwdesk.store.reader import Reading
 
 ZONE = ZoneInfo("Australia/Sydney")
 START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -61,9 +62,14 @@ def write(writer: LogCacheWriter, records: Iterable[dict[str, Any]]) -> WriteRes
 @contextmanager
 def cache(path: Path) -> Iterator[tuple[LocalStore, LogCacheWriter]]:
     store = LocalStore(path)
-    writer = store.logs.writer()
+    writer = LogCache(store).writer()
     try:
         yield store, writer
     finally:
         writer.close()
         store.close()
+
+
+def reading(store: LocalStore) -> Reading:
+    """The store's own connection as a read, for queries in tests (the console uses a reader)."""
+    return Reading(store.conn)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from gwdesk.store.background_writer import BackgroundWriter
+from gwdesk.store.database import StoreBusy, StoreUnavailable
 from gwdesk.store.history import HistoryEntry
 from gwdesk.store.local import LocalStore
 from tests.sqlite_locks import HeldLock
@@ -123,7 +124,7 @@ def test_a_write_still_locked_out_after_retry_for_fails_and_is_reported_once(
     locks.append(HeldLock(path))
     for item in ("first", "second", "third"):
         written = writer.submit(log_item(item), what="the draft")
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with pytest.raises(StoreBusy, match="locked"):  # the store's error, not SQLite's
             written.result(WAIT)
     assert reported == [
         "The draft could not be saved: the profile's file stayed locked by another "
@@ -137,12 +138,12 @@ def test_a_failure_is_reported_again_after_a_write_went_in(
     writer.retry_for = 0.2
     lock = HeldLock(path)
     locks.append(lock)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreBusy):
         writer.submit(log_item("lost"), what="the draft").result(WAIT)
     lock.release()
     writer.submit(log_item("saved"), what="the draft").result(WAIT)
     locks.append(HeldLock(path))
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreBusy):
         writer.submit(log_item("lost again"), what="the draft").result(WAIT)
     assert len(reported) == 2
 
@@ -161,7 +162,7 @@ def test_one_failing_write_does_not_undo_the_others(
     assert logged(path) == ["first", "last"]
     assert first.exception() is None
     assert last.exception() is None
-    with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
+    with pytest.raises(StoreUnavailable, match="no_such_table"):
         bad.result()
     assert reported == ["The send history could not be saved: no such table: no_such_table."]
 

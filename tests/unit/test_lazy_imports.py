@@ -26,13 +26,13 @@ def imported_after(statement: str, modules: tuple[str, ...]) -> list[str]:
     ],
 )
 def test_zeep_is_not_imported_until_a_soap_port_is_used(statement: str) -> None:
-    assert imported_after(statement, ("zeep", "requests", "gwdesk.gateway.legacy_zeep")) == []
+    assert imported_after(statement, ("zeep", "requests", "gwdesk.gateway.lodge.zeep_client")) == []
 
 
 def test_loading_a_wsdl_brings_zeep_in() -> None:
     statement = (
         "import httpx\n"
-        "from gwdesk.gateway.legacy_soap import SoapPorts\n"
+        "from gwdesk.gateway.lodge.soap import SoapPorts\n"
         "from gwdesk.gateway.retry import Retrier\n"
         "SoapPorts(httpx.AsyncClient(), 'http://127.0.0.1/', 'urn:x', Retrier()).transport"
     )

@@ -9,7 +9,7 @@ from lxml import etree
 
 from gwdesk.domain.models import Secret
 from gwdesk.gateway.errors import ValidationError
-from gwdesk.gateway.legacy_docs import (
+from gwdesk.gateway.lodge.documents import (
     LodgeFax,
     LodgeMms,
     LodgeSms,
@@ -19,7 +19,7 @@ from gwdesk.gateway.legacy_docs import (
     http_url,
     sms_text,
 )
-from gwdesk.gateway.legacy_files import LodgeFile
+from gwdesk.gateway.lodge.files import LodgeFile
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 PDF = b"%PDF-1.4\n"

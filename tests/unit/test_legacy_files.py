@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gwdesk.gateway.errors import ValidationError
-from gwdesk.gateway.legacy_files import (
+from gwdesk.gateway.lodge.files import (
     FAX_FIELDS,
     FAX_RULES,
     MMS_FIELDS,

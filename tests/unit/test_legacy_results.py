@@ -8,8 +8,6 @@ import pytest
 from lxml import etree
 
 from gwdesk.domain.models import LodgeText
-from gwdesk.gateway import legacy_catalog as ops
-from gwdesk.gateway import legacy_results as results
 from gwdesk.gateway.errors import (
     AuthenticationError,
     GatewayError,
@@ -17,6 +15,8 @@ from gwdesk.gateway.errors import (
     ProtocolError,
     ValidationError,
 )
+from gwdesk.gateway.lodge import catalog as ops
+from gwdesk.gateway.lodge import results
 
 
 def xml(text: str) -> etree._Element:

@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gwdesk.domain.models import LodgeResult, LodgeResults, LodgeText, MessageStatus
-from gwdesk.gateway import legacy_catalog as ops
-from gwdesk.gateway import legacy_results as results
 from gwdesk.gateway.errors import GatewayError
+from gwdesk.gateway.lodge import catalog as ops
+from gwdesk.gateway.lodge import results
 
 XML_TEXT = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gwdesk.cli_listen import StopOnSignal
+from gwdesk.cli.listen import StopOnSignal
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def test_the_previous_handlers_come_back_afterwards() -> None:
 def test_a_second_signal_ends_the_process_at_once(signum: int) -> None:
     script = (
         "import signal, threading\n"
-        "from gwdesk.cli_listen import StopOnSignal\n"
+        "from gwdesk.cli.listen import StopOnSignal\n"
         "with StopOnSignal(threading.Event()) as signals:\n"
         f"    signal.raise_signal({signum})\n"
         "    print('stopping:', signals.stop.is_set(), flush=True)\n"

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from gwdesk.store.logcache import LogCache, LogCacheError
-from gwdesk.store.logcache_query import LogFilter, count, split_text
-from gwdesk.store.logcache_rows import TimeReader, parse_page, time_us
-from tests.unit.logcache_support import ZONE, cache, record, write
+from gwdesk.logs.cache import LogCache, LogCacheError
+from gwdesk.logs.query import LogFilter, count, split_text
+from gwdesk.logs.rows import TimeReader, parse_page, time_us
+from gwdesk.store.local import LocalStore
+from tests.unit.logcache_support import ZONE, cache, reading, record, write
 
 
 def test_a_record_written_twice_is_stored_once(tmp_path: Path) -> None:
@@ -20,7 +21,7 @@ def test_a_record_written_twice_is_stored_once(tmp_path: Path) -> None:
         again = write(writer, [record(1), record(2)])
         assert (first.inserted, first.updated) == (2, 0)
         assert (again.inserted, again.updated) == (0, 0)
-        assert store.logs.total() == 2
+        assert LogCache(store).total() == 2
 
 
 def test_a_status_change_updates_the_stored_record(tmp_path: Path) -> None:
@@ -31,17 +32,17 @@ def test_a_status_change_updates_the_stored_record(tmp_path: Path) -> None:
             [record(1, status="DELIVERED", deliveryReceiptReceived="2025-03-01T20:01:05+11:00")],
         )
         assert (result.inserted, result.updated) == (0, 1)
-        held = store.logs.record("20250301090000000001")
+        held = LogCache(store).record("20250301090000000001")
         assert held is not None
         assert held["status"] == "DELIVERED"
         assert held["receipt"] == time_us("2025-03-01T09:01:05+00:00", UTC)
-        assert store.logs.total() == 1
+        assert LogCache(store).total() == 1
 
 
 def test_the_same_record_twice_in_one_batch_is_stored_once(tmp_path: Path) -> None:
     with cache(tmp_path / "p.sqlite3") as (store, writer):
         write(writer, [record(1, status="ACTIVE"), record(1, status="DELIVERED")])
-        held = store.logs.record("20250301090000000001")
+        held = LogCache(store).record("20250301090000000001")
         assert held is not None
         assert held["status"] == "DELIVERED"
 
@@ -49,7 +50,7 @@ def test_the_same_record_twice_in_one_batch_is_stored_once(tmp_path: Path) -> No
 def test_fields_the_spec_does_not_list_are_kept(tmp_path: Path) -> None:
     with cache(tmp_path / "p.sqlite3") as (store, writer):
         write(writer, [record(1, campaign="spring", cost={"cents": 6})])
-        held = store.logs.record("20250301090000000001")
+        held = LogCache(store).record("20250301090000000001")
         assert held is not None
         assert json.loads(held["extra"]) == {"campaign": "spring", "cost": {"cents": 6}}
 
@@ -57,7 +58,7 @@ def test_fields_the_spec_does_not_list_are_kept(tmp_path: Path) -> None:
 def test_a_value_of_an_unexpected_type_is_kept_as_text(tmp_path: Path) -> None:
     with cache(tmp_path / "p.sqlite3") as (store, writer):
         write(writer, [record(1, subject={"en": "Hi"}, parts="2", deliveryReceiptReceived=True)])
-        held = store.logs.record("20250301090000000001")
+        held = LogCache(store).record("20250301090000000001")
         assert held is not None
         assert json.loads(held["subject"]) == {"en": "Hi"}
         assert held["parts"] == 2
@@ -71,7 +72,7 @@ def test_a_record_without_identity_is_skipped_and_counted(tmp_path: Path) -> Non
             [record(1), record(2, messageId=None), record(3, dateLodged="yesterday"), "junk"],  # type: ignore[list-item]
         )
         assert (result.inserted, result.dropped) == (1, 3)
-        assert store.logs.total() == 1
+        assert LogCache(store).total() == 1
 
 
 def test_times_are_read_the_same_by_the_fast_and_the_careful_reader() -> None:
@@ -109,7 +110,7 @@ def test_text_search_matches_word_starts_in_any_order(tmp_path: Path) -> None:
                 record(3, message="Parcel delivered"),
             ],
         )
-        conn = store.conn
+        conn = reading(store)
         assert count(conn, LogFilter(text="parc")) == 2
         assert count(conn, LogFilter(text="westfield parcel")) == 1
         assert count(conn, LogFilter(text="PAYMENT")) == 1
@@ -129,7 +130,7 @@ def test_text_search_finds_text_outside_the_gsm_alphabet(tmp_path: Path) -> None
                 record(6, message="Plain ASCII only", subject="Ελληνικά θέμα"),
             ],
         )
-        conn = store.conn
+        conn = reading(store)
         assert count(conn, LogFilter(text="zażółć")) == 1
         assert count(conn, LogFilter(text="gesla")) == 1  # diacritics folded
         assert count(conn, LogFilter(text="заказ")) == 1
@@ -144,10 +145,10 @@ def test_search_text_with_query_syntax_is_taken_literally(tmp_path: Path) -> Non
     with cache(tmp_path / "p.sqlite3") as (store, writer):
         write(writer, [record(1, message='Say "NEAR" AND 100% off_now *')])
         for text in ('"NEAR', "AND", "100%", "off_now", "*", "NEAR( x OR", "^-", "'; DROP"):
-            count(store.conn, LogFilter(text=text))  # never a syntax error
-        assert count(store.conn, LogFilter(text='"near" and')) == 1
-        assert count(store.conn, LogFilter(text="100%")) == 1
-        assert count(store.conn, LogFilter(text="0%")) == 0
+            count(reading(store), LogFilter(text=text))  # never a syntax error
+        assert count(reading(store), LogFilter(text='"near" and')) == 1
+        assert count(reading(store), LogFilter(text="100%")) == 1
+        assert count(reading(store), LogFilter(text="0%")) == 0
 
 
 def test_search_text_is_split_into_words_and_literal_pieces() -> None:
@@ -159,30 +160,25 @@ def test_search_text_is_split_into_words_and_literal_pieces() -> None:
 
 
 def test_an_in_memory_store_has_no_log_cache() -> None:
-    memory = LogCache(None, ":memory:")  # type: ignore[arg-type]
-    assert not memory.usable
-    with pytest.raises(LogCacheError, match="profile data file"):
-        memory.writer()
+    store = LocalStore(":memory:")
+    try:
+        memory = LogCache(store)
+        assert not memory.usable
+        with pytest.raises(LogCacheError, match="profile data file"):
+            memory.writer()
+    finally:
+        store.close()
 
 
 def test_clearing_the_cache_forgets_records_and_text(tmp_path: Path) -> None:
     with cache(tmp_path / "p.sqlite3") as (store, writer):
         write(writer, [record(1), record(2)])
         writer.clear()
-        assert store.logs.total() == 0
-        assert count(store.conn, LogFilter(text="message")) == 0
+        assert LogCache(store).total() == 0
+        assert count(reading(store), LogFilter(text="message")) == 0
         write(writer, [record(3)])
-        assert count(store.conn, LogFilter(text="message")) == 1
-        assert store.logs.state().cursor is None
-
-
-def test_settings_survive_a_reopen(tmp_path: Path) -> None:
-    path = tmp_path / "p.sqlite3"
-    with cache(path) as (store, _writer):
-        store.logs.set_setting("columns", ["status", "to_number"])
-    with cache(path) as (store, _writer):
-        assert store.logs.setting("columns") == ["status", "to_number"]
-        assert store.logs.setting("missing") is None
+        assert count(reading(store), LogFilter(text="message")) == 1
+        assert LogCache(store).state().cursor is None
 
 
 def test_utc_microseconds_keep_their_instant() -> None:

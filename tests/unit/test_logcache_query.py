@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from gwdesk.store.logcache_export import ExportCancelled, export_csv
-from gwdesk.store.logcache_query import (
+from gwdesk.logs.export import ExportCancelled, export_csv
+from gwdesk.logs.query import (
     LogFilter,
     LogQuery,
     LogSort,
@@ -22,8 +22,9 @@ from gwdesk.store.logcache_query import (
     per_day,
     position,
 )
-from gwdesk.store.logcache_rows import FIELDS, ID_INDEX, from_us, time_us
-from tests.unit.logcache_support import ZONE, cache, record, write
+from gwdesk.logs.rows import FIELDS, ID_INDEX, from_us, time_us
+from gwdesk.store.reader import Reading
+from tests.unit.logcache_support import ZONE, cache, reading, record, write
 
 N = 1234
 STATUSES = ("DELIVERED", "DELIVERED", "ACTIVE", "FAILED")
@@ -42,21 +43,21 @@ def sample(n: int) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
+def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reading]:
     path = tmp_path_factory.mktemp("logs") / "p.sqlite3"
     with cache(path) as (_store, writer):
         # Out of order on purpose: row ids must not decide the order.
         write(writer, [sample(n) for n in range(N) if n % 2 == 1])
         write(writer, [sample(n) for n in range(N) if n % 2 == 0])
     conn = sqlite3.connect(path)
-    yield conn
+    yield Reading(conn)
     conn.close()
 
 
-def expected(conn: sqlite3.Connection, query: LogQuery) -> list[str]:
+def expected(db: Reading, query: LogQuery) -> list[str]:
     """The view computed the slow way: every record in Python, filtered and sorted."""
     columns = f"message_id, status, type, to_number, message, date_lodged, id, {query.sort.column}"
-    rows = conn.execute(f"SELECT {columns} FROM log_records").fetchall()  # noqa: S608
+    rows = db.sql.execute(f"SELECT {columns} FROM log_records").fetchall()  # noqa: S608
     flt = query.filter
     kept = [
         r
@@ -102,7 +103,7 @@ def test_a_record_is_found_at_its_row(db: sqlite3.Connection, query: LogQuery) -
 
 def test_a_record_the_filter_hides_has_no_row(db: sqlite3.Connection) -> None:
     query = LogQuery(LogFilter(status="FAILED"))
-    delivered = db.execute(
+    delivered = db.sql.execute(
         "SELECT message_id FROM log_records WHERE status = 'DELIVERED' LIMIT 1"
     ).fetchone()[0]
     assert position(db, query, delivered, count(db, query.filter)) is None
@@ -127,7 +128,9 @@ def test_the_value_lists_count_each_value(db: sqlite3.Connection) -> None:
 def test_per_day_counts_match_a_direct_query(db: sqlite3.Connection) -> None:
     flt = LogFilter(type="SMS")
     chart = per_day(db, flt, ZONE)
-    rows = db.execute("SELECT date_lodged, status FROM log_records WHERE type = 'SMS'").fetchall()
+    rows = db.sql.execute(
+        "SELECT date_lodged, status FROM log_records WHERE type = 'SMS'"
+    ).fetchall()
     direct: dict[tuple[str, str], int] = {}
     for lodged, status in rows:
         day = from_us(lodged).astimezone(ZONE).date().isoformat()
@@ -152,7 +155,7 @@ def test_per_day_counts_follow_the_local_day_across_a_daylight_saving_change(
     times.append("2025-04-07T00:00:00+10:00")
     with cache(tmp_path / "p.sqlite3") as (store, writer):
         write(writer, [record(i, dateLodged=t) for i, t in enumerate(times)])
-        chart = per_day(store.conn, LogFilter(), ZONE)
+        chart = per_day(reading(store), LogFilter(), ZONE)
     assert [d.isoformat() for d in chart.days] == ["2025-04-05", "2025-04-06", "2025-04-07"]
     assert chart.series["DELIVERED"] == [1, 2, 1]
 
@@ -170,7 +173,7 @@ def test_an_export_writes_exactly_the_filtered_rows_in_view_order(
     assert lines[0] == ["Message ID", "Recipient", "Lodged"]
     assert [line[0] for line in lines[1:]] == expected(db, query)
     assert written == len(lines) - 1
-    first = db.execute(
+    first = db.sql.execute(
         "SELECT date_lodged FROM log_records WHERE message_id = ?", (lines[1][0],)
     ).fetchone()[0]
     assert time_us(lines[1][2], UTC) == first
@@ -180,7 +183,7 @@ def test_an_export_defuses_cells_a_spreadsheet_would_run(tmp_path: Path) -> None
     with cache(tmp_path / "p.sqlite3") as (store, writer):
         write(writer, [record(1, message='=HYPERLINK("http://x")', to="+61400000001")])
         target = tmp_path / "out.csv"
-        export_csv(store.conn, LogQuery(), target, columns=["message", "to_number"], zone=UTC)
+        export_csv(reading(store), LogQuery(), target, columns=["message", "to_number"], zone=UTC)
     with target.open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.reader(handle))
     assert rows[1] == ['\'=HYPERLINK("http://x")', "'+61400000001"]
@@ -196,5 +199,5 @@ def test_a_cancelled_export_leaves_no_file(db: sqlite3.Connection, tmp_path: Pat
 def test_window_rows_carry_their_row_id(tmp_path: Path) -> None:
     with cache(tmp_path / "p.sqlite3") as (store, writer):
         write(writer, [record(1)])
-        (row,) = fetch_window(store.conn, LogQuery(), 0, 1, 1)
+        (row,) = fetch_window(reading(store), LogQuery(), 0, 1, 1)
     assert isinstance(row[ID_INDEX], int)

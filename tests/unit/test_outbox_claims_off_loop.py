@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.profile_data import account_key
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.gateway.outbox_records import gateway_key
-from gwdesk.gateway.outbox_sender import OutboxSender
 from gwdesk.gateway.service import GatewayService
 from gwdesk.store.outbox import SMS, NewEntry, OutboxStore
 
@@ -28,20 +28,20 @@ HOLD = 1.0
 
 
 @pytest.fixture
-async def sender(tmp_path: Path) -> AsyncIterator[OutboxSender]:
-    # Nothing is sent: the service is only what the sender is built with.
+async def sender(tmp_path: Path) -> AsyncIterator[OutboxRunner]:
+    # Nothing is sent: the service is only what the runner is built with.
     profile = Profile(name="claims", rest_url="http://127.0.0.1:9", username="ops")
     outbox = OutboxStore(tmp_path / "profile.sqlite3")
     try:
         async with GatewayService(profile, Secret("unused")) as service:
-            yield OutboxSender(service, outbox, gateway_key(profile))
+            yield OutboxRunner(service, outbox, account_key(profile))
     finally:
         outbox.close()
 
 
-def recorded(sender: OutboxSender) -> int:
+def recorded(sender: OutboxRunner) -> int:
     batch, _entries = sender.outbox.record(
-        gateway=sender.gateway,
+        gateway=sender.account,
         channel=SMS,
         label="Claimed",
         send_id="gwd-20250101T000000Z-cccccccccccc",
@@ -80,7 +80,7 @@ async def longest_stall(until: asyncio.Future[None]) -> float:
 
 
 async def test_a_claim_waits_for_a_locked_file_without_stalling_the_loop(
-    sender: OutboxSender,
+    sender: OutboxRunner,
 ) -> None:
     batch_id = recorded(sender)
     loop = asyncio.get_running_loop()
@@ -101,7 +101,7 @@ async def test_a_claim_waits_for_a_locked_file_without_stalling_the_loop(
 
 
 async def test_a_claim_cancelled_while_it_waits_is_let_go_when_it_lands(
-    sender: OutboxSender,
+    sender: OutboxRunner,
 ) -> None:
     batch_id = recorded(sender)
     owners = Path(f"{sender.outbox.path}.owners")
@@ -129,5 +129,5 @@ async def test_a_claim_cancelled_while_it_waits_is_let_go_when_it_lands(
             break
         await asyncio.sleep(0.01)
     assert not await asyncio.to_thread(sender.outbox.busy, batch_id)
-    async with sender.claimed(batch_id):  # free for the next sender
+    async with sender.claimed(batch_id):  # free for the next runner
         pass

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gwdesk.store.database import MIGRATIONS, connect
+from gwdesk.store.database import MIGRATIONS, StoreError, connect
 from gwdesk.store.local import LocalStore
 from gwdesk.store.outbox import (
     EntryState,
@@ -184,7 +184,11 @@ def test_reopen_readies_failed_and_pending_entries_with_the_new_message(
     for entry_id in opened:
         entry = outbox.entry(entry_id)
         assert entry is not None
-        assert (entry.state, entry.body["text"]) == (EntryState.PENDING, "Fixed text")
+        assert (entry.state, entry.body["text"], entry.reason) == (
+            EntryState.PENDING,
+            "Fixed text",
+            "",
+        )
     assert state(outbox, flying) is EntryState.IN_FLIGHT
 
 
@@ -308,7 +312,7 @@ def test_unreadable_rows_come_back_damaged_not_as_something_to_send(
 def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "garbage.sqlite3"
     path.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(sqlite3.DatabaseError, match="not a database"):
+    with pytest.raises(StoreError, match="not a database"):
         OutboxStore(path)
 
 

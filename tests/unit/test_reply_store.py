@@ -15,6 +15,7 @@ import pytest
 
 from gwdesk.replies.feed import FeedBuffer, ReplyBatch
 from gwdesk.replies.inbox import InboxClosed, ReplyInbox
+from gwdesk.store.database import StoreBusy
 from gwdesk.store.local import LocalStore
 from gwdesk.store.replies import IncomingReply, ReplyStore
 
@@ -95,6 +96,7 @@ def test_a_bulk_insert_with_one_known_reply_still_tells_which_were_new(store: Re
 
 def test_bulk_inserted_replies_get_their_real_ids(store: ReplyStore) -> None:
     results = store.add([reply(str(i)) for i in range(50)])
+    assert len({result.reply.id for result in results}) == 50
     for result in results:
         stored = store.get(result.reply.id)
         assert stored is not None
@@ -216,7 +218,7 @@ def test_a_locked_file_fails_the_group_and_the_next_one_succeeds(tmp_path: Path)
     blocker = sqlite3.connect(tmp_path / "p.sqlite3", isolation_level=None)
     with ReplyInbox(store) as inbox:
         blocker.execute("BEGIN IMMEDIATE")
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with pytest.raises(StoreBusy, match="locked"):  # the store's error, not SQLite's
             inbox.add([reply()], timeout=5)
         blocker.execute("ROLLBACK")
         assert inbox.add([reply()], timeout=5)[0].new
@@ -287,7 +289,7 @@ def test_a_running_inbox_takes_checkpoints_off_the_commit_path(
 
 def test_the_replies_package_never_imports_qt() -> None:
     probe = (
-        "import sys, gwdesk.replies, gwdesk.cli_listen, gwdesk.store.replies; "
+        "import sys, gwdesk.replies, gwdesk.cli.listen, gwdesk.store.replies; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'qasync')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)

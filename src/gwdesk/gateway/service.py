@@ -2,8 +2,10 @@
 
 One facade per profile owns one pooled `httpx.AsyncClient`, the token cache and
 the retry policy; the REST client and (when the profile has a Lodge URL) the Lodge
-client (`legacy`, see `gwdesk.gateway.legacy`) share that client. It is async and
-Qt-free: the console drives it from its qasync loop, the CLI from `asyncio.run`.
+client (`lodge`, see `gwdesk.gateway.lodge.client`) share that client. It is async and
+Qt-free: the console drives it from its qasync loop, the CLI from `asyncio.run`. It
+sends nothing itself: every send leaves through the outbox (`gwdesk.app.outbox`),
+whose runner makes each request on `rest` or `lodge`.
 """
 
 from __future__ import annotations
@@ -23,15 +25,12 @@ from gwdesk.domain.profile import Profile
 from gwdesk.gateway.auth import Credentials
 from gwdesk.gateway.errors import GatewayError, NotFoundError, ValidationError
 from gwdesk.gateway.http import HttpSettings, build_client
-from gwdesk.gateway.legacy import LodgeClient
-from gwdesk.gateway.logsync import LogSync, iter_replies
+from gwdesk.gateway.lodge.client import LodgeClient
+from gwdesk.gateway.paging import LogSync, iter_replies
 from gwdesk.gateway.rest import RestClient
 from gwdesk.gateway.retry import Retrier, RetryPolicy, Sleep
-from gwdesk.gateway.sending import ChunkResult, Outgoing, Sender, SendOutcome
 
-LegacyClient = LodgeClient
-"""The Lodge (legacy SOAP/HTTP) client the facade exposes as `legacy`."""
-LegacyFactory = Callable[[Profile, Credentials, httpx.AsyncClient], LodgeClient]
+LodgeFactory = Callable[[Profile, Credentials, httpx.AsyncClient], LodgeClient]
 #: Statuses that say a gateway does not have an endpoint at all.
 ABSENT_STATUSES: Final = (404, 405)
 
@@ -47,7 +46,7 @@ class GatewayService:
         http: HttpSettings | None = None,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        legacy_factory: LegacyFactory | None = None,
+        lodge_factory: LodgeFactory | None = None,
         rng: random.Random | None = None,
         sleep: Sleep | None = None,
     ) -> None:
@@ -66,14 +65,13 @@ class GatewayService:
             zone=profile.zone,
             max_bytes=self.http_settings.max_response_bytes,
         )
-        self.sender = Sender(self.rest, retrier, profile.region)
-        self._legacy: LodgeClient | None = None
+        self._lodge: LodgeClient | None = None
         if profile.lodge_url:
             # Lazy: nothing is fetched (not even the WSDL) until the first Lodge call.
-            if legacy_factory is not None:
-                self._legacy = legacy_factory(profile, self.credentials, self.http)
+            if lodge_factory is not None:
+                self._lodge = lodge_factory(profile, self.credentials, self.http)
             else:
-                self._legacy = LodgeClient(profile, self.credentials, self.http, retrier=retrier)
+                self._lodge = LodgeClient(profile, self.credentials, self.http, retrier=retrier)
 
     def __repr__(self) -> str:
         return f"GatewayService(profile={self.profile.name!r}, rest_url={self.profile.rest_url!r})"
@@ -90,47 +88,22 @@ class GatewayService:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._legacy is not None:
-            await self._legacy.aclose()
+        if self._lodge is not None:
+            await self._lodge.aclose()
         await self.http.aclose()
 
     @property
-    def legacy(self) -> LodgeClient:
+    def lodge(self) -> LodgeClient:
         """The Lodge client; a clear error when this profile cannot reach Lodge."""
-        if self._legacy is None:
+        if self._lodge is None:
             raise GatewayError(
-                f"Profile {self.profile.name!r} has no Lodge (legacy) client: set its Lodge URL."
+                f"Profile {self.profile.name!r} has no Lodge client: set its Lodge URL."
             )
-        return self._legacy
+        return self._lodge
 
     @property
     def token_requests(self) -> int:
         return self.rest.tokens.fetches
-
-    # ---- sending -------------------------------------------------------------------------
-
-    async def send(
-        self,
-        outgoing: Outgoing,
-        *,
-        skip_invalid: bool = False,
-        concurrency: int = 4,
-        on_chunk: Callable[[ChunkResult], None] | None = None,
-    ) -> SendOutcome:
-        """Lodge `outgoing` exactly once per recipient (see `gwdesk.gateway.sending`)."""
-        return await self.sender.send(
-            outgoing, skip_invalid=skip_invalid, concurrency=concurrency, on_chunk=on_chunk
-        )
-
-    async def simple_send(
-        self,
-        text: str,
-        recipient: str,
-        *,
-        source: str | None = None,
-        send_at: datetime | None = None,
-    ) -> Message:
-        return await self.sender.simple_send(text, recipient, source=source, send_at=send_at)
 
     # ---- queries -------------------------------------------------------------------------
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -32,6 +31,7 @@ from gwdesk.replies.parse import (
     reply_from_keyword,
 )
 from gwdesk.replies.template import ReplyTemplate
+from gwdesk.store.database import StoreError
 from gwdesk.store.replies import IncomingReply
 
 log = logging.getLogger("gwdesk.replies.endpoint")
@@ -148,7 +148,7 @@ class ReplyEndpoint:
             if exc.close:
                 response.force_close()
             return response
-        except (sqlite3.Error, InboxClosed) as exc:
+        except (StoreError, InboxClosed) as exc:
             response = _text(503, f"The reply was not stored ({exc}); try again.")
             response.headers["Retry-After"] = "1"
             return response

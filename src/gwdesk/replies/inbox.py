@@ -21,7 +21,6 @@ import asyncio
 import concurrent.futures
 import logging
 import queue
-import sqlite3
 import threading
 from collections import defaultdict
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from typing import Final, TypeAlias
 
 from gwdesk.replies.feed import FeedCallback, ReplyBatch, ReplyFeed, Subscription
+from gwdesk.store.database import StoreError, StoreUnavailable
 from gwdesk.store.replies import AddResult, IncomingReply, ReplyStore
 
 log = logging.getLogger("gwdesk.replies.inbox")
@@ -145,7 +145,7 @@ class ReplyInbox:
                 done = self.stats.commits
                 try:
                     self.store.checkpoint()
-                except sqlite3.Error as exc:
+                except StoreError as exc:
                     log.warning("WAL checkpoint failed (%s); the next one will catch up", exc)
             if stop:
                 return
@@ -170,7 +170,7 @@ class ReplyInbox:
             self._queue.put(job)
 
     async def add_async(self, replies: Sequence[IncomingReply]) -> Results:
-        """Store `replies`; returns once they are committed (raises `sqlite3.Error` if not)."""
+        """Store `replies`; returns once they are committed (raises `StoreError` if not)."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Results] = loop.create_future()
         self._submit(_Job(replies, future, loop))
@@ -213,7 +213,7 @@ class ReplyInbox:
     def _commit(self, jobs: list[_Job]) -> None:
         try:
             results = self.store.add([reply for job in jobs for reply in job.replies])
-        except sqlite3.OperationalError as exc:
+        except StoreUnavailable as exc:
             # The file is locked, full or gone: every job would fail the same way.
             self.stats.failures += len(jobs)
             log.warning("replies not stored (%s); %d request(s) answered 503", exc, len(jobs))

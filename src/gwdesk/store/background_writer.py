@@ -8,8 +8,9 @@ write with the same key (a draft's) replaces an older one not yet written, so
 only the newest draft of a key reaches the file. A busy file is retried with
 back-off for `retry_for` seconds; a write that still fails is logged and
 reported once through `on_failure` (until a write succeeds again), never raised
-at whoever handed it over. `flush()` settles once everything handed over before
-it is written or given up; `close()` flushes and stops the thread.
+at whoever handed it over (its future holds a `StoreError`). `flush()` settles
+once everything handed over before it is written or given up; `close()` flushes
+and stops the thread.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from gwdesk.store.database import is_busy
+from gwdesk.store.database import is_busy, store_error
 
 log = logging.getLogger("gwdesk.store.writer")
 T = TypeVar("T")
@@ -52,6 +53,8 @@ class _Write:
     """Futures of older writes of the same key that this one stands for."""
 
     def settle(self, result: Any = None, error: BaseException | None = None) -> None:
+        if isinstance(error, sqlite3.Error):
+            error = store_error(error)  # whoever waits catches the store's errors only
         for future in (self.future, *self.replaced):
             if error is None:
                 future.set_result(result)

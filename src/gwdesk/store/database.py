@@ -7,13 +7,15 @@ one place and a newer file is refused rather than misread.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, TypeVar, cast
 
 from gwdesk.private_files import private_database
 
@@ -62,7 +64,7 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE INDEX replies_unseen ON replies(id) WHERE seen = 0;
     CREATE TABLE reply_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
-    # Log cache (gwdesk.store.logcache): the account's log records, one row per messageId.
+    # Log cache (gwdesk.logs.cache): the account's log records, one row per messageId.
     # Times are UTC microseconds; log_text (FTS5) is filled per batch up to log_sync.indexed_to.
     """
     CREATE TABLE log_records (
@@ -183,11 +185,114 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE UNIQUE INDEX replies_claim ON replies(from_number, to_number, received_claimed, text)
         WHERE received_claimed IS NOT NULL;
     """,
+    # Settings (gwdesk.store.settings): one table, one JSON value per declared setting
+    # (gwdesk.domain.settings). What reply_meta and log_settings held moves over.
+    """
+    CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO settings(name, value)
+        SELECT 'listener.host', json_quote(value) FROM reply_meta
+        WHERE key = 'listener_host' AND value <> '';
+    INSERT INTO settings(name, value)
+        SELECT 'listener.public_host', json_quote(value) FROM reply_meta
+        WHERE key = 'listener_public_host' AND value <> '';
+    INSERT INTO settings(name, value)
+        SELECT 'listener.enabled', CASE value WHEN '0' THEN 'false' ELSE 'true' END
+        FROM reply_meta WHERE key = 'listener_enabled';
+    INSERT INTO settings(name, value)
+        SELECT 'listener.port', CAST(CAST(value AS INTEGER) AS TEXT) FROM reply_meta
+        WHERE key = 'listener_port' AND value <> '' AND value NOT GLOB '*[^0-9]*';
+    INSERT INTO settings(name, value)
+        SELECT 'listener.secret', json_quote(value) FROM reply_meta
+        WHERE key = 'listener_secret';
+    INSERT INTO settings(name, value)
+        SELECT 'replies.seen_up_to', CAST(CAST(value AS INTEGER) AS TEXT) FROM reply_meta
+        WHERE key = 'seen_up_to' AND value <> '' AND value NOT GLOB '*[^0-9]*';
+    INSERT INTO settings(name, value)
+        SELECT 'logs.header', value FROM log_settings WHERE key = 'header' AND json_valid(value);
+    DROP TABLE reply_meta;
+    DROP TABLE log_settings;
+    """,
 )
 
 
 class StoreError(Exception):
-    """The local store cannot be used; the message says what to do."""
+    """The local store cannot be used; the message says what to do.
+
+    Every store method raises this family, never the engine's own errors, so the
+    console and the command line catch one thing whichever database sits below.
+    """
+
+
+class StoreUnavailable(StoreError):
+    """The file cannot be read or written now (locked, full, gone, damaged): every
+    other change would fail the same way."""
+
+
+class StoreBusy(StoreUnavailable):
+    """Another program held the file's write lock longer than the store waits."""
+
+
+class ReadInterrupted(StoreUnavailable):
+    """A read was stopped on purpose (a newer one superseded it); nothing is wrong."""
+
+
+def store_error(exc: sqlite3.Error) -> StoreError:
+    """The store's error for an engine error, with the engine's words."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF == sqlite3.SQLITE_INTERRUPT:
+        kind: type[StoreError] = ReadInterrupted
+    elif is_busy(exc):
+        kind = StoreBusy
+    elif isinstance(exc, sqlite3.OperationalError):
+        kind = ReadInterrupted if str(exc) == "interrupted" else StoreUnavailable
+    else:
+        kind = StoreError
+    error = kind(str(exc) or type(exc).__name__)
+    error.__cause__ = exc
+    return error
+
+
+@contextmanager
+def store_errors() -> Iterator[None]:
+    """Raise the store's errors for the engine's inside the block."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise store_error(exc) from exc
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def raising_store_errors(function: F) -> F:
+    """`function` with the engine's errors raised as the store's (`store_errors`)."""
+
+    @functools.wraps(function)
+    def translated(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except sqlite3.Error as exc:
+            raise store_error(exc) from exc
+
+    return cast(F, translated)
+
+
+C = TypeVar("C", bound=type)
+
+
+def store_methods(cls: C) -> C:
+    """Every public method of a store class (and opening it) raises the store's errors, never
+    the engine's.
+
+    A class decorator rather than one per method, so a method added later cannot
+    forget it.
+    """
+    for name, member in list(vars(cls).items()):
+        public = not name.startswith("_") or name == "__init__"
+        if not public or not inspect.isfunction(member):
+            continue
+        setattr(cls, name, raising_store_errors(member))
+    return cls
 
 
 def slug(name: str) -> str:
@@ -200,16 +305,17 @@ def connect(path: Path | str) -> sqlite3.Connection:
     """Open (and upgrade) a store; `:memory:` for throw-away use."""
     if str(path) != ":memory:":
         private_database(path)  # the file holds the listener's secret: owner only
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout=5000")
-    try:
-        _when_unlocked(lambda: conn.execute("PRAGMA journal_mode=WAL"))
-        conn.execute("PRAGMA synchronous=NORMAL")
-        _when_unlocked(lambda: migrate(conn))
-    except BaseException:
-        conn.close()
-        raise
+    with store_errors():
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout=5000")
+        try:
+            _when_unlocked(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+            conn.execute("PRAGMA synchronous=NORMAL")
+            _when_unlocked(lambda: migrate(conn))
+        except BaseException:
+            conn.close()
+            raise
     return conn
 
 
@@ -218,6 +324,8 @@ BUSY_CODES: Final = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 
 def is_busy(exc: BaseException) -> bool:
     """Whether `exc` means another connection holds the lock (worth trying again)."""
+    if isinstance(exc, StoreBusy):
+        return True
     code = getattr(exc, "sqlite_errorcode", None)
     if isinstance(code, int):
         return code & 0xFF in BUSY_CODES

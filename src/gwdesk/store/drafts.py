@@ -10,10 +10,12 @@ from concurrent.futures import Future
 from typing import Any
 
 from gwdesk.store.background_writer import BackgroundWriter
+from gwdesk.store.database import store_methods
 
 DRAFT_WHAT = "the draft"
 
 
+@store_methods
 class DraftStore:
     """Drafts by key (one per editor), stored as JSON objects of field values.
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from gwdesk.store.background_writer import BackgroundWriter
+from gwdesk.store.database import store_methods
 
 HISTORY_WHAT = "the send history"
 
@@ -29,6 +30,7 @@ class HistoryEntry:
     id: int | None = None
 
 
+@store_methods
 class HistoryStore:
     """The console `queue`s its rows (the store's writer thread writes them); `since`
     lists the queued ones too until they are in the file, each once."""

@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from gwdesk.store.database import StoreError, connect, transaction
+from gwdesk.store.database import StoreError, connect, store_methods, transaction
 from gwdesk.store.outbox_claims import OwnerLocks
 from gwdesk.store.outbox_rows import (
     BATCH_SELECT,
@@ -105,6 +105,7 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
+@store_methods
 class OutboxStore:
     """The outbox of one profile's store file."""
 
@@ -216,8 +217,8 @@ class OutboxStore:
         batch_code: str | None = None,
         found: int = 0,
         reason: str = "",
-    ) -> None:
-        self._move(
+    ) -> OutboxEntry:
+        return self._move(
             entry_id,
             EntryState.LODGED,
             "message_id = ?, batch_code = ?, found = ?, reason = ?, error_kind = NULL",
@@ -226,26 +227,25 @@ class OutboxStore:
 
     def failed(
         self, entry_id: int, *, reason: str, error_kind: str | None = None, retryable: bool = False
-    ) -> None:
-        self._move(
+    ) -> OutboxEntry:
+        return self._move(
             entry_id,
             EntryState.FAILED,
             "reason = ?, error_kind = ?, retryable = ?",
             (reason, error_kind, int(retryable)),
         )
 
-    def unknown(self, entry_id: int, *, reason: str) -> None:
-        self._move(entry_id, EntryState.UNKNOWN, "reason = ?", (reason,))
+    def unknown(self, entry_id: int, *, reason: str) -> OutboxEntry:
+        return self._move(entry_id, EntryState.UNKNOWN, "reason = ?", (reason,))
 
     def requeue(
         self, entry_id: int, *, reason: str = "", body: Mapping[str, Any] | None = None
-    ) -> None:
+    ) -> OutboxEntry:
         """Back to pending: proved not lodged, or a failure to be sent again."""
         if body is None:
-            self._move(entry_id, EntryState.PENDING, "reason = ?", (reason,))
-        else:
-            text = json.dumps(dict(body), ensure_ascii=False, default=str)
-            self._move(entry_id, EntryState.PENDING, "reason = ?, body = ?", (reason, text))
+            return self._move(entry_id, EntryState.PENDING, "reason = ?", (reason,))
+        text = json.dumps(dict(body), ensure_ascii=False, default=str)
+        return self._move(entry_id, EntryState.PENDING, "reason = ?, body = ?", (reason, text))
 
     def set_body(self, entry_id: int, body: Mapping[str, Any]) -> bool:
         """Replace what a pending entry will send (the operator edited the message)."""
@@ -261,15 +261,16 @@ class OutboxStore:
 
     def reopen(self, entry_ids: Sequence[int], body: Mapping[str, Any]) -> list[int]:
         """Make failed or pending entries ready to send with `body` ("Send remaining" with
-        the message as it is now); the ids that are now pending. Entries in flight,
-        unknown or lodged are left as they are."""
+        the message as it is now); the ids that are now pending, waiting their turn (why
+        they were not sent before no longer holds). Entries in flight, unknown or lodged
+        are left as they are."""
         text = json.dumps(dict(body), ensure_ascii=False, default=str)
         now = self._clock()
         opened = []
         with self._lock, transaction(self.conn):
             for entry_id in entry_ids:
                 if self.conn.execute(
-                    "UPDATE outbox_entries SET state = 'pending', body = ?, updated_us = ? "
+                    "UPDATE outbox_entries SET state = 'pending', body = ?, reason = '', updated_us = ? "
                     "WHERE id = ? AND state IN ('pending', 'failed')",
                     (text, now, entry_id),
                 ).rowcount:
@@ -278,9 +279,9 @@ class OutboxStore:
                 self._touch(opened[0], now)
         return opened
 
-    def give_up(self, entry_id: int, reason: str) -> None:
+    def give_up(self, entry_id: int, reason: str) -> OutboxEntry:
         """Failed for good, whatever state it claims (but lodged): a damaged row, or a Lodge
-        request that cannot be sent again from the outbox."""
+        request that cannot be sent again from the outbox. The entry as it now is."""
         now = self._clock()
         with self._lock:
             self.conn.execute(
@@ -289,6 +290,17 @@ class OutboxStore:
                 (reason, now, entry_id),
             )
             self._touch(entry_id, now)
+        return self._read(entry_id, EntryState.FAILED)
+
+    def note(self, entry_ids: Sequence[int], reason: str) -> None:
+        """Say why pending entries were not sent (a run was cancelled or halted)."""
+        now = self._clock()
+        with self._lock, transaction(self.conn):
+            self.conn.executemany(
+                "UPDATE outbox_entries SET reason = ?, updated_us = ? "
+                "WHERE id = ? AND state = 'pending'",
+                [(reason, now, entry_id) for entry_id in entry_ids],
+            )
 
     def discard(self, batch_id: int, reason: str = "discarded by the operator") -> int:
         """Give up on what a batch has left: its open and failed entries become failed,
@@ -309,7 +321,8 @@ class OutboxStore:
 
     def _move(
         self, entry_id: int, state: EntryState, assignments: str, values: tuple[Any, ...]
-    ) -> None:
+    ) -> OutboxEntry:
+        """Move an entry to `state` from one of its `SOURCES`; the entry as it now is."""
         sources = SOURCES[state]
         marks = ", ".join("?" for _ in sources)
         now = self._clock()
@@ -325,6 +338,13 @@ class OutboxStore:
                 ).fetchone()
                 raise TransitionError(entry_id, state, None if row is None else str(row[0]))
             self._touch(entry_id, now)
+        return self._read(entry_id, state)
+
+    def _read(self, entry_id: int, state: EntryState) -> OutboxEntry:
+        entry = self.entry(entry_id)
+        if entry is None:
+            raise TransitionError(entry_id, state, None)
+        return entry
 
     def _touch(self, entry_id: int, now: int) -> None:
         """Keep the batch's time and `closed` flag current (under the lock)."""

@@ -30,17 +30,16 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from gwdesk.store.database import connect
+from gwdesk.domain.settings import LISTENER_PORT, LISTENER_SECRET, REPLIES_SEEN_UP_TO
+from gwdesk.store.database import connect, store_methods
+from gwdesk.store.settings import LockedConnection, StoredSettings
 
 ReplySource = Literal["webhook", "keyword", "backfill"]
-SECRET_KEY: Final = "listener_secret"  # noqa: S105 - a meta key, not a secret
-PORT_KEY: Final = "listener_port"
-SEEN_KEY: Final = "seen_up_to"
 EARLIEST: Final = datetime(2000, 1, 1, tzinfo=UTC)
 """No reply reaching gwdesk was received before this; an earlier time is a gateway's error."""
 FUTURE_TOLERANCE: Final = timedelta(days=1)
@@ -184,27 +183,26 @@ class AddResult:
     """An already stored reply gained a field it lacked (its MessageId, say)."""
 
 
-@dataclass(slots=True)
-class _Conn:
-    conn: sqlite3.Connection
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
+@store_methods
 class ReplyStore:
-    """The `replies` and `reply_meta` tables of a profile's file; safe to use from any thread."""
+    """The `replies` table of a profile's file and the settings of its listener; safe to use
+    from any thread. Every method raises `StoreError`s (`StoreBusy` when another writer held
+    the file past the busy time-out), never the engine's errors."""
 
     def __init__(self, path: Path | str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
         self.path = path
         writer = connect(path)
         writer.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
         writer.execute("PRAGMA synchronous=FULL")
-        self._writer = _Conn(writer)
+        self._writer = LockedConnection(writer)
         # An in-memory database exists once per connection: share it (and its lock).
         in_memory = str(path) == ":memory:"
-        self._reader = self._writer if in_memory else _Conn(connect(path))
-        self._maintenance: _Conn | None = None
+        self._reader = self._writer if in_memory else LockedConnection(connect(path))
+        self._maintenance: LockedConnection | None = None
         """For checkpoints, opened on the first one."""
         self._maintenance_lock = threading.Lock()
+        self.settings = StoredSettings(self._writer, self._reader)
+        """The profile's settings, through the listener's connections (port, secret, seen)."""
 
     def close(self) -> None:
         with self._maintenance_lock:
@@ -232,7 +230,7 @@ class ReplyStore:
             return
         with self._maintenance_lock:
             if self._maintenance is None:
-                self._maintenance = _Conn(
+                self._maintenance = LockedConnection(
                     sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
                 )
             side = self._maintenance
@@ -244,8 +242,8 @@ class ReplyStore:
     def add(self, replies: Sequence[IncomingReply]) -> list[AddResult]:
         """Store `replies` in one transaction; each result says whether it was new.
 
-        Raises `sqlite3.Error` (nothing of the batch stored) when the file cannot be
-        written, e.g. another writer holds it longer than the busy time-out.
+        Raises `StoreError` (nothing of the batch stored) when the file cannot be
+        written, e.g. `StoreBusy` when another writer holds it longer than the busy time-out.
         """
         stored_at = datetime.now(UTC)
         with self._writer.lock:
@@ -329,57 +327,26 @@ class ReplyStore:
         A watermark rather than a flag per row: marking thousands seen is one write,
         and storing a reply touches no extra index.
         """
-        with self._writer.lock:
-            self._writer.conn.execute(
-                "INSERT INTO reply_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
-                "SET value = MAX(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
-                (SEEN_KEY, str(up_to_id)),
-            )
+        self.settings.keep_highest(REPLIES_SEEN_UP_TO, max(up_to_id, 0))
 
     def seen_up_to(self) -> int:
         """Replies with an id above this have not been seen by the operator."""
-        value = self.meta(SEEN_KEY)
-        return int(value) if value is not None and value.isdigit() else 0
+        return self.settings.get(REPLIES_SEEN_UP_TO)
 
     # ---- the listener's settings -----------------------------------------------------------
-
-    def meta(self, key: str) -> str | None:
-        with self._reader.lock:
-            row = self._reader.conn.execute(
-                "SELECT value FROM reply_meta WHERE key = ?", (key,)
-            ).fetchone()
-        return None if row is None else str(row[0])
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self._writer.lock:
-            self._writer.conn.execute(
-                "INSERT INTO reply_meta(key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
 
     def secret(self) -> str:
         """The listener's secret path segment, made once per profile and kept.
 
         Kept so the `ReplyPath` configured at the gateway stays valid across restarts.
         """
-        with self._writer.lock:
-            conn = self._writer.conn
-            conn.execute(
-                "INSERT INTO reply_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING",
-                (SECRET_KEY, secrets.token_urlsafe(SECRET_BYTES)),
-            )
-            row = conn.execute(
-                "SELECT value FROM reply_meta WHERE key = ?", (SECRET_KEY,)
-            ).fetchone()
-        return str(row[0])
+        return self.settings.made_once(LISTENER_SECRET, lambda: secrets.token_urlsafe(SECRET_BYTES))
 
     def remembered_port(self) -> int | None:
-        value = self.meta(PORT_KEY)
-        return int(value) if value is not None and value.isdigit() else None
+        return self.settings.get(LISTENER_PORT)
 
     def remember_port(self, port: int) -> None:
-        self.set_meta(PORT_KEY, str(port))
+        self.settings.set(LISTENER_PORT, port)
 
     # ---- reading ---------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from gwdesk.ui.controller import AppController, default_service_factory, default
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.gc_guard import GuiThreadCollector
 from gwdesk.ui.main_window import MainWindow
-from gwdesk.ui.outbox_startup import OutboxMonitor
+from gwdesk.ui.outbox.monitor import OutboxMonitor
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme, app_icon

@@ -9,16 +9,17 @@ from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
-from gwdesk.sandbox.config import DEFAULT_NAMESPACE as SANDBOX_NAMESPACE
-from gwdesk.sandbox.config import DEFAULT_PASSWORD as SANDBOX_PASSWORD
-from gwdesk.sandbox.config import DEFAULT_TIMEZONE as SANDBOX_TIMEZONE
-from gwdesk.sandbox.config import DEFAULT_USERNAME as SANDBOX_USERNAME
 from gwdesk.settings import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.main_window import MainWindow, TabFactory
-from gwdesk.ui.sandbox_process import SandboxAddresses, SandboxProcess, SandboxStartError
+from gwdesk.ui.sandbox_process import (
+    SANDBOX_ACCOUNT,
+    SandboxAddresses,
+    SandboxProcess,
+    SandboxStartError,
+)
 from gwdesk.ui.session import Session
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, off_thread
 
 log = logging.getLogger("gwdesk.ui")
 SANDBOX_PROFILE_NAME = "Sandbox"
@@ -29,12 +30,12 @@ def default_service_factory(profile: Profile, password: Secret) -> GatewayServic
 
 
 def default_tabs() -> list[TabFactory]:
-    from gwdesk.ui.tabs.batch import BatchTab
-    from gwdesk.ui.tabs.fax_mms import FaxMmsTab
-    from gwdesk.ui.tabs.logs import LogsTab
-    from gwdesk.ui.tabs.replies import RepliesTab
-    from gwdesk.ui.tabs.send import SendTab
-    from gwdesk.ui.tabs.status import StatusTab
+    from gwdesk.ui.batch.tab import BatchTab
+    from gwdesk.ui.fax_mms.tab import FaxMmsTab
+    from gwdesk.ui.logs.tab import LogsTab
+    from gwdesk.ui.replies.tab import RepliesTab
+    from gwdesk.ui.send.tab import SendTab
+    from gwdesk.ui.status.tab import StatusTab
 
     return [SendTab, BatchTab, StatusTab, RepliesTab, LogsTab, FaxMmsTab]
 
@@ -44,10 +45,10 @@ def sandbox_profile(addresses: SandboxAddresses) -> Profile:
         name=SANDBOX_PROFILE_NAME,
         rest_url=addresses.rest_url,
         lodge_url=addresses.lodge_url,
-        soap_namespace=SANDBOX_NAMESPACE,
-        username=SANDBOX_USERNAME,
+        soap_namespace=SANDBOX_ACCOUNT.namespace,
+        username=SANDBOX_ACCOUNT.username,
         auth="oauth",
-        timezone=SANDBOX_TIMEZONE,
+        timezone=SANDBOX_ACCOUNT.timezone,
         region="AU",
         lodge_port="soap12",
     )
@@ -149,7 +150,7 @@ class AppController:
                 return
         assert self.sandbox.addresses is not None
         await self.session.activate(
-            sandbox_profile(self.sandbox.addresses), Secret(SANDBOX_PASSWORD), sandbox=True
+            sandbox_profile(self.sandbox.addresses), Secret(SANDBOX_ACCOUNT.password), sandbox=True
         )
         self.window.status.showMessage("Connected to the sandbox gateway.", 5000)
         log.info("connected to the sandbox gateway at %s", self.sandbox.addresses.rest_url)
@@ -201,4 +202,4 @@ class AppController:
         await self.session.close()
         if self.sandbox is not None:
             sandbox, self.sandbox = self.sandbox, None
-            await asyncio.get_running_loop().run_in_executor(None, sandbox.stop)
+            await off_thread(sandbox.stop)

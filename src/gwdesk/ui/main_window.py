@@ -15,6 +15,9 @@ from PySide6.QtCore import QByteArray, QSettings, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QTabWidget, QVBoxLayout, QWidget
 
+from gwdesk.domain.settings import WINDOW_GEOMETRY, WINDOW_TAB
+from gwdesk.ui.window_state import keep, kept
+
 if TYPE_CHECKING:
     from gwdesk.ui.session import Session
     from gwdesk.ui.status_bar import GatewayStatusBar
@@ -169,23 +172,18 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(window_title(title))  # the profile's name is the operator's text
 
     def _restore_geometry(self) -> None:
-        geometry = self.settings.value("window/geometry")
-        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
-            self.restoreGeometry(geometry)
-        else:
+        geometry = kept(self.settings, WINDOW_GEOMETRY)
+        if not geometry or not self.restoreGeometry(QByteArray(geometry)):
             self.resize(1280, 800)
 
     def _restore_tab(self) -> None:
-        index = self.settings.value("window/tab", 0)
-        try:
-            self.tab_widget.setCurrentIndex(int(index))  # type: ignore[call-overload]
-        except (TypeError, ValueError):
-            self.tab_widget.setCurrentIndex(0)
+        index = kept(self.settings, WINDOW_TAB)
+        self.tab_widget.setCurrentIndex(index if index < self.tab_widget.count() else 0)
 
     def save_state(self) -> None:
-        self.settings.setValue("window/geometry", self.saveGeometry())
+        keep(self.settings, WINDOW_GEOMETRY, bytes(self.saveGeometry().data()))
         if self._attached:  # a frame closed before its tabs came keeps the saved tab
-            self.settings.setValue("window/tab", self.tab_widget.currentIndex())
+            keep(self.settings, WINDOW_TAB, max(self.tab_widget.currentIndex(), 0))
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:

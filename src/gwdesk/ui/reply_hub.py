@@ -3,8 +3,9 @@
 `gwdesk.replies` has no Qt; this is where it meets the console. For the active
 profile the hub owns the `ReplyInbox` (the group-committing writer) and the
 `ReplyListener` (its own thread and loop), and everything that blocks (binding,
-starting and joining threads, store reads and writes) runs in the executor, never
-on the GUI thread. Stored replies come back through a `FeedBuffer` that a 100 ms
+starting and joining threads, store writes) runs as blocking work and every store
+read through a reader of the profile's file (`gwdesk.ui.tasks`), never on the GUI
+thread. Stored replies come back through a `FeedBuffer` that a 100 ms
 timer drains: one `replies_arrived` signal per tick with everything stored since
 the last, however many replies a second arrive.
 
@@ -25,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,19 +33,21 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from gwdesk.domain.settings import LISTENER_ENABLED
 from gwdesk.gateway.errors import GatewayError
+from gwdesk.store.database import StoreError
 from gwdesk.store.replies import ReplyStore
+from gwdesk.store.reply_queries import unread_figures
 from gwdesk.ui.reply_state import (
-    ENABLED_KEY,
     BackfillReport,
     ListenerSettings,
     ListenerState,
     ListenerStatus,
     ReplyDelivery,
     read_settings,
-    unread_figures,
     write_settings,
 )
+from gwdesk.ui.tasks import BlockingJob, StoreReads, off_thread
 
 if TYPE_CHECKING:
     from gwdesk.gateway.service import GatewayService
@@ -95,9 +97,10 @@ class ReplyHub(QObject):
         """Ids delivered while the unread count is being read (None when it is not)."""
         self.backfilling = False
         self._chores: set[asyncio.Task[None]] = set()
-        self._pending: dict[asyncio.Future[Any], Callable[[Any], object]] = {}
-        """Starts in the executor whose result nobody has taken yet, with their undo."""
-        self._undoing: set[asyncio.Future[object]] = set()
+        self._starts: set[BlockingJob[Any]] = set()
+        """Starts (threads, a port) under way, each undone if its caller goes away."""
+        self._reads: StoreReads | None = None
+        """Reads of the session's store (counts, settings), off the GUI thread."""
         self._timer = QTimer(self)
         self._timer.setInterval(drain_ms)
         self._timer.timeout.connect(self.drain)
@@ -145,43 +148,30 @@ class ReplyHub(QObject):
             self._unread = count
             self.unread_changed.emit(count)
 
-    async def _off_thread(
-        self, work: Callable[[], T], undo: Callable[[T], object] | None = None
-    ) -> T:
-        """`work()` in the executor. With `undo` (for work that starts threads or binds a port):
-        if the caller is cancelled meanwhile, what `work` started is undone once it finishes,
-        and `shutdown` waits for that, so nothing outlives the store it writes into."""
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(None, work)
-        if undo is None:
-            return await future
-        self._pending[future] = undo
+    async def _started(self, work: Callable[[], T], undo: Callable[[T], object]) -> T:
+        """`work()` (which starts threads or binds a port) as blocking work: if the caller is
+        cancelled meanwhile, what it started is undone once it finishes, and `shutdown`
+        waits for that, so nothing outlives the store it writes into."""
+        job: BlockingJob[T] = BlockingJob()
+        self._starts.add(job)
         try:
-            result = await asyncio.shield(future)
+            result = await job.run(lambda _job: work(), undo=undo)
         except asyncio.CancelledError:
-            future.add_done_callback(self._undo_abandoned)
+            raise  # the job stays tracked until `shutdown` has settled it
+        except BaseException:
+            self._starts.discard(job)
             raise
-        self._pending.pop(future, None)
+        self._starts.discard(job)
         return result
 
-    def _undo_abandoned(self, done: asyncio.Future[Any]) -> None:
-        undo = self._pending.pop(done, None)
-        if undo is not None and not done.cancelled() and done.exception() is None:
-            undoing = asyncio.get_running_loop().run_in_executor(None, undo, done.result())
-            self._undoing.add(undoing)
-            undoing.add_done_callback(self._undoing.discard)
-
-    async def _settle_pending(self) -> None:
+    async def _settle_starts(self) -> None:
         """Wait for starts still under way and undo them (their caller has gone)."""
-        while self._pending:
-            future, undo = self._pending.popitem()
+        while self._starts:
+            job = self._starts.pop()
             try:
-                result = await future
+                await job.settle()
             except Exception as exc:
                 log.debug("an abandoned start failed (nothing to undo): %s", exc)
-                continue
-            await asyncio.get_running_loop().run_in_executor(None, undo, result)
-        await asyncio.gather(*self._undoing, return_exceptions=True)
 
     # ---- the session -------------------------------------------------------------------------
 
@@ -190,22 +180,32 @@ class ReplyHub(QObject):
         self._generation += 1
         self._unread = self._seen_up_to = self._latest_id = 0
         self.unread_changed.emit(0)
+        if self._reads is not None:
+            self._reads.close()
+            self._reads.deleteLater()
+            self._reads = None
         store = self._session.store
         self._set_status(
             ListenerStatus(ListenerState.STOPPED if store else ListenerState.NO_PROFILE)
         )
         if store is not None:
-            self._recount(store.replies)
+            self._reads = StoreReads(store.path, "replies-hub", self)
+            self._recount()
 
-    def _recount(self, store: ReplyStore) -> None:
+    def _recount(self) -> None:
         """Read the unread count off the GUI thread; replies delivered meanwhile still count."""
         generation = self._generation
+        reads = self._reads
+        if reads is None:
+            return
         self._counting = []
 
         async def count() -> None:
             try:
-                figures = await self._off_thread(lambda: unread_figures(store.path))
-            except sqlite3.Error as exc:
+                figures = await reads.fetch(unread_figures, key="unread")
+            except asyncio.CancelledError:
+                return  # a newer count, or the profile closed
+            except StoreError as exc:
                 if generation == self._generation:
                     log.warning("unread replies could not be counted: %s", exc)
                     self._counting = None
@@ -231,10 +231,10 @@ class ReplyHub(QObject):
 
     async def settings(self) -> ListenerSettings:
         """The profile's listener settings (defaults when no profile is connected)."""
-        store = self._session.store
-        if store is None:
+        reads = self._reads
+        if self._session.store is None or reads is None:
             return ListenerSettings()
-        return await self._off_thread(lambda: read_settings(store.replies))
+        return await reads.fetch(read_settings)
 
     async def autostart(self) -> None:
         """After a profile is connected: listen (unless the operator stopped it), then backfill."""
@@ -247,7 +247,7 @@ class ReplyHub(QObject):
                 await self.start()
             else:
                 await self._ensure_inbox()
-        except sqlite3.Error:
+        except (StoreError, asyncio.CancelledError):
             if generation != self._generation:
                 return  # the profile was closed meanwhile
             raise
@@ -273,9 +273,9 @@ class ReplyHub(QObject):
             inbox.start()
             return _Running(store, inbox, buffer, subscription)
 
-        running = await self._off_thread(start, undo=lambda r: r.inbox.close())
+        running = await self._started(start, undo=lambda r: r.inbox.close())
         if generation != self._generation or self._running is not None:
-            await self._off_thread(running.inbox.close)
+            await off_thread(running.inbox.close)
             return self._running
         self._running = running
         self._timer.start()
@@ -298,8 +298,8 @@ class ReplyHub(QObject):
             return self._status
         store = running.store
         try:
-            settings = await self._off_thread(lambda: read_settings(store))
-        except sqlite3.Error as exc:
+            settings = await self.settings()
+        except StoreError as exc:
             if generation == self._generation:
                 message = f"The profile store failed: {exc}."
                 self._set_status(ListenerStatus(ListenerState.ERROR, message=message))
@@ -317,13 +317,13 @@ class ReplyHub(QObject):
                 public_host=settings.public_host,
             )
             listener.start()
-            store.set_meta(ENABLED_KEY, "1")
+            store.settings.set(LISTENER_ENABLED, True)
             return listener
 
         from gwdesk.replies import ListenerError, PortInUseError
 
         try:
-            listener = await self._off_thread(bind, undo=lambda bound: bound.stop())
+            listener = await self._started(bind, undo=lambda bound: bound.stop())
         except PortInUseError as exc:
             self._set_status(
                 ListenerStatus(
@@ -336,13 +336,13 @@ class ReplyHub(QObject):
         except ListenerError as exc:
             self._set_status(ListenerStatus(ListenerState.ERROR, message=str(exc)))
             return self._status
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             self._set_status(
                 ListenerStatus(ListenerState.ERROR, message=f"The profile store failed: {exc}.")
             )
             return self._status
         if generation != self._generation or self._running is not running:
-            await self._off_thread(listener.stop)
+            await off_thread(listener.stop)
             return self._status
         running.listener = listener
         info = listener.info
@@ -363,10 +363,10 @@ class ReplyHub(QObject):
 
             def halt() -> None:
                 listener.stop()
-                with contextlib.suppress(sqlite3.Error):
-                    running.store.set_meta(ENABLED_KEY, "0")
+                with contextlib.suppress(StoreError):
+                    running.store.settings.set(LISTENER_ENABLED, False)
 
-            await self._off_thread(halt)
+            await off_thread(halt)
             if self._running is running:
                 self._set_status(ListenerStatus(ListenerState.STOPPED))
 
@@ -375,7 +375,7 @@ class ReplyHub(QObject):
         store = self._session.store
         if store is None:
             raise GatewayError("No profile is connected.")
-        await self._off_thread(lambda: write_settings(store.replies, settings))
+        await off_thread(lambda: write_settings(store.replies.settings, settings))
         if self.listening:
             await self.stop()
             await self.start()
@@ -383,8 +383,12 @@ class ReplyHub(QObject):
     async def shutdown(self) -> None:
         """The session is closing: stop everything before its store closes (not remembered)."""
         self._generation += 1
+        if self._reads is not None:
+            self._reads.close()
+            self._reads.deleteLater()
+            self._reads = None
         async with self._lock:
-            await self._settle_pending()
+            await self._settle_starts()
             running, self._running = self._running, None
             if running is None:
                 self._set_status(ListenerStatus(ListenerState.NO_PROFILE))
@@ -404,7 +408,7 @@ class ReplyHub(QObject):
                 running.subscription.cancel()
                 running.inbox.close()
 
-            await self._off_thread(halt)
+            await off_thread(halt)
             self._timer.stop()
             self._deliver(running.buffer)
             self._set_status(ListenerStatus(ListenerState.NO_PROFILE))
@@ -438,12 +442,12 @@ class ReplyHub(QObject):
 
         store = running.store
         try:
-            start = await self._off_thread(lambda: suggested_start(store, datetime.now(UTC)))
+            start = await off_thread(lambda: suggested_start(store, datetime.now(UTC)))
             result = await backfill(service, running.inbox, start)
         except GatewayError as exc:
             self._session.report(f"missed replies: {exc.message}", False)
             return BackfillReport(False, f"Missed replies could not be fetched: {exc.message}")
-        except (InboxClosed, sqlite3.Error) as exc:
+        except (InboxClosed, StoreError) as exc:
             return BackfillReport(False, f"Missed replies could not be stored: {exc}")
         since = start.astimezone().strftime("%d %b %H:%M")
         if result.added:
@@ -474,7 +478,7 @@ class ReplyHub(QObject):
                 self._counting.extend(unseen)
             self._set_unread(self._unread + len(unseen))
         if drained.dropped and self._running is not None:
-            self._recount(self._running.store)
+            self._recount()
         self.replies_arrived.emit(delivery)
 
     # ---- unread ------------------------------------------------------------------------------
@@ -487,17 +491,20 @@ class ReplyHub(QObject):
             return
         self._seen_up_to = up_to
         replies = store.replies
+        reads = self._reads
         generation = self._generation
         if up_to >= self._latest_id:
             self._set_unread(0)
 
         async def save() -> None:
             try:
-                await self._off_thread(lambda: replies.mark_seen(up_to))
-                if up_to >= self._latest_id:
+                await off_thread(lambda: replies.mark_seen(up_to))
+                if up_to >= self._latest_id or reads is None:
                     return
-                figures = await self._off_thread(lambda: unread_figures(replies.path, up_to))
-            except sqlite3.Error as exc:
+                figures = await reads.fetch(lambda reading: unread_figures(reading, up_to))
+            except asyncio.CancelledError:
+                return  # the profile closed meanwhile
+            except StoreError as exc:
                 log.warning("replies could not be marked as seen: %s", exc)
                 return
             if generation == self._generation and self._seen_up_to == up_to:

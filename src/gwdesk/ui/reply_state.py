@@ -1,23 +1,28 @@
 """What the reply hub reports and keeps, without Qt: listener status and settings,
-deliveries, backfill reports, and the unread figures read from the profile's store.
+deliveries and backfill reports.
 
-The hub (`reply_hub.py`) and the widgets that show its state share these.
+The hub (`hub.py`) and the widgets that show its state share these; the settings
+are read and written through their declarations (`gwdesk.domain.settings`).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
-from typing import Final
+from typing import Final, Protocol, TypeVar
 
-from gwdesk.store.replies import SEEN_KEY, ReplyStore, StoredReply
+from gwdesk.domain.settings import (
+    LISTENER_ENABLED,
+    LISTENER_HOST,
+    LISTENER_PORT,
+    LISTENER_PUBLIC_HOST,
+    Setting,
+)
+from gwdesk.store.replies import StoredReply
+from gwdesk.store.settings import StoredSettings
 
-LOOPBACK: Final = "127.0.0.1"
-HOST_KEY: Final = "listener_host"
-PUBLIC_HOST_KEY: Final = "listener_public_host"
-ENABLED_KEY: Final = "listener_enabled"
+T = TypeVar("T")
+LOOPBACK: Final = LISTENER_HOST.default
 
 
 class ListenerState(StrEnum):
@@ -104,50 +109,24 @@ class BackfillReport:
     added: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class UnreadFigures:
-    seen_up_to: int
-    latest_id: int
-    unseen: int
+class SettingsSource(Protocol):
+    """Where the listener's settings are read from: the store, or a reader of its file."""
+
+    def get(self, setting: Setting[T]) -> T: ...
 
 
-def unread_figures(path: Path | str, above: int | None = None) -> UnreadFigures:
-    """The seen watermark, the newest id and the unseen count, read in one snapshot.
-
-    One snapshot, so that a reply stored while counting is either in all three
-    figures or in none (the hub then adds those it was handed meanwhile).
-    """
-    if str(path) == ":memory:":
-        return UnreadFigures(0, 0, 0)
-    uri = Path(path).resolve().as_uri() + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, isolation_level=None)
-    try:
-        conn.execute("BEGIN")
-        row = conn.execute("SELECT value FROM reply_meta WHERE key = ?", (SEEN_KEY,)).fetchone()
-        seen = int(row[0]) if row is not None and str(row[0]).isdigit() else 0
-        latest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM replies").fetchone()[0]
-        unseen = conn.execute(
-            "SELECT COUNT(*) FROM replies WHERE id > ?", (seen if above is None else above,)
-        ).fetchone()[0]
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-    return UnreadFigures(seen, int(latest), int(unseen))
-
-
-def read_settings(store: ReplyStore) -> ListenerSettings:
-    host = store.meta(HOST_KEY) or LOOPBACK
+def read_settings(settings: SettingsSource) -> ListenerSettings:
     return ListenerSettings(
-        host=host,
-        port=store.remembered_port(),
-        public_host=store.meta(PUBLIC_HOST_KEY) or None,
-        enabled=store.meta(ENABLED_KEY) != "0",
+        host=settings.get(LISTENER_HOST),
+        port=settings.get(LISTENER_PORT),
+        public_host=settings.get(LISTENER_PUBLIC_HOST),
+        enabled=settings.get(LISTENER_ENABLED),
     )
 
 
-def write_settings(store: ReplyStore, settings: ListenerSettings) -> None:
-    store.set_meta(HOST_KEY, settings.host)
-    store.set_meta(PUBLIC_HOST_KEY, settings.public_host or "")
-    store.set_meta(ENABLED_KEY, "1" if settings.enabled else "0")
-    if settings.port is not None and settings.port > 0:
-        store.remember_port(settings.port)
+def write_settings(settings: StoredSettings, chosen: ListenerSettings) -> None:
+    settings.set(LISTENER_HOST, chosen.host)
+    settings.set(LISTENER_PUBLIC_HOST, chosen.public_host or None)
+    settings.set(LISTENER_ENABLED, chosen.enabled)
+    if chosen.port is not None and chosen.port > 0:
+        settings.set(LISTENER_PORT, chosen.port)

@@ -3,7 +3,9 @@
 A child process, not a thread: the sandbox's work (batch loading, webhooks, a
 million-row log listing) must never compete with the GUI thread for the GIL.
 Its first stdout line names its addresses; closing the console stops it, and it
-exits on its own when the console dies (its stdin closes).
+exits on its own when the console dies (its stdin closes). The console tells the
+child which demo account to serve (`SANDBOX_ACCOUNT`), so the two agree without
+the console importing the sandbox's code.
 """
 
 from __future__ import annotations
@@ -14,9 +16,35 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
-from gwdesk.launcher import SANDBOX_SUBCOMMAND
+from gwdesk.frozen import SANDBOX_SUBCOMMAND, is_frozen
 from gwdesk.private_files import open_private, private_folder
+from gwdesk.ui.tasks import off_thread
+
+#: The hidden first argument that makes a frozen gwdesk run as `gwdesk-sandbox`
+#: (`gwdesk.launcher` hands it on).
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxAccount:
+    """The embedded sandbox's demo account, as the console asks its child to serve it."""
+
+    username: str = "demo"
+    password: str = "demo"  # noqa: S105 - the sandbox's public demo account, not a secret
+    namespace: str = "http://sandbox.gwdesk.local/Lodge"
+    timezone: str = "Australia/Sydney"
+
+    def options(self) -> list[str]:
+        return [
+            "--user", self.username,
+            "--password", self.password,
+            "--namespace", self.namespace,
+            "--timezone", self.timezone,
+        ]  # fmt: skip
+
+
+SANDBOX_ACCOUNT: Final = SandboxAccount()
 
 
 class SandboxStartError(RuntimeError):
@@ -35,7 +63,7 @@ def sandbox_command(db: Path, *extra: str) -> list[str]:
     A frozen app's `sys.executable` is the app itself, which takes a hidden
     subcommand for this (`gwdesk.launcher`); `-m` would mean nothing to it.
     """
-    if getattr(sys, "frozen", False):
+    if is_frozen():
         base = [sys.executable, SANDBOX_SUBCOMMAND]
     else:
         base = [sys.executable, "-m", "gwdesk.sandbox"]
@@ -49,6 +77,7 @@ def sandbox_command(db: Path, *extra: str) -> list[str]:
         "--db",
         str(db),
         "--exit-with-parent",
+        *SANDBOX_ACCOUNT.options(),
         *extra,
     ]
 
@@ -95,21 +124,19 @@ class SandboxProcess:
 
     async def start(self) -> SandboxAddresses:
         """Launch the child and wait (off the event loop) for its banner line."""
-        loop = asyncio.get_running_loop()
-        process = await loop.run_in_executor(None, self._spawn)
+        process = await off_thread(self._spawn)
         self._process = process
-        assert process.stdout is not None
+        stdout = process.stdout
+        assert stdout is not None
         try:
-            line = await asyncio.wait_for(
-                loop.run_in_executor(None, process.stdout.readline), self.start_timeout
-            )
+            line = await asyncio.wait_for(off_thread(stdout.readline), self.start_timeout)
         except TimeoutError:
             self.stop()
             raise SandboxStartError(
                 f"the sandbox did not start within {self.start_timeout:.0f} s"
             ) from None
         if not line:
-            stderr = await loop.run_in_executor(None, self._drain_stderr)
+            stderr = await off_thread(self._drain_stderr)
             self.stop()
             raise SandboxStartError(f"the sandbox exited at start: {stderr[-500:].strip()}")
         self.addresses = parse_banner(line)

@@ -10,21 +10,22 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Callable
-from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from gwdesk.app.profile_data import ProfileData, locate, open_profile, sending_for
+from gwdesk.app.sending import Sending
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import GatewayError
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
-from gwdesk.store.database import slug
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.reply_hub import ReplyHub
+from gwdesk.ui.tasks import off_thread
 
 ServiceFactory = Callable[[Profile, Secret], GatewayService]
-SANDBOX_STORE = "__sandbox__"
+NOT_CONNECTED = "No gateway is connected yet: choose a profile first."
 
 
 class Session(QObject):
@@ -43,6 +44,9 @@ class Session(QObject):
         self.profile: Profile | None = None
         self.service: GatewayService | None = None
         self.store: LocalStore | None = None
+        self.data: ProfileData | None = None
+        self.sending: Sending | None = None
+        """Every send of the profile: the application core's use cases, over its outbox."""
         self.is_sandbox = False
         self.password_kept_for_session = False
         self.replies = ReplyHub(self)
@@ -55,17 +59,25 @@ class Session(QObject):
     def require(self) -> tuple[GatewayService, LocalStore]:
         """The service and store, or an operator-facing error when no profile is active yet."""
         if self.service is None or self.store is None:
-            raise GatewayError("No gateway is connected yet: choose a profile first.")
+            raise GatewayError(NOT_CONNECTED)
         return (self.service, self.store)
+
+    def require_sending(self) -> Sending:
+        """The profile's sends, or an operator-facing error when none is active yet."""
+        if self.sending is None:
+            raise GatewayError(NOT_CONNECTED)
+        return self.sending
 
     async def activate(self, profile: Profile, password: Secret, *, sandbox: bool = False) -> None:
         await self.close()
-        name = SANDBOX_STORE if sandbox else slug(profile.name)
-        self.store = await open_store(self.paths.profile_db(name))
+        data = locate(profile, sandbox=sandbox, paths=self.paths)
+        self.store = await open_store(data)
         # A draft or history row given up by the store's writer thread: once, in the status bar.
         loop = asyncio.get_running_loop()
         self.store.writer.on_failure = functools.partial(_report_from_thread, loop, self.report)
         self.service = self._factory(profile, password)
+        self.data = data
+        self.sending = sending_for(self.service, self.store, data)
         self.profile = profile
         self.is_sandbox = sandbox
         self.changed.emit()
@@ -79,24 +91,21 @@ class Session(QObject):
         await self.replies.shutdown()  # first: its inbox writes into the store
         service, store = self.service, self.store
         self.service = self.store = self.profile = None
+        self.data = self.sending = None
         self.is_sandbox = False
         if service is not None:
             await service.aclose()
         if store is not None:
             # Waits (off the GUI thread) for a worker's write and for the queued drafts.
-            await asyncio.to_thread(store.close)
+            await off_thread(store.close)
 
 
-async def open_store(path: Path) -> LocalStore:
+async def open_store(data: ProfileData) -> LocalStore:
     """Open (and upgrade) a profile's file on a worker thread, never the GUI thread: each
     of its connections takes the write lock to check its migrations, which another
-    process (`gwdesk send`, a second console) may hold for seconds."""
-    opening = asyncio.ensure_future(asyncio.to_thread(LocalStore, path))
-    try:
-        return await asyncio.shield(opening)
-    except asyncio.CancelledError:
-        opening.add_done_callback(_close_unwanted)  # cancelled: nobody will close it
-        raise
+    process (`gwdesk send`, a second console) may hold for seconds. Cancelled meanwhile,
+    the store is closed once open: nobody else would."""
+    return await off_thread(lambda: open_profile(data), undo=LocalStore.close)
 
 
 def _report_from_thread(
@@ -104,8 +113,3 @@ def _report_from_thread(
 ) -> None:
     with contextlib.suppress(RuntimeError):  # the loop is closed: the console has quit
         loop.call_soon_threadsafe(report, message, False)
-
-
-def _close_unwanted(opening: asyncio.Future[LocalStore]) -> None:
-    if not opening.cancelled() and opening.exception() is None:
-        opening.result().close()

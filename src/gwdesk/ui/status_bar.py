@@ -9,11 +9,11 @@ from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
 from gwdesk.gateway.errors import GatewayError
 from gwdesk.ui.plain_text import tooltip, visible
+from gwdesk.ui.replies.listener_status import ListenerStatusWidget
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.elided_label import ElidedLabel
-from gwdesk.ui.widgets.listener_status import ListenerStatusWidget
 
 ACTIVITY_CHARS = 40
 """Longest activity text shown in the bar; the whole text is in its tooltip."""
@@ -120,7 +120,7 @@ class GatewayStatusBar(QStatusBar):
 
     def refresh_balance(self) -> None:
         if self._session.service is not None:
-            self._tasks.run(self._load_balance(), key="status-bar-balance", context="balance")
+            self._tasks.run(self._load_balance(), key="balance", owner=self, context="balance")
 
     async def _load_balance(self) -> None:
         """Money or credits, from whichever account resource the gateway answers; the

@@ -1,6 +1,6 @@
 """Typed shapes of what crosses the wire, and the `Secret` that keeps credentials out of sight."""
 
-from gwdesk.domain.models.legacy import (
+from gwdesk.domain.models.lodge import (
     SUCCESS_TEXT,
     LodgeResult,
     LodgeResults,

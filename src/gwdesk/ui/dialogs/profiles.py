@@ -93,7 +93,7 @@ class ProfilesDialog(QDialog):
         self._build()
         self.keyring_warning.setVisible(not self._keyring_works())
         self.reload(select=current or self._default)
-        self.finished.connect(lambda _code: self.tasks.cancel(TEST_KEY))
+        self.finished.connect(lambda _code: self.tasks.cancel(TEST_KEY, owner=self))
 
     # ---- building --------------------------------------------------------------------------
 
@@ -242,7 +242,7 @@ class ProfilesDialog(QDialog):
 
     def _selected(self, item: QListWidgetItem | None, _previous: object = None) -> None:
         kind = self._kind(item)
-        self.tasks.cancel(TEST_KEY)
+        self.tasks.cancel(TEST_KEY, owner=self)
         self.message.hide()
         self.pages.setCurrentIndex(1 if kind == SANDBOX else 0)
         if kind == SAVED and item is not None:
@@ -282,7 +282,9 @@ class ProfilesDialog(QDialog):
         current = self.list.currentItem()
         is_default = saved and current is not None and current.data(NAME_ROLE) == self._default
         self.default_button.setEnabled(saved and not is_default)
-        self.test_button.setEnabled(kind != SANDBOX and not self.tasks.running(TEST_KEY))
+        self.test_button.setEnabled(
+            kind != SANDBOX and not self.tasks.running(TEST_KEY, owner=self)
+        )
         self.save_button.setEnabled(kind != SANDBOX)
 
     def _form_edited(self) -> None:
@@ -469,7 +471,9 @@ class ProfilesDialog(QDialog):
         profile, password = checked
         self.show_message(f"Testing the connection to {profile.rest_url}…", ok=None)
         self.test_button.setEnabled(False)
-        self.tasks.run(self._run_check(profile, password), key=TEST_KEY, context="testing")
+        self.tasks.run(
+            self._run_check(profile, password), key=TEST_KEY, owner=self, context="testing"
+        )
 
     async def _run_check(self, profile: Profile, password: Secret) -> None:
         try:

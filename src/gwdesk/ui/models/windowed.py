@@ -6,20 +6,18 @@ thread must never wait on SQLite. So the row count is fixed by an SQL `COUNT`
 at most `max_windows` of them, least recently used dropped first. `row(n)` answers
 from a held window or asks for the missing one and returns None (the cell shows a
 placeholder); the windows asked for during one paint are read on the reader
-thread (`LogReader`) right after it, and land with one `dataChanged` each.
+thread (`tasks.StoreReads`) right after it, and land with one `dataChanged` each.
 
-Every job is stamped with the model's generation: a new query or re-read calls
-`_supersede`, which cancels what has not started, interrupts the statement
-running now and makes any late answer drop itself, so old rows never land in a
-new listing.
+A new query or re-read calls `_supersede`: every read not yet answered is dropped
+(cancelled before it starts, or its late answer discarded) and the statement
+running now is interrupted, so old rows never land in a new listing.
 
-A subclass says how one window is read (`window_job`) and sets the class
+A subclass says how one window is read (`window_read`) and sets the class
 attributes below; everything else about windows lives here, once.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -33,7 +31,8 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from gwdesk.ui.models.log_reader import Job, LogReader, Skipped, Ticket
+from gwdesk.store.database import ReadInterrupted, StoreError
+from gwdesk.ui.tasks import Read, StoreReads, Ticket
 
 R = TypeVar("R")
 Index = QModelIndex | QPersistentModelIndex
@@ -58,8 +57,7 @@ class WindowedModel(QAbstractTableModel, Generic[R]):
 
     def __init__(self, path: Path | str, reader: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._reader = LogReader(path, reader, self)
-        self._generation = 0
+        self._reads = StoreReads(path, reader, self)
         self._total = 0
         self._windows: OrderedDict[int, list[R]] = OrderedDict()
         self._wanted: set[int] = set()
@@ -69,8 +67,8 @@ class WindowedModel(QAbstractTableModel, Generic[R]):
         self._tick.setInterval(0)
         self._tick.timeout.connect(self._fetch_wanted)
 
-    def window_job(self, window: int) -> Job:
-        """The job reading window `window` for the query shown now (run on the reader)."""
+    def window_read(self, window: int) -> Read[list[R]]:
+        """The read of window `window` for the query shown now (run on the reader)."""
         raise NotImplementedError
 
     # ---- Qt ----------------------------------------------------------------------------------
@@ -127,13 +125,10 @@ class WindowedModel(QAbstractTableModel, Generic[R]):
 
     def _fetch(self, window: int) -> Ticket:
         """Read one window on the reader; it lands only if nothing superseded it meanwhile."""
-        generation = self._generation
 
         def done(rows: Any, error: BaseException | None) -> None:
             if self._in_flight.get(window) is ticket:
                 del self._in_flight[window]
-            if generation != self._generation or isinstance(error, Skipped):
-                return
             if error is not None:
                 self._report(error)
                 return
@@ -145,7 +140,7 @@ class WindowedModel(QAbstractTableModel, Generic[R]):
                     self.index(first, 0), self.index(last, self.columnCount() - 1)
                 )
 
-        ticket = self._reader.submit(self.window_job(window), done)
+        ticket = self._reads.submit(self.window_read(window), done)
         return ticket
 
     def _store(self, window: int, rows: list[R]) -> None:
@@ -155,24 +150,20 @@ class WindowedModel(QAbstractTableModel, Generic[R]):
             self._windows.popitem(last=False)
 
     def _report(self, error: BaseException) -> None:
-        if isinstance(error, sqlite3.OperationalError) and "interrupt" in str(error):
+        if isinstance(error, ReadInterrupted):
             return  # superseded on purpose
-        if isinstance(error, sqlite3.Error):
+        if isinstance(error, StoreError):
             self.failed.emit(f"{self.what} could not be read: {error}.")
             return
         raise error
 
     # ---- new listings ----------------------------------------------------------------------
 
-    def _supersede(self) -> int:
-        """A new listing is coming: drop every read on its way; the new generation."""
-        self._generation += 1
-        for ticket in self._in_flight.values():
-            ticket.cancel()
+    def _supersede(self) -> None:
+        """A new listing is coming: drop every read on its way (none of them answers)."""
         self._in_flight.clear()
         self._wanted.clear()
-        self._reader.interrupt()
-        return self._generation
+        self._reads.supersede()
 
     def _reset(self, total: int, windows: dict[int, list[R]]) -> None:
         """Show a new listing (its count and the windows read with it) in one reset."""
@@ -185,4 +176,4 @@ class WindowedModel(QAbstractTableModel, Generic[R]):
     def close(self) -> None:
         self._supersede()
         self._tick.stop()
-        self._reader.close()
+        self._reads.close()

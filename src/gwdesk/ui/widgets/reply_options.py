@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -27,10 +27,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.replies.template import ReplyTemplate
 from gwdesk.ui.widgets.validity import set_invalid
 
-if TYPE_CHECKING:
-    from gwdesk.ui.reply_hub import ReplyHub
+
+class ListenerSource(Protocol):
+    """Where the console's reply listener is told (the replies hub): its template while
+    it listens, and a signal when that changes. A protocol, so this widget (shared by
+    the Send and Batch tabs) knows no tab's code."""
+
+    @property
+    def template(self) -> ReplyTemplate | None: ...
+
+    @property
+    def status_changed(self) -> SignalInstance: ...
 
 
 class ReplyMode(StrEnum):
@@ -145,7 +155,7 @@ class ReplyOptions(QWidget):
         self.listener_button = QPushButton("Use this console's listener")
         self.listener_button.setAccessibleName("Use this console's listener")
         self.listener_button.hide()  # until a listener is attached (`attach_listener`)
-        self._hub: ReplyHub | None = None
+        self._hub: ListenerSource | None = None
         radios.addWidget(self.listener_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -162,7 +172,7 @@ class ReplyOptions(QWidget):
 
     # ---- the console's own listener -------------------------------------------------------
 
-    def attach_listener(self, hub: ReplyHub) -> None:
+    def attach_listener(self, hub: ListenerSource) -> None:
         """Offer the console's reply listener as this message's reply route."""
         self._hub = hub
         self.listener_button.show()

@@ -1,0 +1,445 @@
+"""Sending, as the console and the command line ask for it: one use case per kind of send.
+
+`Sending` is one profile's: each of its methods takes what was composed, checks it
+once (`gwdesk.app.sms`, `gwdesk.app.media`), records it in the outbox, has the
+`OutboxRunner` send it, writes the send history and returns one typed `Outcome`.
+The Send tab, the Fax / MMS tab, a conversation's reply box, the Batch tab and
+`gwdesk send`, `mms`, `fax` and `wap` all come through here, and only render what
+comes back. A refusal found by the checks is raised (`ValidationError`, naming the
+field) before anything is recorded; anything after that is in the outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Final
+
+from gwdesk.app.media import (
+    Lodged,
+    MediaForm,
+    MediaMessage,
+    check_media,
+    failure_entry,
+    history_entries,
+    lodge_call,
+    outbox_description,
+)
+from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.recovery import Recovery
+from gwdesk.app.send_values import (
+    DEFAULT_LANES,
+    Attempt,
+    Changed,
+    RunReport,
+    Sent,
+    Transmit,
+    chunked,
+)
+from gwdesk.app.sms import Channel, SmsForm, SmsMessage, check_sms
+from gwdesk.domain.models import LodgeResult, LodgeText
+from gwdesk.domain.numbers import Rejected, display
+from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
+from gwdesk.store.history import HistoryEntry, HistoryStore
+from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
+
+BATCH_CHANNEL: Final = "REST batch"
+LOST_ANSWER: Final = "The answer was lost; a status query by ExternalSystemId found the message."
+
+Written = concurrent.futures.Future[HistoryEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """A checked single message and its recipient."""
+
+    message: SmsMessage
+    recipient: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one send came to: its batch in the outbox, each request's `Sent` (the
+    outbox's rows as they now stand), and the history rows it wrote."""
+
+    batch: OutboxBatch
+    sent: tuple[Sent, ...]
+    halted: str = ""
+    cancelled: bool = False
+    history: tuple[HistoryEntry, ...] = ()
+    written: tuple[Written, ...] = field(default=(), repr=False)
+    """The history rows' writes (the store's writer thread does them)."""
+    lodged_media: tuple[Lodged, ...] = ()
+    """An MMS or fax: what Lodge said of each message."""
+    rejected: tuple[Rejected, ...] = ()
+    duplicates: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.sent) and all(s.lodged for s in self.sent)
+
+    @property
+    def recipients(self) -> int:
+        return sum(s.entry.recipient_count for s in self.sent)
+
+    @property
+    def lodged_recipients(self) -> int:
+        return sum(s.entry.recipient_count for s in self.sent if s.lodged)
+
+    @property
+    def failed(self) -> tuple[Sent, ...]:
+        return tuple(s for s in self.sent if not s.lodged)
+
+    @property
+    def error(self) -> GatewayError | None:
+        """The first request's error: a single send's reason."""
+        return next((s.error for s in self.sent if s.error is not None), None)
+
+
+class Sending:
+    """One profile's sends (see the module docstring)."""
+
+    def __init__(
+        self,
+        runner: OutboxRunner,
+        history: HistoryStore | None,
+        region: str,
+        *,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.runner = runner
+        self.recovery = Recovery(runner)
+        self.history = history
+        self.region = region
+        self.now = now
+
+    def __repr__(self) -> str:
+        return f"Sending({self.runner!r})"
+
+    # ---- one message -------------------------------------------------------------------
+
+    def check_message(self, form: SmsForm) -> Ready:
+        """Check a single message (at once, before any task starts: a form shows the
+        refusal as the operator clicks); `send_message` takes what this returns."""
+        message, recipient = check_sms(form, self.region, self.now())
+        if message.channel is not Channel.REST_SMS:
+            self.runner.gateway.lodge  # noqa: B018 - a clear error when the profile has no Lodge
+        return Ready(message, recipient)
+
+    async def send_message(self, form: SmsForm | Ready, *, note: str = "") -> Outcome:
+        """One SMS (REST or Lodge) or WAP push to one recipient, checked first unless
+        `check_message` already did. `note` goes into the history row's detail."""
+        ready = form if isinstance(form, Ready) else self.check_message(form)
+        message, recipient = ready.message, ready.recipient
+        if message.channel is Channel.REST_SMS:
+            batch, entries = await self.runner.record_sms(
+                [(message, (recipient,))], label=message.text
+            )
+            report = await self.runner.run(batch, entries)
+        else:
+            batch, entries = await self.runner.record_lodge(
+                message.channel.outbox, [recipient], message.to_json()
+            )
+            report = await self.runner.run(batch, entries, transmit=self._lodge(message))
+        rows = [message_history(message, sent, self.now(), note) for sent in report.sent]
+        return self._outcome(report, rows)
+
+    def _lodge(self, message: SmsMessage) -> Transmit:
+        """The Lodge call of a Lodge SMS or WAP push entry."""
+
+        async def transmit(_batch: OutboxBatch, entry: OutboxEntry) -> Attempt:
+            lodge = self.runner.gateway.lodge
+            try:
+                answer: LodgeText | LodgeResult
+                if message.channel is Channel.WAP_PUSH:
+                    answer = await lodge.send_wap_push(
+                        entry.recipients[0], message.wap_app, message.wap_url
+                    )
+                else:
+                    answer = await lodge.send_sms(
+                        entry.recipients[0],
+                        message.text,
+                        reply_type=message.reply_type,
+                        reply_path=message.reply_path,
+                    )
+            except GatewayError as exc:
+                return Attempt(error=exc)
+            return lodge_attempt(answer)
+
+        return transmit
+
+    # ---- MMS and fax -------------------------------------------------------------------
+
+    def check_media(self, form: MediaForm) -> MediaMessage:
+        """Check an MMS or fax (at once, as `check_message`); `send_media` takes it."""
+        message = check_media(form, self.region)
+        self.runner.gateway.lodge  # noqa: B018 - a clear error when the profile has no Lodge
+        return message
+
+    async def send_media(self, form: MediaForm | MediaMessage) -> Outcome:
+        """An MMS (files, URL, multi-MMS) or a fax, through Lodge."""
+        message = form if isinstance(form, MediaMessage) else self.check_media(form)
+        lodge = self.runner.gateway.lodge
+        batch, entries = await self.runner.record_lodge(
+            message.mode.channel.lower(), message.recipients, outbox_description(message)
+        )
+
+        async def transmit(_batch: OutboxBatch, _entry: OutboxEntry) -> Attempt:
+            try:
+                lodged = await lodge_call(lodge, message)
+            except GatewayError as exc:
+                return Attempt(error=exc)
+            return media_attempt(lodged)
+
+        report = await self.runner.run(batch, entries, transmit=transmit)
+        at = self.now()
+        sent = report.sent[0] if report.sent else None
+        lodged = sent.answer if sent is not None and isinstance(sent.answer, list) else []
+        if lodged:
+            rows = history_entries(message, lodged, at)
+        else:
+            error = sent.error if sent is not None and sent.error else GatewayError("not sent")
+            rows = [failure_entry(message, error, at)]
+        return self._outcome(report, rows, lodged_media=tuple(lodged))
+
+    # ---- lists -------------------------------------------------------------------------
+
+    async def record_list(
+        self, message: SmsMessage, numbers: Sequence[str]
+    ) -> tuple[OutboxBatch, list[OutboxEntry]]:
+        """Record a checked list (the numbers were checked by the import) in requests of
+        at most 100, before any of it is sent."""
+        if message.channel is not Channel.REST_SMS:
+            raise GatewayError("A list is sent over REST only.")
+        return await self.runner.record_sms(
+            [(message, part) for part in chunked(numbers)], label=message.text
+        )
+
+    async def send_list(
+        self,
+        message: SmsMessage,
+        numbers: Sequence[str],
+        *,
+        lanes: int = DEFAULT_LANES,
+        stop: asyncio.Event | None = None,
+        on_change: Changed | None = None,
+        rejected: Sequence[Rejected] = (),
+        duplicates: int = 0,
+    ) -> Outcome:
+        """Record, then send a list (`gwdesk send`); the Batch tab records and runs apart,
+        so that it can show the requests before they go."""
+        batch, entries = await self.record_list(message, numbers)
+        outcome = await self.run_list(
+            batch, entries, message, lanes=lanes, stop=stop, on_change=on_change
+        )
+        return _with_check(outcome, rejected, duplicates)
+
+    async def run_list(
+        self,
+        batch: OutboxBatch,
+        entries: Sequence[OutboxEntry],
+        message: SmsMessage,
+        *,
+        lanes: int = DEFAULT_LANES,
+        stop: asyncio.Event | None = None,
+        on_change: Changed | None = None,
+    ) -> Outcome:
+        """Send a recorded list's `entries` ("Send remaining" passes what is left).
+
+        Entries whose outcome is unknown are settled by status first, never resent
+        blindly; failed ones are sent again with `message` as it is now.
+        """
+        unsettled = [e for e in entries if e.state in (EntryState.IN_FLIGHT, EntryState.UNKNOWN)]
+        settled: dict[int, OutboxEntry] = {}
+        if unsettled:
+            async with self.runner.claimed(batch.id):
+                for found in await self.recovery.settle(batch, unsettled):
+                    settled[found.entry.id] = found.entry
+                    if on_change is not None:
+                        on_change(found.entry)
+        current = [settled.get(e.id, e) for e in entries]
+        body = message.to_json()
+        # Entries just recorded with this message are ready as they are: reading a big
+        # list back would only make a second copy of its recipients.
+        waiting = {
+            e.id
+            for e in current
+            if e.state is EntryState.PENDING and not e.reason and dict(e.body) == body
+        }
+        due = [
+            e.id
+            for e in current
+            if e.state in (EntryState.PENDING, EntryState.FAILED) and e.id not in waiting
+        ]
+        reopened = {e.id: e for e in await self.runner.reopen(due, message)}
+        if on_change is not None:
+            for entry in reopened.values():  # failed ones are pending again, waiting their turn
+                on_change(entry)
+        ready = [
+            e if e.id in waiting else reopened[e.id]
+            for e in current
+            if e.id in waiting or e.id in reopened
+        ]
+        report = await self.runner.run(batch, ready, lanes=lanes, stop=stop, on_change=on_change)
+        rows = [
+            list_history(
+                message, batch, report, await self._all(batch, current, report), self.now()
+            )
+        ]
+        return self._outcome(report, rows)
+
+    async def _all(
+        self, batch: OutboxBatch, given: Sequence[OutboxEntry], report: RunReport
+    ) -> list[OutboxEntry]:
+        """The batch's entries as they now stand: those given (the whole batch, when it
+        was just recorded) with what the run made of them, or read back otherwise."""
+        if len(given) != batch.entries:
+            return await self.runner.db(self.runner.outbox.entries, batch.id)
+        now = {s.entry.id: s.entry for s in report.sent}
+        return [now.get(e.id, e) for e in given]
+
+    # ---- outcomes ----------------------------------------------------------------------
+
+    def _outcome(
+        self, report: RunReport, rows: Sequence[HistoryEntry], lodged_media: Sequence[Lodged] = ()
+    ) -> Outcome:
+        written: list[Written] = []
+        if self.history is not None:
+            written = [self.history.queue(row) for row in rows]  # by the store's writer thread
+        return Outcome(
+            report.batch,
+            report.sent,
+            report.halted,
+            report.cancelled,
+            tuple(rows),
+            tuple(written),
+            tuple(lodged_media),
+        )
+
+
+def _with_check(outcome: Outcome, rejected: Sequence[Rejected], duplicates: int) -> Outcome:
+    return replace(outcome, rejected=tuple(rejected), duplicates=duplicates)
+
+
+def lodge_attempt(answer: LodgeText | LodgeResult) -> Attempt:
+    """A Lodge answer to a Lodge SMS or WAP push, as the outbox records it."""
+    if isinstance(answer, LodgeText):
+        detail = f"Lodge answered {answer.text!r} (a text operation returns no MessageId)."
+        if answer.ok:
+            return Attempt(detail=detail, attempts=1, answer=answer)
+        refused = GatewayError(f"The gateway refused the message: {answer.text}"[:300])
+        return Attempt(error=refused, attempts=1, answer=answer)
+    if answer.ok:
+        detail = f"Lodge accepted it (Result {answer.result})."
+        return Attempt(message_id=answer.msg_id, detail=detail, attempts=1, answer=answer)
+    reason = answer.error_msg or f"result {answer.result}"
+    return Attempt(error=GatewayError(f"The gateway refused the message: {reason}"), answer=answer)
+
+
+def media_attempt(lodged: Sequence[Lodged]) -> Attempt:
+    """An MMS or fax answer: lodged when any message was (none may be sent again blindly),
+    with the per-message results handed back as the answer."""
+    good = [item for item in lodged if item.ok]
+    first = next((item.message_id for item in good if item.message_id), None)
+    many = f"{len(good)} of {len(lodged)} lodged"
+    detail = lodged[0].detail[:300] if len(lodged) == 1 else many
+    if not good:
+        return Attempt(error=GatewayError(detail), attempts=1, answer=list(lodged))
+    return Attempt(message_id=first, detail=detail, attempts=1, answer=list(lodged))
+
+
+def message_history(message: SmsMessage, sent: Sent, at: datetime, note: str = "") -> HistoryEntry:
+    """The history row of one message to one recipient."""
+    entry, error = sent.entry, sent.error
+    recipient = entry.recipients[0] if entry.recipients else ""
+    if sent.lodged:
+        first = sent.message
+        detail = LOST_ANSWER if sent.resolved else (note or entry.reason)
+        if message.send_at is not None:
+            detail = f"Scheduled for {message.send_at.isoformat()}. {detail}".strip()
+        return HistoryEntry(
+            at=at,
+            channel=message.channel.label,
+            recipients=first.phone_number if first else recipient,
+            text=message.shown_text,
+            ok=True,
+            message_id=first.message_id if first else entry.message_id,
+            batch_code=entry.batch_code,
+            status=first.status if first else "Lodged",
+            external_system_id=entry.external_system_id,
+            detail=detail,
+        )
+    return HistoryEntry(
+        at=at,
+        channel=message.channel.label,
+        recipients=recipient,
+        text=message.shown_text,
+        ok=False,
+        status="Unknown" if isinstance(error, AmbiguousSendError) else "Failed",
+        external_system_id=entry.external_system_id or message.external_id,
+        detail=error.message if error is not None else entry.reason,
+    )
+
+
+def list_history(
+    message: SmsMessage,
+    batch: OutboxBatch,
+    report: RunReport,
+    entries: Sequence[OutboxEntry],
+    at: datetime,
+) -> HistoryEntry:
+    """The history row of a list's run: the whole batch as the outbox holds it."""
+    if len(entries) == 1 and entries[0].recipient_count == 1 and report.sent:
+        return message_history(message, report.sent[0], at)
+    total = sum(e.recipient_count for e in entries)
+    lodged = [e for e in entries if e.state is EntryState.LODGED]
+    first = lodged[0] if lodged else None
+    return HistoryEntry(
+        at=at,
+        channel=BATCH_CHANNEL,
+        recipients=f"{total:,} recipient{'s' if total != 1 else ''}",
+        text=message.text,
+        ok=len(lodged) == len(entries),
+        batch_code=first.batch_code if first else None,
+        external_system_id=first.external_system_id if first else None,
+        detail=progress_text(entries),
+    )
+
+
+STATE_NOUNS: Final = {
+    EntryState.IN_FLIGHT: "sending",
+    EntryState.FAILED: "failed",
+    EntryState.UNKNOWN: "uncertain",
+}
+
+
+def progress_text(entries: Sequence[OutboxEntry]) -> str:
+    """`250 of 300 recipients lodged · 1 request failed`: a list's state in one line
+    (while it is sent, or after). A pending entry is "not sent" once a run left it
+    with a reason (cancelled, halted); until then it is only waiting its turn."""
+    total = sum(e.recipient_count for e in entries)
+    lodged = sum(e.recipient_count for e in entries if e.state is EntryState.LODGED)
+    parts = [f"{lodged:,} of {total:,} recipients lodged"]
+    counts = Counter(_shown_state(e) for e in entries)
+    for noun in ("sending", "failed", "uncertain", "not sent"):
+        if counts[noun]:
+            parts.append(
+                f"{counts[noun]:,} {'request' if counts[noun] == 1 else 'requests'} {noun}"
+            )
+    return " · ".join(parts)
+
+
+def _shown_state(entry: OutboxEntry) -> str:
+    if entry.state is EntryState.PENDING:
+        return "not sent" if entry.reason else "waiting"
+    return STATE_NOUNS.get(entry.state, "")
+
+
+def shown_recipient(sent: Sent) -> str:
+    """The number a single send went to, as the gateway wrote it when it said."""
+    first = sent.message
+    return display(first.phone_number if first else sent.entry.recipients[0])

@@ -1,0 +1,341 @@
+"""`gwdesk COMMAND`: the gateway's operations as subcommands (`gwdesk.launcher` opens the
+console when there is no command).
+
+Subcommands are registered by small functions (`COMMANDS`), each adding its own
+parser with the shared gateway options and a handler; a new family of commands
+is one more registrar. A gateway is a saved profile (`--profile NAME`) or given
+inline (`--base-url`, `--username`, ...); the password comes from the environment
+variable GWDESK_PASSWORD or, for a saved profile, the system keyring: never from
+an argument, where other users of the machine could read it. Every send goes
+through the profile's outbox and the application core (`profile_sending`), as the
+console's do, into the same store file.
+
+Exit status: 0 success; 1 the gateway refused or failed; 2 usage or set-up problem;
+3 authentication refused; 4 a send whose outcome is unknown (check before resending);
+5 a send that was lodged only in part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TextIO, TypeAlias, cast
+
+from gwdesk import __version__
+from gwdesk.domain.terminal import terminal_json, terminal_safe
+
+if TYPE_CHECKING:
+    from gwdesk.app.sending import Sending
+    from gwdesk.domain.models import Message, Secret
+    from gwdesk.domain.profile import Profile
+    from gwdesk.gateway.service import GatewayService
+
+PASSWORD_ENV: Final = "GWDESK_PASSWORD"  # noqa: S105 - a variable name
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_AUTH: Final = 3
+EXIT_AMBIGUOUS: Final = 4
+EXIT_PARTIAL: Final = 5
+
+Handler = Callable[[argparse.Namespace, "GatewayService", "Output"], Awaitable[int]]
+SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Registrar = Callable[[SubParsers, argparse.ArgumentParser], None]
+
+
+class UsageError(Exception):
+    """A problem with how gwdesk was called or set up (exit status 2)."""
+
+
+class Output:
+    """Where results and errors go: lines for people, one JSON document with `--json`.
+
+    Every line passes `terminal_safe` here, once: replies, the gateway's messages,
+    file names and CSV cells are shown, never obeyed by the terminal. JSON is
+    `terminal_json`: exactly the data, escaped where a terminal would act on it.
+    """
+
+    def __init__(self, json_mode: bool, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
+        self.json_mode = json_mode
+        self.out = out
+        self.err = err
+
+    def line(self, text: str) -> None:
+        """One line for people on stdout."""
+        print(terminal_safe(text), file=self.out)
+
+    def json_line(self, data: object) -> None:
+        """One JSON document on one line of stdout."""
+        print(terminal_json(data), file=self.out)
+
+    def result(self, data: object, lines: Sequence[str]) -> None:
+        if self.json_mode:
+            self.json_line(data)
+        else:
+            for line in lines:
+                self.line(line)
+
+    def note(self, line: str) -> None:
+        """Something the operator should know that is not the result (stderr)."""
+        print(f"gwdesk: {terminal_safe(line)}", file=self.err)
+
+    def failure(self, kind: str, message: str, **extra: object) -> None:
+        self.note(message)
+        if self.json_mode:
+            self.json_line({"ok": False, "error": {"type": kind, "message": message, **extra}})
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its error lines (which quote what was given) made terminal-safe."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(terminal_safe(message))
+
+
+class _SafeLogFormatter(logging.Formatter):
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().formatMessage(record))
+
+
+def log_to_stderr(verbose: bool) -> None:
+    """Library log lines on stderr, terminal-safe like every other line: warnings always
+    (as Python's last-resort handler would print them), from INFO on with `-v`."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_SafeLogFormatter("%(name)s: %(message)s" if verbose else "%(message)s"))
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler])
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options every gateway command takes (a parent parser)."""
+    common = argparse.ArgumentParser(add_help=False)
+    where = common.add_argument_group("gateway (a saved profile, or inline)")
+    where.add_argument("--profile", metavar="NAME", help="a saved profile")
+    where.add_argument(
+        "--base-url", metavar="URL", help="REST base URL (https, or http on localhost)"
+    )
+    where.add_argument(
+        "--lodge-url",
+        "--legacy-url",
+        dest="lodge_url",
+        metavar="URL",
+        help="Lodge service address (…/Lodge.asmx)",
+    )
+    where.add_argument("--namespace", metavar="NS", help="Lodge SOAP namespace")
+    where.add_argument("--username", metavar="USER")
+    where.add_argument("--auth", choices=("oauth", "basic"), help="default: oauth")
+    where.add_argument("--region", metavar="CC", help="region of national numbers (default AU)")
+    where.add_argument("--timezone", metavar="TZ", help="the gateway account's time zone")
+    where.add_argument("--ca-bundle", metavar="PEM", help="extra trusted CAs for TLS")
+    where.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="read time-out (default 30)"
+    )
+    common.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    common.add_argument("-v", "--verbose", action="store_true", help="log requests on stderr")
+    return common
+
+
+def subcommand(
+    sub: SubParsers, name: str, common: argparse.ArgumentParser, help: str
+) -> argparse.ArgumentParser:
+    """A subcommand's parser, with the shared gateway options."""
+    return sub.add_parser(name, parents=[common], help=help, description=help)
+
+
+def moment(text: str) -> datetime:
+    """An ISO 8601 time (an argument type); one without an offset is this machine's local time."""
+    try:
+        found = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO 8601 time such as 2025-01-31T09:30:00+11:00: {text!r}"
+        ) from None
+    return found if found.tzinfo is not None else found.astimezone()
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """A gateway message as JSON, under the gateway's own field names."""
+    return message.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+#: Modules whose `COMMANDS` (a sequence of registrars) make up the subcommands, in order.
+#: A new family of commands (the Lodge `mms`, `fax`, `wap`) is one more module here.
+COMMAND_MODULES: Final = (
+    "gwdesk.cli.send",
+    "gwdesk.cli.lookup",
+    "gwdesk.cli.lodge",
+    "gwdesk.cli.listen",
+    "gwdesk.cli.outbox",
+)
+
+
+def _registrars() -> list[Registrar]:
+    found: list[Registrar] = []
+    for name in COMMAND_MODULES:
+        found.extend(importlib.import_module(name).COMMANDS)
+    return found
+
+
+def build_parser(registrars: Sequence[Registrar] | None = None) -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="gwdesk",
+        description="Operator console for the messaging gateway. "
+        "Without a command it opens the console "
+        "(gwdesk [--profile NAME | --sandbox]).",
+        epilog=__doc__.split("\n\n")[-1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"gwdesk {__version__}")
+    # Subcommands are `Parser`s too (argparse makes them of the parent's class).
+    sub = cast(SubParsers, parser.add_subparsers(dest="command", metavar="COMMAND"))
+    common = common_options()
+    for register in registrars if registrars is not None else _registrars():
+        register(sub, common)
+    return parser
+
+
+def resolve_profile(args: argparse.Namespace) -> Profile:
+    """The profile named by `--profile`, with inline options laid over it, or an inline one."""
+    import pydantic
+
+    from gwdesk.app.profile_data import INLINE_NAME
+    from gwdesk.domain.profile import Profile
+    from gwdesk.settings import ProfileStore, SettingsError
+
+    inline = {
+        "rest_url": args.base_url,
+        "lodge_url": args.lodge_url,
+        "soap_namespace": args.namespace,
+        "username": args.username,
+        "auth": args.auth,
+        "region": args.region,
+        "timezone": args.timezone,
+        "ca_bundle": args.ca_bundle,
+        "lodge_port": getattr(args, "lodge_port", None),  # a Lodge command's --port
+    }
+    given = {k: v for k, v in inline.items() if v is not None}
+    if args.profile:
+        try:
+            base = ProfileStore().get(args.profile).model_dump()
+        except SettingsError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        missing = [
+            f"--{k}" for k in ("base-url", "username") if getattr(args, k.replace("-", "_")) is None
+        ]
+        if missing:
+            raise UsageError(
+                f"Name a gateway: --profile NAME, or {' and '.join(missing)} (password in {PASSWORD_ENV})."
+            )
+        base = {"name": INLINE_NAME}
+    try:
+        return Profile.model_validate({**base, **given})
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = str(first["loc"][0]) if first["loc"] else "profile"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise UsageError(f"Gateway setting {where}: {message}.") from None
+
+
+def resolve_password(profile: Profile, from_store: bool, out: Output) -> Secret:
+    from gwdesk.domain.models import Secret
+    from gwdesk.settings import KeyringUnavailable, PasswordVault
+
+    stored: Secret | None
+
+    value = os.environ.get(PASSWORD_ENV)
+    if value:
+        return Secret(value)
+    if from_store:
+        try:
+            stored = PasswordVault().get(profile)
+        except KeyringUnavailable as exc:
+            out.note(str(exc))
+            stored = None
+        if stored is not None:
+            return stored
+    raise UsageError(f"No password: set the environment variable {PASSWORD_ENV}.")
+
+
+@contextlib.asynccontextmanager
+async def profile_sending(service: GatewayService) -> AsyncIterator[Sending]:
+    """The sends of a command: the application core over the profile's store, the one
+    the console uses (`gwdesk.app.profile_data`). Its history rows are written before
+    the store closes. Nothing is sent when the store cannot be opened."""
+    from gwdesk.app.profile_data import locate, open_profile, sending_for
+    from gwdesk.store.database import StoreError
+
+    data = locate(service.profile)
+    try:
+        store = await asyncio.to_thread(open_profile, data)
+    except StoreError as exc:
+        raise UsageError(
+            f"{exc} Every send is recorded in its outbox first: gwdesk sends nothing without it."
+        ) from None
+    try:
+        yield sending_for(service, store, data)
+    finally:
+        await asyncio.to_thread(store.close)
+
+
+async def _run(args: argparse.Namespace, out: Output) -> int:
+    from gwdesk.gateway.http import HttpSettings
+    from gwdesk.gateway.service import GatewayService
+
+    profile = resolve_profile(args)
+    password = resolve_password(profile, bool(args.profile), out)
+    http = HttpSettings(read=args.timeout) if args.timeout else HttpSettings()
+    handler: Handler = args.handler
+    async with GatewayService(profile, password, http=http) as service:
+        return await handler(args, service, out)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed gateway command; every failure becomes a message and an exit status."""
+    from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError, GatewayError
+
+    out = Output(args.json)
+    try:
+        return asyncio.run(_run(args, out))
+    except UsageError as exc:
+        out.failure("usage", str(exc))
+        return EXIT_USAGE
+    except AuthenticationError as exc:
+        out.failure(exc.kind, exc.message, status=exc.status)
+        return EXIT_AUTH
+    except AmbiguousSendError as exc:
+        out.failure(exc.kind, exc.message, external_system_id=exc.external_system_id)
+        return EXIT_AMBIGUOUS
+    except GatewayError as exc:
+        field = getattr(exc, "field", None)
+        out.failure(exc.kind, exc.message, status=exc.status, field=field)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        out.note("interrupted")
+        return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command (`gwdesk.launcher` decides whether there is one)."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not arguments:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    args = parser.parse_args(arguments)
+    log_to_stderr(bool(getattr(args, "verbose", False)))
+    standalone = getattr(args, "run", None)
+    if standalone is not None:
+        # A command that needs no gateway session up front (`listen`) runs itself.
+        code: int = standalone(args)
+        return code
+    if getattr(args, "handler", None) is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    return run_command(args)

@@ -1,0 +1,267 @@
+"""`gwdesk listen`: the reply listener without the console, for a machine that stays on.
+
+The first line on stdout is the `ReplyPath` template (its secret included), so a
+script can read it and configure the gateway; every reply stored after that is one
+more line (one JSON object per line with `--json`). Retries of a reply already
+stored print nothing. Notes (the address, a warning when reachable from other
+machines, the backfill's result) go to stderr. Ctrl+C or SIGTERM stops it cleanly,
+after every reply already acknowledged has been printed; a second one stops it at once.
+A reply's text is shown as text: its line breaks and escape sequences as `\\n`, `\\x1b`.
+
+With a gateway (`--profile NAME`, or `--base-url` and `--username`) it first
+backfills the replies the gateway received while nothing was listening.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import queue
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from types import FrameType
+from typing import Any, Final, TypeAlias
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from gwdesk.app.profile_data import INLINE_NAME, store_path
+from gwdesk.cli import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Output,
+    Registrar,
+    SubParsers,
+    UsageError,
+    resolve_password,
+    resolve_profile,
+)
+from gwdesk.domain.models import Secret
+from gwdesk.domain.profile import DEFAULT_TIMEZONE, Profile
+from gwdesk.replies import (
+    InboxClosed,
+    ListenerError,
+    PortInUseError,
+    ReplyBatch,
+    ReplyInbox,
+    ReplyListener,
+    backfill,
+    suggested_start,
+)
+from gwdesk.store.database import StoreError
+from gwdesk.store.replies import ReplyStore, StoredReply
+
+POLL: Final = 0.2
+EXIT_INTERRUPTED: Final = 130
+SignalHandler: TypeAlias = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+"""What `signal.signal` returns (and takes back)."""
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535 (0: any free port), not {text!r}")
+    return int(text)
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise UsageError(
+            f"Unknown time zone {name[:60]!r}; use a name such as Australia/Sydney."
+        ) from None
+
+
+def reply_line(reply: StoredReply, zone: ZoneInfo) -> str:
+    """A reply as one line (`Output` shows its line breaks and escapes as `\\n`, `\\x1b`...)."""
+    when = reply.received_at.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+    return f"{when}  {reply.from_number} -> {reply.to_number}  {reply.text}"
+
+
+class _Printer:
+    """Prints stored replies on the main thread (the feed delivers them on the writer thread)."""
+
+    def __init__(self, out: Output, zone: ZoneInfo) -> None:
+        self.out = out
+        self.zone = zone
+        self.batches: queue.SimpleQueue[ReplyBatch] = queue.SimpleQueue()
+
+    def print_waiting(self, wait: float = 0.0) -> None:
+        try:
+            batch = self.batches.get(timeout=wait) if wait else self.batches.get_nowait()
+        except queue.Empty:
+            return
+        while True:
+            for reply in batch.new:
+                if self.out.json_mode:
+                    self.out.json_line(reply.as_json())
+                else:
+                    self.out.line(reply_line(reply, self.zone))
+            try:
+                batch = self.batches.get_nowait()
+            except queue.Empty:
+                break
+        self.out.out.flush()
+
+
+def _backfill_in_background(
+    profile: Profile, password: Secret, inbox: ReplyInbox, out: Output
+) -> threading.Thread:
+    from gwdesk.gateway.errors import GatewayError
+    from gwdesk.gateway.service import GatewayService
+
+    async def run() -> str:
+        async with GatewayService(profile, password) as service:
+            start = suggested_start(inbox.store, datetime.now(UTC))
+            result = await backfill(service, inbox, start)
+        return (
+            f"backfill since {start.astimezone(profile.zone):%Y-%m-%d %H:%M}: "
+            f"{result.fetched} at the gateway, {result.added} were missing"
+        )
+
+    def target() -> None:
+        try:
+            out.note(asyncio.run(run()))
+        except GatewayError as exc:
+            out.note(f"backfill failed: {exc.message}")
+        except InboxClosed:
+            return  # stopped meanwhile
+        except Exception as exc:  # a note, never a traceback over the reply lines
+            out.note(f"backfill failed: {type(exc).__name__}: {exc}")
+
+    thread = threading.Thread(target=target, name="gwdesk-backfill", daemon=True)
+    thread.start()
+    return thread
+
+
+def _gateway(args: argparse.Namespace, out: Output) -> tuple[Profile | None, Secret | None]:
+    if not (args.profile or args.base_url):
+        return None, None
+    profile = resolve_profile(args)
+    if args.no_backfill:
+        return profile, None
+    try:
+        return profile, resolve_password(profile, bool(args.profile), out)
+    except UsageError as exc:
+        out.note(f"{exc} No backfill; listening only.")
+        return profile, None
+
+
+class StopOnSignal:
+    """Ctrl+C (SIGINT) and SIGTERM set `stop`, so shutdown takes one orderly path (the
+    replies already acknowledged are printed, the listener and the store closed); a
+    second one ends the process at once, as that signal ends any program (what was
+    stored stays stored).
+
+    Python only turns SIGINT into KeyboardInterrupt when it did not start with SIGINT
+    ignored, and a background job of a script starts so: the listener then ignored
+    Ctrl+C and `kill -INT` alike. The handler is installed whatever was inherited (as
+    Go's signal.Notify does); the previous handlers come back on exit.
+    """
+
+    SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self._previous: dict[int, SignalHandler] = {}
+
+    def __enter__(self) -> StopOnSignal:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._on_signal)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self._previous.clear()
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if not self.stop.is_set():
+            self.stop.set()
+            return
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+
+
+def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int:
+    profile, password = _gateway(args, out)
+    zone = profile.zone if profile else _zone(args.timezone or DEFAULT_TIMEZONE)
+    # The profile's store, where the console finds the replies too (an inline gateway,
+    # or none, has the command line's).
+    path = store_path(profile.name if profile else INLINE_NAME)
+    printer = _Printer(out, zone)
+    store = ReplyStore(path)
+    try:
+        with ReplyInbox(store) as inbox:
+            inbox.subscribe(printer.batches.put)
+            listener = ReplyListener(
+                inbox, zone, host=args.host, port=args.port, public_host=args.public_host
+            )
+            info = listener.start()
+            try:
+                # Notes first: whoever has read the template line has seen them too.
+                out.note(
+                    f"listening on {info.address} for replies (keyword forwards: "
+                    f"{info.template.base_url}); times in {zone.key}; Ctrl+C stops"
+                )
+                if info.warning:
+                    out.note(f"warning: {info.warning}")
+                out.line(info.template.render())
+                out.out.flush()
+                if profile is not None and password is not None and not stop.is_set():
+                    _backfill_in_background(profile, password, inbox, out)
+                while not stop.is_set():
+                    printer.print_waiting(POLL)
+            finally:
+                listener.stop()
+        printer.print_waiting()
+    finally:
+        store.close()
+    out.note("stopped")
+    return EXIT_OK
+
+
+def run_listen(args: argparse.Namespace) -> int:
+    out = Output(args.json)
+    try:
+        with StopOnSignal(threading.Event()) as signals:
+            return _listen(args, out, signals.stop)
+    except UsageError as exc:
+        out.failure("usage", str(exc))
+    except PortInUseError as exc:
+        out.failure("port_in_use", str(exc), port=exc.port, suggestion=exc.suggestion)
+    except (ListenerError, StoreError) as exc:
+        out.failure("listener", str(exc))
+    except BrokenPipeError:
+        return EXIT_OK  # whoever read the output has gone
+    except KeyboardInterrupt:
+        out.note("interrupted")
+        return EXIT_INTERRUPTED
+    return EXIT_USAGE
+
+
+def register_listen(sub: SubParsers, common: argparse.ArgumentParser) -> None:
+    text = "run the reply listener headless; first line: its ReplyPath, then one line a reply"
+    p = sub.add_parser("listen", parents=[common], help=text, description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1; any other is reachable from other machines)",
+    )
+    p.add_argument(
+        "--port",
+        type=_port,
+        metavar="N",
+        help="port (default: the profile's last one, else 8642; 0: any free port)",
+    )
+    p.add_argument(
+        "--public-host", metavar="NAME", help="host name to put in the ReplyPath (default: --host)"
+    )
+    p.add_argument(
+        "--no-backfill", action="store_true", help="do not fetch replies missed while down"
+    )
+    p.set_defaults(run=run_listen)
+
+
+COMMANDS: Final[Sequence[Registrar]] = (register_listen,)

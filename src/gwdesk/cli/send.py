@@ -1,0 +1,285 @@
+"""`gwdesk send`: an SMS to one or more recipients, through the application core.
+
+The recipients are checked once, by `gwdesk.importing` (a file as the console's Batch
+import reads it, or the `--to` values), the message and its options by
+`gwdesk.app.sms.check_message` (the Send tab's checks); then `Sending.send_list`
+records the send in the profile's outbox, sends it in requests of 100 and writes
+the history. Results print as short lines for people, or as one JSON object with
+`--json` (message fields keep the gateway's own names).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Final
+
+from gwdesk.app.send_values import Sent
+from gwdesk.app.sending import Outcome
+from gwdesk.app.sms import Channel, SmsForm, check_message
+from gwdesk.cli import (
+    EXIT_AMBIGUOUS,
+    EXIT_AUTH,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    Output,
+    Registrar,
+    SubParsers,
+    UsageError,
+    message_json,
+    moment,
+    profile_sending,
+    subcommand,
+)
+from gwdesk.domain.numbers import RecipientCheck, Rejected
+from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError
+from gwdesk.gateway.service import GatewayService
+from gwdesk.importing.decoding import ImportFailed
+from gwdesk.importing.recipients import RecipientList, check_entries, check_table, load_table
+from gwdesk.importing.table import ALL_COLUMNS, DELIMITER_NAMES, Table
+
+MAX_SHOWN: Final = 20
+
+
+# ---- recipients ---------------------------------------------------------------------------
+
+
+def pick_column(table: Table, wanted: str) -> int:
+    """`--column`: a column by its 1-based number or its header (case does not matter)."""
+    text = wanted.strip()
+    width = max(1, table.width)
+    if text.isdigit():
+        column = int(text) - 1
+        if not 0 <= column < width:
+            raise UsageError(f"--column {text[:12]}: the file's columns are 1 to {width}.")
+        return column
+    titles = table.titles()
+    folded = [title.casefold() for title in titles]
+    if text and text.casefold() in folded:
+        return folded.index(text.casefold())
+    named = ", ".join(repr(t[:40]) for t in titles[:MAX_SHOWN] if t) or "none (no header row)"
+    raise UsageError(f"--column {text[:40]!r}: no column has that header; the headers: {named}.")
+
+
+def read_csv(path: Path, region: str, column: str | None = None) -> tuple[Table, RecipientList]:
+    """`--csv FILE` read and checked as the console's Batch import does it (one code path:
+    `gwdesk.importing`): encoding, delimiter, header and number column, fast normalising,
+    duplicates dropped, every unusable row kept with its reason. Blocking: a worker thread."""
+    try:
+        table = load_table(path, region)
+        if column is not None:
+            table = replace(table, column=pick_column(table, column))
+        return table, check_table(table, table.column, region)
+    except ImportFailed as exc:
+        raise UsageError(f"Cannot read recipients from {path}: {exc.message}") from None
+
+
+def read_to(values: Sequence[str], region: str) -> RecipientList:
+    """The `--to` values checked as an import's rows (`row` is the value's position).
+    Blocking (a long list takes a while): a worker thread."""
+    entries = list(enumerate(values, start=1))
+    try:
+        return check_entries(entries, region, total=max(1, len(entries)))
+    except ImportFailed as exc:
+        raise UsageError(exc.message) from None
+
+
+def csv_summary(path: Path, table: Table) -> str:
+    """What was guessed about a file, so a wrong guess is seen before anything is sent."""
+    delimiter = DELIMITER_NAMES.get(table.delimiter, repr(table.delimiter))
+    header = "a header row" if table.has_header else "no header row"
+    if table.column == ALL_COLUMNS:
+        where = "every cell"
+    else:
+        title = table.titles()[table.column] if table.column < table.width else ""
+        where = f"column {table.column + 1}" + (f" ({title[:40]!r})" if title else "")
+    return (
+        f"{path.name}: {table.data_rows:,} row(s), {table.encoding}, {delimiter}-separated, "
+        f"{header}; recipients from {where}"
+    )
+
+
+def as_check(listing: RecipientList) -> RecipientCheck:
+    """An import's result as a send's check: `entry` is the row (or --to) number."""
+    rejected = tuple(Rejected(r.row - 1, r.text, r.reason) for r in listing.invalid)
+    return RecipientCheck(listing.numbers, rejected, listing.duplicates)
+
+
+async def send_recipients(args: argparse.Namespace, region: str, out: Output) -> RecipientCheck:
+    """The recipients checked once, by `gwdesk.importing` (a file or the --to values), on
+    a worker thread so the event loop keeps turning."""
+    if args.csv:
+        path = Path(args.csv)
+        table, listing = await asyncio.to_thread(read_csv, path, region, args.column)
+        out.note(csv_summary(path, table))
+        where = "row "
+    else:
+        if args.column is not None:
+            raise UsageError("--column goes with --csv.")
+        listing = await asyncio.to_thread(read_to, args.to, region)
+        where = "--to #"
+    if listing.invalid:
+        for row in listing.invalid[:MAX_SHOWN]:
+            out.note(f"{where}{row.row}: {row.text[:40]!r}: {row.reason}")
+        if len(listing.invalid) > MAX_SHOWN:
+            out.note(f"... and {len(listing.invalid) - MAX_SHOWN:,} more unusable entries")
+        if not args.skip_invalid:
+            raise UsageError(
+                f"{len(listing.invalid):,} recipient(s) are not usable; nothing was sent "
+                "(--skip-invalid sends to the rest)."
+            )
+    if listing.duplicates:
+        out.note(f"{listing.duplicates:,} repeated number(s) will be sent to once")
+    return as_check(listing)
+
+
+# ---- what each request came to -----------------------------------------------------------
+
+
+def sent_json(sent: Sent) -> dict[str, Any]:
+    """One request as `--json` shows it: the answer's message, or those a status query
+    found when the answer was lost."""
+    entry, error = sent.entry, sent.error
+    answered = None if sent.resolved else sent.message
+    return {
+        "request": entry.seq,
+        "external_system_id": entry.external_system_id,
+        "recipients": entry.recipient_count,
+        "lodged": sent.lodged,
+        "message": message_json(answered) if answered else None,
+        "batch_code": entry.batch_code,
+        "found": [message_json(m) for m in sent.messages] if sent.resolved else [],
+        "resolved_by_status": sent.resolved,
+        "attempts": sent.attempts,
+        "error": None if error is None else {"type": error.kind, "message": error.message},
+    }
+
+
+def sent_line(sent: Sent) -> str:
+    entry = sent.entry
+    count = entry.recipient_count
+    ref = f"ExternalSystemId {entry.external_system_id}"
+    if not sent.lodged:
+        why = sent.error.message if sent.error is not None else entry.reason or entry.state.value
+        return f"NOT LODGED: {count} recipient(s), {ref}: {why}"
+    if sent.message is not None and not sent.resolved:
+        m = sent.message
+        return f"lodged {m.phone_number}: MessageId {m.message_id}, status {m.status}, {ref}"
+    if entry.batch_code is not None:
+        return f"lodged {count} recipients as batch {entry.batch_code}, {ref}"
+    found = len(sent.messages) or entry.found
+    return f"lodged {count} recipient(s) (confirmed by status: {found} message(s) so far), {ref}"
+
+
+def report_send(outcome: Outcome, out: Output) -> int:
+    batch = outcome.batch.id
+    lodged = outcome.lodged_recipients
+    failed = sum(s.entry.recipient_count for s in outcome.failed)
+    data = {
+        "ok": outcome.ok,
+        "outbox_batch": batch,
+        "lodged": lodged,
+        "failed": failed,
+        "duplicates": outcome.duplicates,
+        "rejected": [
+            {"entry": r.index + 1, "text": r.text, "reason": r.reason} for r in outcome.rejected
+        ],
+        "requests": [sent_json(s) for s in outcome.sent],
+    }
+    lines = [sent_line(s) for s in outcome.sent]
+    if len(outcome.sent) > 1 or failed:
+        lines.append(
+            f"{lodged} recipient(s) lodged, {failed} not, in {len(outcome.sent)} request(s)"
+        )
+    out.result(data, lines)
+    if outcome.ok:
+        return EXIT_OK
+    errors = []
+    for sent in outcome.failed:
+        if sent.error is not None:
+            errors.append(sent.error)
+            out.note(f"request {sent.entry.seq} failed: {sent.error.message}")
+    out.note(
+        f"outbox batch {batch} keeps what was not lodged: gwdesk outbox resume settles and sends it"
+    )
+    if any(isinstance(e, AmbiguousSendError) for e in errors):
+        return EXIT_AMBIGUOUS
+    if lodged:
+        return EXIT_PARTIAL
+    if errors and all(isinstance(e, AuthenticationError) for e in errors):
+        return EXIT_AUTH
+    return EXIT_FAILED
+
+
+# ---- send ---------------------------------------------------------------------------------
+
+
+def composed(args: argparse.Namespace) -> SmsForm:
+    """The message and its options as given, for `check_message` (as a form holds them)."""
+    reply = (args.reply_type, args.reply_path) if args.reply_type else None
+    return SmsForm(
+        Channel.REST_SMS,
+        text=args.message,
+        sender=args.source or "",
+        send_at=args.send_at,
+        reply=reply,
+        external_id=args.external_id or "",
+        tags=args.tags or "",
+    )
+
+
+async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
+    if bool(args.reply_type) != bool(args.reply_path):
+        raise UsageError("--reply-type and --reply-path go together.")
+    region = service.profile.region
+    checked = await send_recipients(args, region, out)
+    if not checked.numbers:
+        raise UsageError("There is no usable recipient; nothing was sent.")
+    message = check_message(composed(args), region)
+    async with profile_sending(service) as sending:
+        # Checked once, above: the numbers are not checked again.
+        outcome = await sending.send_list(
+            message, checked.numbers, rejected=checked.rejected, duplicates=checked.duplicates
+        )
+    return report_send(outcome, out)
+
+
+def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
+    p = subcommand(sub, "send", common, "send an SMS to one or more recipients (100 per request)")
+    p.add_argument("message", metavar="MESSAGE", help="the text to send")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--to", action="append", metavar="NUMBER", help="a recipient (repeatable)")
+    who.add_argument(
+        "--csv",
+        metavar="FILE",
+        help="recipients from a CSV or text file, read as the console's Batch import reads it "
+        "(encoding, delimiter, header and the phone-number column are found)",
+    )
+    p.add_argument(
+        "--column",
+        metavar="N|HEADER",
+        help="with --csv: the recipients' column, by number (1 is the first) or header",
+    )
+    p.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="send to the usable numbers only (without it, one unusable entry stops the send)",
+    )
+    p.add_argument("--from", dest="source", metavar="X", help="sender number or name")
+    p.add_argument(
+        "--send-at", type=moment, metavar="ISO", help="schedule (local time without offset)"
+    )
+    p.add_argument(
+        "--reply-type", metavar="T", help="EMAIL, WWW, HTTP, HTTPGET, HTTPPOST, TCP/IP, HEADER"
+    )
+    p.add_argument("--reply-path", metavar="P", help="where replies go (or the sender with HEADER)")
+    p.add_argument("--external-id", metavar="ID", help="your reference (default: generated)")
+    p.add_argument("--tags", metavar="T", help="comma-separated tags")
+    p.set_defaults(handler=cmd_send)
+
+
+COMMANDS: Final[Sequence[Registrar]] = (register_send,)

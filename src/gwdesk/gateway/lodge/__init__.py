@@ -1,0 +1,1 @@
+"""The Lodge client: the gateway's legacy SOAP/HTTP service, its 13 operations on four ports."""

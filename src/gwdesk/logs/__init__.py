@@ -1,0 +1,1 @@
+"""The account's log kept locally: synced from the gateway, queried and exported (Qt-free)."""

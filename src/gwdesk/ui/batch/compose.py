@@ -1,0 +1,230 @@
+"""The Batch tab's message and options: text with its live counter, From, SendAt, replies, tags.
+
+The ExternalSystemId is not asked for: the service gives each request of 100 its
+own (shown per request in the results), which is what lets a lost answer be
+settled without sending twice. Errors the gateway names by wire field (`Message`,
+`Source`, `SendAt`, `ReplyType`, `ReplyPath`, `Tags`) are shown at that field.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Final
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.app.sms import Channel, SmsForm
+from gwdesk.ui.widgets.field_errors import error_label, stacked
+from gwdesk.ui.widgets.message_editor import MessageEditor
+from gwdesk.ui.widgets.reply_options import REPLY_TYPES, ReplyMode, ReplyOptions
+from gwdesk.ui.widgets.send_at import SendAtPicker
+from gwdesk.ui.widgets.validity import set_invalid
+
+DRAFT_VERSION: Final = 1
+SENDER_TIP: Final = (
+    "Source: what recipients see as the sender, a number or a name of up to 11 letters, "
+    "digits, spaces, '.', '_' or '-'. Empty: the account's default number."
+)
+WHY_HEADER: Final = "The sender name chosen under Replies (HEADER) replaces From."
+FIELDS: Final = {
+    "message": "text",
+    "source": "sender",
+    "from": "sender",
+    "sendat": "send_at",
+    "replytype": "reply",
+    "replypath": "reply",
+    "tags": "tags",
+}
+
+
+def _text(data: dict[str, Any], key: str, limit: int) -> str:
+    value = data.get(key)
+    return value[:limit] if isinstance(value, str) else ""
+
+
+class BatchCompose(QGroupBox):
+    changed = Signal()
+    submit_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Message", parent)
+        self.editor = MessageEditor(accessible_name="Batch message")
+        self.editor.edit.setPlaceholderText(
+            "The text every recipient gets. Ctrl+Enter sends the batch."
+        )
+        # Batch texts are short: five lines show, longer ones scroll; the results get the room.
+        self.editor.edit.setMinimumHeight(70)
+        self.editor.edit.setMaximumHeight(110)
+        self.text_error = error_label("Message error")
+        self.sender_edit = QLineEdit()
+        self.sender_edit.setAccessibleName("From")
+        self.sender_edit.setPlaceholderText("Optional: number or name")
+        self.sender_edit.setToolTip(SENDER_TIP)
+        self.sender_edit.setMaxLength(64)
+        self.tags = QLineEdit()
+        self.tags.setAccessibleName("Tags")
+        self.tags.setPlaceholderText("Optional: comma,separated")
+        self.tags.setToolTip("Tags: comma-separated labels the gateway stores with each message")
+        self.tags.setMaxLength(1000)
+        self.sender_error = error_label("From error")
+        self.tags_error = error_label("Tags error")
+        self.send_at = SendAtPicker(zone_beside=True)
+        self.send_at_error = error_label("Send at error")
+        self.replies = ReplyOptions()
+        self.reply_error = error_label("Replies error")
+
+        # The text on top, the options below at full width: From and Tags get room for
+        # real values and the SendAt zone line fits on one line.
+        line = QWidget()
+        line_row = QHBoxLayout(line)
+        line_row.setContentsMargins(0, 0, 0, 0)
+        line_row.addWidget(stacked(self.sender_edit, self.sender_error), 1)
+        tags_label = QLabel("Ta&gs")
+        tags_label.setBuddy(self.tags)
+        line_row.addSpacing(8)
+        line_row.addWidget(tags_label, 0, Qt.AlignmentFlag.AlignTop)
+        line_row.addWidget(stacked(self.tags, self.tags_error), 1)
+        tags_label.setMinimumHeight(self.tags.sizeHint().height())
+        options = QFormLayout()
+        options.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        options.setContentsMargins(0, 0, 0, 0)
+        options.setVerticalSpacing(6)
+        sender_label = QLabel("F&rom")
+        sender_label.setBuddy(self.sender_edit)
+        send_at_label = QLabel("Send &at")
+        send_at_label.setBuddy(self.send_at.enabled_box)
+        replies_label = QLabel("Re&plies")
+        replies_label.setBuddy(self.replies.one_way)
+        options.addRow(sender_label, line)
+        options.addRow(send_at_label, stacked(self.send_at, self.send_at_error))
+        options.addRow(replies_label, stacked(self.replies, self.reply_error))
+        layout = QVBoxLayout(self)
+        layout.addWidget(stacked(self.editor, self.text_error), 1)
+        layout.addLayout(options)
+
+        self._errors: dict[str, tuple[QWidget, QLabel]] = {
+            "text": (self.editor.edit, self.text_error),
+            "sender": (self.sender_edit, self.sender_error),
+            "tags": (self.tags, self.tags_error),
+            "send_at": (self.send_at.edit, self.send_at_error),
+            "reply": (self.replies.path_edit, self.reply_error),
+        }
+        for signal, key in (
+            (self.editor.changed, "text"),
+            (self.sender_edit.textChanged, "sender"),
+            (self.tags.textChanged, "tags"),
+            (self.send_at.changed, "send_at"),
+            (self.replies.changed, "reply"),
+        ):
+            signal.connect(lambda *_a, k=key: self._edited(k))
+        self.replies.group.buttonToggled.connect(lambda *_a: self._header_sender())
+        self.editor.submit_requested.connect(self.submit_requested.emit)
+
+    # ---- values ----------------------------------------------------------------------------
+
+    def form(self) -> SmsForm:
+        """The message and options as typed (checked by `gwdesk.app.sms.check_message`);
+        a batch has no single recipient: each request carries its own."""
+        return SmsForm(
+            channel=Channel.REST_SMS,
+            text=self.editor.text(),
+            sender=self.sender_edit.text(),
+            send_at=self.send_at.value(),
+            reply=self.replies.reply(),
+            tags=self.tags.text(),
+        )
+
+    def _header_sender(self) -> None:
+        header = self.replies.mode() is ReplyMode.HEADER
+        self.sender_edit.setEnabled(not header)
+        self.sender_edit.setToolTip(WHY_HEADER if header else SENDER_TIP)
+
+    # ---- errors ----------------------------------------------------------------------------
+
+    def show_error(self, wire_field: str | None, message: str) -> bool:
+        """Point at the field the gateway named; False when it is not one of these."""
+        base = re.sub(r"\[\d+\]$", "", (wire_field or "").strip()).replace("_", "").lower()
+        key = FIELDS.get(base)
+        if key is None:
+            return False
+        widget, label = self._errors[key]
+        if key == "reply":
+            widget = self.replies.path_widget() if base == "replypath" else self.replies.type_combo
+        label.setText(message)
+        label.show()
+        set_invalid(widget, True)
+        widget.setFocus(Qt.FocusReason.OtherFocusReason)
+        return True
+
+    def error_text(self, key: str) -> str:
+        label = self._errors[key][1]
+        return "" if label.isHidden() else label.text()
+
+    def clear_errors(self) -> None:
+        for key in self._errors:
+            self._clear(key)
+
+    def _clear(self, key: str) -> None:
+        widget, label = self._errors[key]
+        label.hide()
+        set_invalid(widget, False)
+        if key == "reply":
+            set_invalid(self.replies.sender_edit, False)
+            set_invalid(self.replies.type_combo, False)
+        if key == "text":
+            self.editor.set_invalid(self.editor.info().too_long)
+
+    def _edited(self, key: str) -> None:
+        self._clear(key)
+        self.changed.emit()
+
+    # ---- drafts ----------------------------------------------------------------------------
+
+    def draft(self) -> dict[str, Any]:
+        return {
+            "version": DRAFT_VERSION,
+            "text": self.editor.text(),
+            "sender": self.sender_edit.text(),
+            "tags": self.tags.text(),
+            "scheduled": self.send_at.is_scheduled(),
+            "send_at": self.send_at.moment().isoformat(),
+            "reply_mode": self.replies.mode().value,
+            "reply_type": self.replies.reply_type(),
+            "reply_path": self.replies.path_edit.text(),
+            "header_sender": self.replies.sender_edit.text(),
+        }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        """Fill the form from a saved draft; anything broken falls back to the default."""
+        self.editor.set_text(_text(data, "text", 20_000))
+        self.sender_edit.setText(_text(data, "sender", 64))
+        self.tags.setText(_text(data, "tags", 1000))
+        moment = None
+        try:
+            moment = datetime.fromisoformat(_text(data, "send_at", 64))
+        except ValueError:
+            moment = None
+        if moment is not None and moment.tzinfo is not None:
+            self.send_at.set_moment(moment)
+        self.send_at.enabled_box.setChecked(data.get("scheduled") is True and moment is not None)
+        modes = {m.value: m for m in ReplyMode}
+        mode = data.get("reply_mode")
+        self.replies.set_mode(
+            modes.get(mode, ReplyMode.ONE_WAY) if isinstance(mode, str) else ReplyMode.ONE_WAY
+        )
+        kind = data.get("reply_type")
+        if isinstance(kind, str) and kind in REPLY_TYPES:
+            self.replies.set_reply_type(kind)
+        self.replies.path_edit.setText(_text(data, "reply_path", 2000))
+        self.replies.sender_edit.setText(_text(data, "header_sender", 64))
+        self.clear_errors()

@@ -1,0 +1,600 @@
+"""Batch tab: one message to many recipients, in requests of 100, cancellable, followed to the end.
+
+The recipients (pasted or imported, checked off the GUI thread), the message and
+its options, the totals that say what the batch will cost, and the per-request
+results come from their own modules; this one hands the checked message and list
+to the profile's `Sending` (`record_list`, then `run_list`: the outbox runner owns
+the lanes, cancelling, halting and settling by status, and writes history) and
+renders what comes back. What was lodged stays listed, what was not can be sent
+with "Send remaining", and nothing the operator composed is lost when a send fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Callable
+from typing import Final
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.app.send_values import DEFAULT_LANES, MAX_LANES, MAX_RECIPIENTS_PER_REQUEST
+from gwdesk.app.sending import Outcome, Sending
+from gwdesk.app.sms import SmsMessage, check_message
+from gwdesk.app.status import follow
+from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.gateway.errors import GatewayError, ValidationError
+from gwdesk.store.database import StoreError
+from gwdesk.store.outbox import EntryState, OutboxBusy, OutboxEntry
+from gwdesk.ui.batch.compose import BatchCompose
+from gwdesk.ui.batch.recipients import RecipientsPanel, plural
+from gwdesk.ui.batch.results import ListRun, ResultsPanel
+from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
+from gwdesk.ui.session import Session
+from gwdesk.ui.tab_base import BaseTab
+from gwdesk.ui.tasks import TaskRunner, alive
+from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.validity import set_role
+
+log = logging.getLogger("gwdesk.ui.batch")
+#: Bigger batches are confirmed with their totals before anything is sent.
+CONFIRM_ABOVE: Final = 1000
+SEND_KEY: Final = "batch-send"
+FOLLOW_KEY: Final = "batch-follow"
+DRAFT_KEY: Final = "batch"
+DRAFT_DELAY_MS: Final = 800
+REFRESH_MS: Final = 100
+PARALLEL_CHOICES: Final = tuple(n for n in (1, 2, 3, 4, 6, 8, 12, 16) if n <= MAX_LANES)
+FIGURES: Final = (
+    ("valid", "Valid recipients", "Usable numbers, each once"),
+    ("duplicates", "Duplicates dropped", "Entries that repeat an earlier number"),
+    ("invalid", "Invalid", "Entries that are not usable numbers (listed on the left)"),
+    ("parts", "SMS parts each", "Parts one message needs (GSM 03.38)"),
+    ("messages", "Messages", "Recipients × parts: what the batch costs"),
+    ("requests", "Requests", "Requests of up to 100 recipients the batch is sent in"),
+)
+
+
+class BatchTab(BaseTab):
+    title = "Batch"
+    icon_name = "batch"
+
+    def __init__(
+        self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(session, tasks, theme, parent)
+        self.confirm_above = CONFIRM_ABOVE
+        self.run: ListRun | None = None
+        """The batch shown: the last one recorded (None before the first)."""
+        self.confirm_box: QMessageBox | None = None
+        self._stop: asyncio.Event | None = None
+        self._follow_stop: asyncio.Event | None = None
+        self._restoring = False
+
+        self.recipients = RecipientsPanel(tasks, theme)
+        self.compose = BatchCompose()
+        self.results = ResultsPanel(theme)
+        self.figures: dict[str, QLabel] = {}
+        totals = self._totals_box(theme)
+
+        sending = QWidget()
+        sending_layout = QVBoxLayout(sending)
+        sending_layout.setContentsMargins(0, 0, 0, 0)
+        sending_layout.addWidget(totals)
+        sending_layout.addWidget(self.results, 1)
+        # The message keeps its natural height and the requests table the rest; the
+        # operator can drag the split to see more requests of a big batch.
+        self.message_split = QSplitter(Qt.Orientation.Vertical)
+        self.message_split.setChildrenCollapsible(False)
+        self.message_split.addWidget(self.compose)
+        self.message_split.addWidget(sending)
+        self.message_split.setStretchFactor(0, 0)
+        self.message_split.setStretchFactor(1, 1)
+        right = self.message_split
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.recipients)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 7)
+        self.splitter.setSizes([360, 900])
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.splitter)
+
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(REFRESH_MS)
+        self._refresh_timer.timeout.connect(self._refresh_run)
+        self._draft_timer = QTimer(self)
+        self._draft_timer.setSingleShot(True)
+        self._draft_timer.setInterval(DRAFT_DELAY_MS)
+        self._draft_timer.timeout.connect(self.save_draft)
+
+        self.recipients.checked.connect(self.update_totals)
+        self.recipients.paste.textChanged.connect(self._edited)
+        self.compose.changed.connect(self._edited)
+        self.compose.submit_requested.connect(self.send)
+        self.results.follow_button.clicked.connect(self._toggle_follow)
+        shortcut = QShortcut(QKeySequence("Ctrl+Return"), self, self.send)
+        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.connect_tracked(session.closing, self.save_draft)
+        self.update_totals()
+        self._update_buttons()
+        if session.active:  # built after the profile was chosen: take it now
+            self.on_session_changed()
+
+    def _totals_box(self, theme: Theme) -> QGroupBox:
+        box = QGroupBox("Totals")
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(18)
+        grid.setVerticalSpacing(0)
+        for column, (key, caption, tip) in enumerate(FIGURES):
+            value = QLabel("0")
+            value.setObjectName("TotalFigure")
+            value.setAccessibleName(caption)
+            value.setToolTip(tip)
+            value.setStyleSheet("font-size: 15pt; font-weight: 600;")
+            label = QLabel(caption)
+            label.setProperty("role", "hint")
+            label.setToolTip(tip)
+            grid.addWidget(value, 0, column)
+            grid.addWidget(label, 1, column)
+            self.figures[key] = value
+        self.concurrency = QComboBox()
+        for choice in PARALLEL_CHOICES:
+            self.concurrency.addItem(str(choice), choice)
+        self.concurrency.setCurrentIndex(PARALLEL_CHOICES.index(DEFAULT_LANES))
+        self.concurrency.setAccessibleName("Parallel requests")
+        self.concurrency.setToolTip(
+            "Requests on the wire at once. Cancel lets these finish and starts no other."
+        )
+        self.send_button = QPushButton(theme.icon("send"), "Send batch")
+        self.send_button.setProperty("primary", True)
+        self.send_button.setAccessibleName("Send batch")
+        self.send_button.setToolTip("Send the message to every valid recipient (Ctrl+Enter)")
+        self.send_button.clicked.connect(self.send)
+        self.cancel_button = QPushButton(theme.icon("cancel"), "Cancel")
+        self.cancel_button.setAccessibleName("Cancel sending")
+        self.cancel_button.setToolTip("Stop before the next request; what was lodged stays lodged")
+        self.cancel_button.clicked.connect(self.cancel_send)
+        self.remaining_button = QPushButton(theme.icon("refresh"), "Send remaining")
+        self.remaining_button.setAccessibleName("Send remaining")
+        self.remaining_button.setToolTip(
+            "Send the requests that were not lodged (cancelled or failed), with the message "
+            "as it is now; requests whose outcome was unknown are looked up first"
+        )
+        self.remaining_button.clicked.connect(self.send_remaining)
+        self.outcome = PlainLabel()
+        self.outcome.setAccessibleName("Batch outcome")
+        self.outcome.setWordWrap(True)
+        self.error = PlainLabel()
+        self.error.setAccessibleName("Batch error")
+        self.error.setProperty("role", "error")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        parallel = QLabel("Pa&rallel")
+        parallel.setBuddy(self.concurrency)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.outcome, 1)
+        buttons.addWidget(self.error, 1)
+        buttons.addWidget(parallel)
+        buttons.addWidget(self.concurrency)
+        buttons.addWidget(self.remaining_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.send_button)
+        layout = QVBoxLayout(box)
+        layout.addLayout(grid)
+        layout.addLayout(buttons)
+        return box
+
+    def parallel(self) -> int:
+        value = self.concurrency.currentData()
+        return value if isinstance(value, int) else DEFAULT_LANES
+
+    def set_parallel(self, value: int) -> None:
+        self.concurrency.setCurrentIndex(max(0, self.concurrency.findData(value)))
+
+    # ---- totals --------------------------------------------------------------------------
+
+    def update_totals(self) -> None:
+        result = self.recipients.result
+        parts = self.compose.editor.info().parts
+        if self.recipients.busy:
+            for label in self.figures.values():
+                label.setText("…")
+            self.figures["parts"].setText(str(parts))
+            return
+        valid = len(result.numbers) if result else 0
+        values = {
+            "valid": valid,
+            "duplicates": result.duplicates if result else 0,
+            "invalid": len(result.invalid) if result else 0,
+            "parts": parts,
+            "messages": valid * parts,
+            "requests": math.ceil(valid / MAX_RECIPIENTS_PER_REQUEST),
+        }
+        for key, value in values.items():
+            self.figures[key].setText(f"{value:,}")
+
+    def totals_text(self) -> str:
+        names = {key: caption for key, caption, _tip in FIGURES}
+        return "\n".join(f"{names[k]}: {label.text()}" for k, label in self.figures.items())
+
+    # ---- sending -------------------------------------------------------------------------
+
+    @property
+    def sending(self) -> bool:
+        return self.tasks.running(SEND_KEY, owner=self)
+
+    def send(self) -> None:
+        """Check everything, confirm a big batch, then send it in requests of 100."""
+        if self.sending or (self.confirm_box is not None and self.confirm_box.isVisible()):
+            return
+        self._clear_errors()
+        checked = self._checked()
+        numbers = self._numbers()
+        if checked is None or numbers is None:
+            return
+        questions = []
+        run = self.run
+        if run is not None and run.count(EntryState.LODGED) and run.remaining():
+            lodged = run.recipients_in(EntryState.LODGED)
+            questions.append(
+                f"The last batch already reached {plural(lodged, 'recipient')}; Send remaining "
+                "sends only to the others. Send this batch to every recipient again?"
+            )
+        if len(numbers) > self.confirm_above:
+            questions.append(f"Send this batch?\n\n{self.totals_text()}")
+
+        def start() -> None:
+            self.tasks.cancel(
+                FOLLOW_KEY, owner=self
+            )  # the last batch's progress is no longer shown
+            self.run = None
+            self.results.show_run(None)
+            self._launch(*checked, numbers)
+
+        if questions:
+            yes = f"Send to {plural(len(numbers), 'recipient')}"
+            self._confirm("\n\n".join(questions), yes, start)
+        else:
+            start()
+
+    def send_remaining(self) -> None:
+        """Send what the last run did not lodge, with the message as it is now."""
+        run = self.run
+        if run is None or self.sending or not run.remaining():
+            return
+        self._clear_errors()
+        checked = self._checked()
+        if checked is not None:
+            self._launch(*checked, None)
+
+    def cancel_send(self) -> None:
+        if self._stop is not None and self.sending:
+            self._stop.set()
+            if self.run is not None:
+                self.run.stopping = True
+            self.cancel_button.setEnabled(False)
+            self.outcome.setText("Stopping: the requests on the wire finish, no other starts…")
+            set_role(self.outcome, "hint")
+
+    def _checked(self) -> tuple[Sending, SmsMessage] | None:
+        """The profile's sending and the message, checked (a refusal shown at its field)."""
+        try:
+            sending = self.session.require_sending()
+        except GatewayError as exc:
+            self._show_error(exc.message)
+            return None
+        try:
+            message = check_message(self.compose.form(), sending.region, sending.now())
+        except ValidationError as exc:
+            self._show_gateway_error(exc)
+            return None
+        return sending, message
+
+    def _numbers(self) -> list[str] | None:
+        panel = self.recipients
+        if panel.pending():
+            if not panel.busy:
+                panel.check_paste()  # the operator typed and sent at once: check now
+            panel.show_error("The recipients are still being checked; send when they are ready.")
+            return None
+        if panel.result is None or not panel.result.numbers:
+            panel.show_error("There is no usable recipient yet: paste numbers or import a file.")
+            return None
+        return list(panel.result.numbers)
+
+    def _confirm(self, text: str, yes: str, then: Callable[[], None]) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Send the batch?", text, parent=self)
+        send = box.addButton(yes, QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def finished(_result: int) -> None:
+            self.confirm_box = None
+            if box.clickedButton() is send:
+                then()
+
+        box.finished.connect(finished)
+        self.confirm_box = box
+        plain_box(box).open()
+
+    def _launch(self, sending: Sending, message: SmsMessage, numbers: list[str] | None) -> None:
+        """Send a new list (`numbers`), or what the shown batch has left (None)."""
+        if self.sending:  # the same key would cancel the send on the wire
+            return
+        self._stop = asyncio.Event()
+        self.tasks.run(
+            self._send(sending, message, numbers, self._stop),
+            key=SEND_KEY,
+            owner=self,
+            context="sending a batch",
+        )
+        self._update_buttons()
+
+    async def _send(
+        self,
+        sending: Sending,
+        message: SmsMessage,
+        numbers: list[str] | None,
+        stop: asyncio.Event,
+    ) -> None:
+        self._set_sending(True)
+        run = self.run
+        outcome: Outcome | None = None
+        ended = False
+        """The send ran to its end (not cut off: the tab closed, the profile switched)."""
+        try:
+            if numbers is not None:
+                self.outcome.setText(f"Recording {plural(len(numbers), 'recipient')}…")
+                set_role(self.outcome, "hint")
+                try:
+                    batch, entries = await sending.record_list(message, numbers)
+                except (GatewayError, StoreError) as exc:
+                    self.outcome.clear()
+                    self._show_error(f"The batch was not recorded, so nothing was sent: {exc}")
+                    return
+                run = self.run = ListRun(batch, entries)
+                self.results.show_run(run)
+            if run is None:
+                return
+            due = run.remaining()
+            run.sending, run.stopping, run.halted = True, False, ""
+            count = sum(e.recipient_count for e in due)
+            self.outcome.setText(f"Sending to {plural(count, 'recipient')}…")
+            set_role(self.outcome, "hint")
+            self._follow(run)
+            try:
+                outcome = await sending.run_list(
+                    run.batch,
+                    due,
+                    message,
+                    lanes=self.parallel(),
+                    stop=stop,
+                    on_change=self._entry_changed,
+                )
+            except OutboxBusy as exc:  # another window or gwdesk is sending this batch
+                run.halted = str(exc)
+            except StoreError as exc:
+                run.halted = (
+                    f"The outbox could not record the batch ({exc}), so nothing more was sent."
+                )
+            except GatewayError as exc:
+                run.halted = exc.message
+            ended = True
+        finally:
+            if run is not None:
+                run.sending = False
+            if alive(self):
+                self._set_sending(False)
+                if run is not None and self.run is run:
+                    if ended:
+                        self._finished(run, outcome)
+                    else:
+                        self.results.refresh()
+
+    def _entry_changed(self, entry: OutboxEntry) -> None:
+        """The runner handed an entry's new row: it replaces the old one."""
+        run = self.run
+        if not alive(self) or run is None:
+            return
+        row = run.put(entry)
+        if row >= 0:
+            self.results.entry_changed(row)
+        if not self._refresh_timer.isActive():
+            self._refresh_timer.start()
+
+    def _refresh_run(self) -> None:
+        self.results.refresh()
+        self._update_buttons()
+
+    def _finished(self, run: ListRun, outcome: Outcome | None) -> None:
+        """Say what the send came to (the use case wrote the history row)."""
+        if outcome is not None:
+            for sent in outcome.sent:  # each row as it stands at the end
+                self.results.entry_changed(run.put(sent.entry))
+            run.halted = run.halted or outcome.halted
+            refused = next(
+                (s.error for s in outcome.sent if isinstance(s.error, ValidationError)), None
+            )
+            if refused is not None and refused.field:
+                self.compose.show_error(refused.field, refused.message)
+        self.results.refresh()
+        lodged = run.count(EntryState.LODGED)
+        total = len(run.entries)
+        left = run.recipients - run.recipients_in(EntryState.LODGED)
+        if lodged == total:
+            text, role = (
+                f"All {plural(total, 'request')} lodged: {plural(run.recipients, 'recipient')}.",
+                "ok",
+            )
+        elif run.halted:
+            text, role = f"Stopped: {run.halted} {plural(left, 'recipient')} not sent.", "error"
+        else:
+            failed = run.count(EntryState.FAILED, EntryState.UNKNOWN)
+            why = f"{failed} failed" if failed else "cancelled"
+            text = (
+                f"{lodged} of {plural(total, 'request')} lodged ({why}); "
+                f"{plural(left, 'recipient')} not sent yet: Send remaining sends only to them."
+            )
+            role = "error" if failed else "hint"
+        self.outcome.setText(text)
+        set_role(self.outcome, role)
+        self.session.report(f"batch: {text}", lodged == total)
+        self._update_buttons(False)
+
+    # ---- following batch progress --------------------------------------------------------
+
+    def _follow(self, run: ListRun) -> None:
+        if self.tasks.running(FOLLOW_KEY, owner=self):
+            return
+        self._follow_stop = asyncio.Event()
+        self.tasks.run(
+            self._following(run, self._follow_stop),
+            key=FOLLOW_KEY,
+            owner=self,
+            context="batch progress",
+        )
+
+    async def _following(self, run: ListRun, stop: asyncio.Event) -> None:
+        service, _store = self.session.require()
+        self.results.set_following(True)
+        self.results.follow_button.show()
+        self.results.follow_label.setText("Following the batches through the status endpoint…")
+        self.results.follow_label.setToolTip("")
+        try:
+            await follow(
+                service,
+                lambda: run.entries,
+                run.progress,
+                stop=stop,
+                busy=lambda: run.sending,
+                on_change=self._progress_changed,
+            )
+        finally:
+            if alive(self) and self.run is run:
+                self._followed(run, stop)
+
+    def _progress_changed(self, entry: OutboxEntry) -> None:
+        """Following learnt more of an entry: repaint its row (the row itself is newer)."""
+        run = self.run
+        if not alive(self) or run is None:
+            return
+        self.results.entry_changed(run.rows.get(entry.id, -1))
+        if not self._refresh_timer.isActive():
+            self._refresh_timer.start()
+
+    def _followed(self, run: ListRun, stop: asyncio.Event) -> None:
+        self.results.refresh()
+        self.results.set_following(False)
+        done = run.created >= run.recipients_in(EntryState.LODGED)
+        finished = done and not stop.is_set()
+        given_up = run.given_up()
+        label = self.results.follow_label
+        if finished:
+            label.setText("Every lodged message is created.")
+        elif given_up and not stop.is_set():
+            label.setText(f"Not following: {plural(len(given_up), 'request')} gave no progress.")
+        else:
+            label.setText("Not following.")
+        label.setToolTip(tooltip(given_up[0]) if given_up and not finished else "")
+        self.results.follow_button.setVisible(not finished)
+
+    def _toggle_follow(self) -> None:
+        if self.tasks.running(FOLLOW_KEY, owner=self):
+            if self._follow_stop is not None:
+                self._follow_stop.set()
+        elif self.run is not None:
+            self.run.progress.again()
+            self._follow(self.run)
+
+    # ---- state ---------------------------------------------------------------------------
+
+    def _set_sending(self, sending: bool) -> None:
+        self.compose.setEnabled(not sending)
+        self.recipients.set_enabled_for_send(not sending)
+        self._update_buttons(sending)
+
+    def _update_buttons(self, sending: bool | None = None) -> None:
+        sending = self.sending if sending is None else sending
+        run = self.run
+        self.send_button.setEnabled(not sending)
+        self.cancel_button.setEnabled(sending and not (run is not None and run.stopping))
+        self.remaining_button.setEnabled(not sending and run is not None and bool(run.remaining()))
+        self.concurrency.setEnabled(not sending)
+
+    def _clear_errors(self) -> None:
+        self.error.hide()
+        self.recipients.clear_error()
+        self.compose.clear_errors()
+
+    def _show_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.show()
+
+    def _show_gateway_error(self, exc: GatewayError) -> None:
+        field = exc.field if isinstance(exc, ValidationError) else None
+        if field in ("Recipients", "Recipient"):
+            self.recipients.show_error(exc.message)
+        elif not self.compose.show_error(field, exc.message):
+            self._show_error(exc.message)
+
+    # ---- drafts and sessions -------------------------------------------------------------
+
+    def _edited(self) -> None:
+        self.update_totals()
+        if not self._restoring:
+            self._draft_timer.start()
+
+    def save_draft(self) -> None:
+        """Hand the draft to the store's writer thread: another process may hold the file's
+        write lock for seconds, and a failure is reported (once) in the status bar."""
+        self._draft_timer.stop()
+        store = self.session.store
+        if store is not None:
+            store.drafts.queue(DRAFT_KEY, {**self.compose.draft(), **self.recipients.state()})
+
+    def on_session_changed(self) -> None:
+        for key in (SEND_KEY, FOLLOW_KEY):
+            self.tasks.cancel(key, owner=self)
+        self.run = None
+        self.results.show_run(None)
+        self.outcome.clear()
+        self._clear_errors()
+        profile = self.session.profile
+        zone = (profile.zone, profile.timezone) if profile else (None, "")
+        self.compose.send_at.set_gateway_zone(*zone)
+        self.recipients.set_region(profile.region if profile else DEFAULT_REGION)
+        store = self.session.store
+        if store is not None:
+            try:
+                data = store.drafts.load(DRAFT_KEY)
+            except StoreError as exc:
+                log.warning("batch draft could not be read: %s", exc)
+                data = {}
+            self._restoring = True
+            try:
+                self.compose.restore(data)
+                pasted = data.get("pasted")
+                if isinstance(pasted, str) and pasted and not self.recipients.paste.toPlainText():
+                    self.recipients.paste.setPlainText(pasted[:200_000])
+            finally:
+                self._restoring = False
+        self.update_totals()
+        self._update_buttons()

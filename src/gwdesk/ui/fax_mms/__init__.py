@@ -1,0 +1,1 @@
+"""The Fax / MMS tab and its attachments."""

@@ -1,0 +1,1 @@
+"""The Logs tab: the log cache's table, filters, detail, chart, sync and export."""

@@ -1,0 +1,1 @@
+"""The outbox in the console: the check at each start and the Outbox window."""

@@ -1,0 +1,108 @@
+"""The outbox at each session start: settle interrupted sends, say what was found, offer more.
+
+Whenever a profile is activated (the console starting, or the operator switching),
+`OutboxMonitor` settles the entries of that gateway's outbox left in flight or
+unknown (a crash, a kill, a lost answer) by status queries on their
+ExternalSystemId, before anything could send them again. Then the status bar says
+what it found, and when batches are left to finish (or something was settled) the
+small `OutboxDialog` lists them with Resume and Discard. Nothing is resent without
+the operator asking. Both use the session's `Recovery` (`session.sending.recovery`),
+the application core's, as `gwdesk outbox` does.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QMainWindow
+
+from gwdesk.app.recovery import ReconcileReport
+from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch
+from gwdesk.ui.session import Session
+from gwdesk.ui.tasks import TaskRunner
+
+log = logging.getLogger("gwdesk.ui.outbox")
+CHECK_KEY: Final = "outbox-check"
+MESSAGE_MS: Final = 20000
+
+
+def describe(report: ReconcileReport, batches: list[OutboxBatch]) -> str:
+    """The status bar's line after a check."""
+    parts = []
+    if report.settled:
+        parts.append(f"Outbox: {report.summary()}")
+    if batches:
+        left = sum(b.recipients_in(*OPEN_STATES, EntryState.FAILED) for b in batches)
+        noun = "batch" if len(batches) == 1 else "batches"
+        parts.append(
+            f"{len(batches)} unfinished {noun} ({left:,} recipient(s) not lodged yet): "
+            "see the Outbox window to resume"
+        )
+    if report.busy:
+        parts.append(f"{len(report.busy)} batch(es) being sent by another gwdesk")
+    return "; ".join(parts) if parts else ""
+
+
+class OutboxMonitor(QObject):
+    """Checks the outbox on every session activation (see the module docstring)."""
+
+    checked = Signal()
+    """After each check: `report` and `batches` are current."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        session: Session,
+        tasks: TaskRunner,
+        *,
+        show_dialog: bool = True,
+    ) -> None:
+        super().__init__(window)
+        self.window = window
+        self.session = session
+        self.tasks = tasks
+        self.show_dialog = show_dialog
+        self.report = ReconcileReport()
+        self.batches: list[OutboxBatch] = []
+        self.dialog: QObject | None = None
+        session.changed.connect(self._session_changed)
+
+    def _session_changed(self) -> None:
+        if self.session.active:
+            self.tasks.run(self.check(), key=CHECK_KEY, owner=self, context="checking the outbox")
+
+    async def check(self) -> None:
+        sending = self.session.require_sending()
+        recovery = sending.recovery
+        waiting = sum(
+            b.count(EntryState.IN_FLIGHT, EntryState.UNKNOWN) for b in await recovery.open_batches()
+        )
+        if waiting:
+            self.window.statusBar().showMessage(
+                f"Outbox: asking the gateway about {waiting} interrupted request(s)…", MESSAGE_MS
+            )
+        self.report = await recovery.reconcile()
+        if self.session.sending is not sending:
+            return  # the profile switched meanwhile: its own check follows
+        self.batches = await recovery.open_batches()
+        text = describe(self.report, self.batches)
+        if text:
+            log.info("%s", text)
+            self.window.statusBar().showMessage(text, MESSAGE_MS)
+        if self.show_dialog and (self.batches or self.report.settled):
+            self.open_dialog()
+        self.checked.emit()
+
+    def open_dialog(self) -> None:
+        """Show (or raise) the Outbox window with the last check's findings."""
+        from gwdesk.ui.outbox.dialog import OutboxDialog
+
+        dialog = self.dialog
+        if not isinstance(dialog, OutboxDialog) or not dialog.isVisible():
+            dialog = OutboxDialog(self.session, self.tasks, self.window)
+            self.dialog = dialog
+        dialog.show_findings(self.report, self.batches)
+        dialog.show()
+        dialog.raise_()

@@ -1,0 +1,1 @@
+"""Replies in the console: the hub, the live table, conversations and the listener's controls."""

@@ -1,0 +1,336 @@
+"""One customer's conversation: what was sent to their number and what they replied, in order.
+
+Sent messages come from this console's send history and from the log cache (sends
+made elsewhere: batches, other tools), replies from the reply store; they are read
+on a worker thread and shown as a transcript, newest at the bottom. The reply box
+sends an SMS back to that number through the session's gateway service, as the
+Send tab would (same checks, same exactly-once send, same history); a send that
+fails keeps its text in the box, with the reason under it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QTextCursor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
+from gwdesk.app.sms import Channel, SmsForm
+from gwdesk.domain.numbers import display
+from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
+from gwdesk.store.database import StoreError
+from gwdesk.store.history import HistoryEntry
+from gwdesk.store.reader import Reading
+from gwdesk.store.reply_queries import ConversationEntry, conversation, number_variants
+from gwdesk.ui.formatting import local_time
+from gwdesk.ui.plain_text import PlainLabel, html_text
+from gwdesk.ui.reply_state import ReplyDelivery
+from gwdesk.ui.session import Session
+from gwdesk.ui.tasks import StoreReads, TaskRunner, alive
+from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.message_editor import MessageEditor
+from gwdesk.ui.widgets.validity import set_role
+
+log = logging.getLogger("gwdesk.ui.replies")
+RELOAD_MS: Final = 150
+EMPTY_TEXT: Final = "Choose a reply to see the conversation with its number."
+REPLY_DETAIL: Final = "Sent from the conversation in the Replies tab."
+
+
+def _bubble_colours(palette: QPalette) -> tuple[str, str, str]:
+    """(incoming fill, outgoing fill, muted text) that suit the palette, light or dark."""
+    base = palette.color(QPalette.ColorRole.Base)
+    highlight = palette.color(QPalette.ColorRole.Highlight)
+    dark = base.lightness() < 128
+    incoming = base.lighter(160) if dark else palette.color(QPalette.ColorRole.AlternateBase)
+    if not dark and incoming.lightness() > 240:
+        incoming = base.darker(108)
+    outgoing = highlight.darker(220) if dark else highlight.lighter(185)
+    muted = palette.color(QPalette.ColorRole.PlaceholderText)
+    return incoming.name(), outgoing.name(), muted.name()
+
+
+def transcript_html(entries: Sequence[ConversationEntry], palette: QPalette) -> str:
+    """The transcript as rich text; every customer-supplied string is escaped."""
+    incoming_fill, outgoing_fill, muted = _bubble_colours(palette)
+    parts = ['<table width="100%" cellspacing="0" cellpadding="0">']
+    for entry in entries:
+        text = html_text(entry.text)
+        when = local_time(entry.at, False)
+        if entry.incoming:
+            meta = f"{when} · reply"
+        elif not entry.ok:
+            meta = f"{when} · <span style='color:#d32f2f'>not sent</span>"
+        else:
+            meta = f"{when} · {html_text(entry.status or 'sent')}"
+        align, fill, pad = (
+            ("left", incoming_fill, '<td width="22%"></td>')
+            if entry.incoming
+            else ("right", outgoing_fill, "")
+        )
+        cell = (
+            f'<td bgcolor="{fill}" style="padding: 6px 9px;">{text}'
+            f'<br><span style="color:{muted}; font-size: small;">{meta}</span></td>'
+        )
+        row = f"{cell}{pad}" if entry.incoming else f'<td width="22%"></td>{cell}'
+        parts.append(
+            f'<tr><td align="{align}" style="padding: 3px 0;">'
+            f'<table cellspacing="0" cellpadding="0" width="100%"><tr>{row}</tr></table>'
+            "</td></tr>"
+        )
+    parts.append("</table>")
+    return "".join(parts)
+
+
+class ConversationPane(QWidget):
+    """The transcript for one number and a box to reply to it."""
+
+    sent = Signal(str)
+    """A reply went to this number (the number)."""
+
+    def __init__(
+        self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.tasks = tasks
+        self.number: str | None = None
+        self.entries: list[ConversationEntry] = []
+        self._reads: StoreReads | None = None
+        self._path: Path | str | None = None
+        # True from send() until the pane has shown the outcome (the task's done
+        # callback), so nobody sees "not sending" with the button still disabled.
+        self._in_flight = False
+
+        self.title = PlainLabel(EMPTY_TEXT)
+        self.title.setProperty("role", "hint")
+        self.title.setAccessibleName("Conversation")
+        self.title.setWordWrap(True)
+        self.transcript = QTextBrowser()
+        self.transcript.setAccessibleName("Conversation transcript")
+        self.transcript.setOpenLinks(False)
+        self.editor = MessageEditor(accessible_name="Reply")
+        self.editor.edit.setPlaceholderText("Type a reply to this number. Ctrl+Enter sends.")
+        self.editor.edit.setMinimumHeight(56)
+        self.editor.edit.setMaximumHeight(96)
+        self.route_box = QCheckBox("Route their replies to this console")
+        self.route_box.setAccessibleName("Route their replies to this console")
+        self.route_box.setChecked(True)
+        self.send_button = QPushButton(theme.icon("send"), "Send reply")
+        self.send_button.setAccessibleName("Send reply")
+        self.send_button.setProperty("primary", True)
+        self.send_button.setToolTip("Send this text to the number by SMS (Ctrl+Enter)")
+        self.result_label = PlainLabel("")
+        self.result_label.setAccessibleName("Reply result")
+        self.result_label.setWordWrap(True)
+        self.result_label.setProperty("role", "hint")
+
+        actions = QHBoxLayout()
+        actions.setContentsMargins(0, 0, 0, 0)
+        actions.addWidget(self.route_box)
+        actions.addStretch(1)
+        actions.addWidget(self.send_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.editor)
+        layout.addWidget(self.result_label)
+        layout.addLayout(actions)
+
+        self._reload_timer = QTimer(self)
+        self._reload_timer.setSingleShot(True)
+        self._reload_timer.setInterval(RELOAD_MS)
+        self._reload_timer.timeout.connect(self.reload)
+        self.send_button.clicked.connect(self.send)
+        self.editor.submit_requested.connect(self.send)
+        shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
+        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        shortcut.activated.connect(self.send)
+        session.replies.status_changed.connect(self._listener_changed)
+        self._listener_changed()
+        self._enable()
+
+    # ---- what is shown ----------------------------------------------------------------------
+
+    def set_store(self, path: Path | str | None) -> None:
+        """The session's store changed: read from the new one (and forget the number)."""
+        self.close_reader()
+        self._path = path
+        self.number = None
+        self.entries = []
+        self.transcript.clear()
+        self.transcript.setPlaceholderText("")
+        self._set_title(EMPTY_TEXT, heading=False)
+        self._show_result("", "hint")
+        self._enable()
+
+    def open(self, number: str) -> None:
+        """Show the conversation with `number` (a reply's From)."""
+        if number != self.number:
+            self.number = number
+            self.entries = []
+            self.transcript.clear()
+            self._show_result("", "hint")
+        self._set_title(f"Conversation with {display(number)}", heading=True)
+        self.transcript.setPlaceholderText("No messages with this number yet.")
+        self._enable()
+        self.reload()
+
+    def _set_title(self, text: str, *, heading: bool) -> None:
+        self.title.setText(text)
+        # Its own sheet: the group box around the pane makes every label in it bold.
+        self.title.setStyleSheet(f"font-weight: {600 if heading else 400};")
+        set_role(self.title, "" if heading else "hint")
+
+    def on_delivery(self, delivery: ReplyDelivery) -> None:
+        """New replies: re-read if any came from the number shown (at most every 150 ms)."""
+        if self.number is None:
+            return
+        variants = number_variants(self.number)
+        if any(r.from_number in variants for r in (*delivery.new, *delivery.updated)):
+            self._reload_timer.start()
+
+    def reload(self) -> None:
+        number, path = self.number, self._path
+        if number is None or path is None:
+            return
+        if self._reads is None:
+            self._reads = StoreReads(path, "conversation", self)
+
+        def read(reading: Reading) -> list[ConversationEntry]:
+            return conversation(reading, number)
+
+        def done(result: Any, error: BaseException | None) -> None:
+            if isinstance(error, StoreError):
+                self._show_result(f"The conversation could not be read: {error}.", "error")
+                return
+            if error is not None:
+                raise error
+            self._show(result)
+
+        self._reads.submit(read, done, key="conversation")  # a newer reload drops this one
+
+    def _show(self, entries: list[ConversationEntry]) -> None:
+        self.entries = entries
+        bar = self.transcript.verticalScrollBar()
+        at_bottom = bar.value() >= bar.maximum() - 4
+        self.transcript.setHtml(transcript_html(entries, self.palette()))
+        if at_bottom or not entries:
+            self.transcript.moveCursor(QTextCursor.MoveOperation.End)
+            bar.setValue(bar.maximum())
+
+    def close_reader(self) -> None:
+        if self._reads is not None:
+            self._reads.close()
+            self._reads.deleteLater()
+            self._reads = None
+
+    # ---- replying ----------------------------------------------------------------------------
+
+    def sending(self) -> bool:
+        return self._in_flight
+
+    def _listener_changed(self, *_args: object) -> None:
+        listening = self.session.replies.listening
+        self.route_box.setEnabled(listening)
+        self.route_box.setToolTip(
+            "Sent two-way, with this console's listener as the ReplyPath, so the answer "
+            "comes back here."
+            if listening
+            else "The reply listener is not running: start it (status bar) to route replies here."
+        )
+
+    def _enable(self) -> None:
+        usable = self.number is not None and not self.sending()
+        self.editor.setEnabled(usable)
+        self.send_button.setEnabled(usable)
+
+    def send(self) -> None:
+        """Send the box's text to the number; refused or failed, the text stays."""
+        number = self.number
+        if number is None or self.sending():
+            return
+        template = self.session.replies.template
+        route = (
+            ("HTTP", template.render())
+            if template is not None and self.route_box.isChecked() and self.route_box.isEnabled()
+            else None
+        )
+        form = SmsForm(
+            channel=Channel.REST_SMS, recipient=number, text=self.editor.text(), reply=route
+        )
+        try:
+            sending = self.session.require_sending()
+            ready = sending.check_message(form)
+        except GatewayError as exc:
+            self._show_result(f"Not sent: {exc.message}", "error")
+            return
+        self._show_result(f"Sending to {display(ready.recipient)}…", "hint")
+        self.send_button.setText("Sending…")
+        task = self.tasks.run(
+            self._send(sending, ready), key="send", owner=self, context="replying"
+        )
+        self._in_flight = True
+        task.add_done_callback(lambda _t: self._sent_or_not())
+        self._enable()
+
+    def _sent_or_not(self) -> None:
+        self._in_flight = False
+        self.send_button.setText("Send reply")
+        self._enable()
+
+    async def _send(self, sending: Sending, ready: Ready) -> None:
+        try:
+            outcome = await sending.send_message(ready, note=REPLY_DETAIL)
+        except GatewayError as exc:
+            self._failed(exc)
+            return
+        self._reload_when_written(sending, outcome)
+        error = outcome.error
+        if error is not None or not outcome.ok:
+            self._failed(error or GatewayError("The reply was not sent."))
+            return
+        if sending is self.session.sending and self.number == ready.recipient:
+            self.editor.clear()
+        to = shown_recipient(outcome.sent[0])
+        self._show_result(f"Sent to {to}.", "ok")
+        self.session.report(f"reply sent to {to}", True)
+        self.sent.emit(ready.recipient)
+
+    def _failed(self, exc: GatewayError) -> None:
+        prefix = "Outcome unknown" if isinstance(exc, AmbiguousSendError) else "Not sent"
+        self._show_result(f"{prefix}: {exc.message} Your text is kept.", "error")
+        self.session.report(f"reply failed: {exc.message}", False)
+
+    def _reload_when_written(self, sending: Sending, outcome: Outcome) -> None:
+        """The transcript is read again once the history row is in the file (the store's
+        writer thread writes it; a failure is reported in the status bar)."""
+        if sending is not self.session.sending:
+            return
+        for written in outcome.written:
+            asyncio.wrap_future(written).add_done_callback(self._history_written)
+
+    def _history_written(self, written: asyncio.Future[HistoryEntry]) -> None:
+        if not written.cancelled():
+            written.exception()  # retrieved: the writer has logged and reported it
+        if alive(self):
+            self.reload()
+
+    def _show_result(self, text: str, role: str) -> None:
+        self.result_label.setText(text)
+        self.result_label.setVisible(bool(text))
+        set_role(self.result_label, role)

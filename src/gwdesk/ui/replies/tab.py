@@ -1,0 +1,472 @@
+"""Replies tab: customers' replies as they arrive, searchable, with each number's conversation.
+
+The table is the reply store read a window at a time (`RepliesTableModel`); the
+hub's drains (one every 100 ms at most, however many replies) are appended in
+place, and the view follows them only when the operator is already at the newest
+reply. Unread replies are counted in the tab's title ("Replies (3)") and the tray;
+the operator has seen them once this tab is showing in the active window. Picking
+a reply opens the conversation with its number beside the table, with a box to
+answer it.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Final
+
+from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtGui import (
+    QCloseEvent,
+    QGuiApplication,
+    QKeySequence,
+    QPalette,
+    QShortcut,
+    QShowEvent,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.store.reply_queries import ReplyRow, ReplySearch
+from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.replies.conversation import ConversationPane
+from gwdesk.ui.replies.notifier import ReplyNotifier
+from gwdesk.ui.replies.table import (
+    FROM,
+    IN_REPLY_TO,
+    MESSAGE,
+    RECEIVED,
+    ROW_ROLE,
+    TO,
+    Anchor,
+    Applied,
+    Refreshed,
+    RepliesTableModel,
+)
+from gwdesk.ui.reply_state import BackfillReport, ListenerState, ListenerStatus, ReplyDelivery
+from gwdesk.ui.session import Session
+from gwdesk.ui.tab_base import BaseTab
+from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.validity import set_role
+
+log = logging.getLogger("gwdesk.ui.replies")
+SEARCH_DELAY_MS: Final = 250
+ROW_HEIGHT: Final = 24
+BACKFILL_TASK: Final = "replies-backfill"
+SETTINGS_TASK: Final = "replies-listener-settings"
+NOT_CONNECTED: Final = "Not connected: choose a profile (File ▸ Profiles…) to see its replies."
+NO_REPLIES: Final = (
+    "No replies yet.\n\nSend a two-way message with this console as its ReplyPath "
+    "(Send tab ▸ Two way ▸ Use this console's listener): customers' answers appear "
+    "here the moment they arrive. Replies sent while the console was closed are "
+    "fetched when it starts, or with Fetch missed replies."
+)
+NO_MATCH: Final = "No replies match the search."
+WIDTHS: Final = {RECEIVED: 104, FROM: 128, TO: 120, IN_REPLY_TO: 180}
+
+
+class RepliesTab(BaseTab):
+    title = "Replies"
+    icon_name = "replies"
+
+    def __init__(
+        self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(session, tasks, theme, parent)
+        self.hub = session.replies
+        self.model: RepliesTableModel | None = None
+        self.display_title = self.title
+        self._selected: int | None = None
+
+        self.search_edit = QLineEdit()
+        self.search_edit.setAccessibleName("Search replies")
+        self.search_edit.setPlaceholderText("Text or number, e.g. YES or 0412 345")
+        self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.setMaxLength(200)
+        search_label = QLabel("&Search")
+        search_label.setBuddy(self.search_edit)
+        self.count_label = QLabel("")
+        self.count_label.setAccessibleName("Reply count")
+        self.count_label.setProperty("role", "hint")
+        self.backfill_button = QPushButton(theme.icon("refresh"), "Fetch missed replies")
+        self.backfill_button.setAccessibleName("Fetch missed replies")
+        self.backfill_button.setToolTip(
+            "Ask the gateway for replies it received while this console was not listening "
+            "(merged; nothing is shown twice)"
+        )
+        self.settings_button = QPushButton(theme.icon("settings"), "Listener…")
+        self.settings_button.setAccessibleName("Listener settings")
+        self.settings_button.setToolTip("Where the reply listener listens (address and port)")
+        top = QHBoxLayout()
+        top.addWidget(search_label)
+        top.addWidget(self.search_edit, 1)
+        top.addWidget(self.count_label)
+        top.addSpacing(12)
+        top.addWidget(self.backfill_button)
+        top.addWidget(self.settings_button)
+
+        self.listener_label = PlainLabel("")
+        self.listener_label.setAccessibleName("Reply listener problem")
+        self.listener_label.setWordWrap(True)
+        self.offer_button = QToolButton()
+        self.offer_button.setAccessibleName("Listen on the free port")
+        self.offer_button.hide()
+        self.result_label = PlainLabel("")
+        self.result_label.setAccessibleName("Fetch result")
+        self.result_label.setProperty("role", "hint")
+        self.notices = QWidget()
+        notices = QHBoxLayout(self.notices)
+        notices.setContentsMargins(0, 0, 0, 0)
+        notices.addWidget(self.listener_label, 1)
+        notices.addWidget(self.offer_button)
+        notices.addWidget(self.result_label)
+        self.notices.hide()
+
+        self.table = QTableView()
+        self.table.setAccessibleName("Replies")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.empty_label = QLabel(NOT_CONNECTED)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setProperty("role", "hint")
+        self.empty_label.setMargin(40)
+        self.empty_label.setAutoFillBackground(True)
+        self.empty_label.setBackgroundRole(QPalette.ColorRole.Base)
+        self.empty_label.setFrameShape(QFrame.Shape.StyledPanel)
+        self.table_stack = QStackedWidget()
+        self.table_stack.addWidget(self.table)
+        self.table_stack.addWidget(self.empty_label)
+
+        self.conversation = ConversationPane(session, tasks, theme)
+        conversation_box = QGroupBox("Conversation")
+        QVBoxLayout(conversation_box).addWidget(self.conversation)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(self.table_stack)
+        splitter.addWidget(conversation_box)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([780, 480])
+        self.splitter = splitter
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.notices)
+        layout.addWidget(splitter, 1)
+
+        self.notifier = ReplyNotifier(self.hub, self.watching, self)
+        self.notifier.open_requested.connect(self.bring_forward)
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self.apply_search)
+        self.search_edit.textChanged.connect(lambda _text: self._search_timer.start())
+        self.search_edit.returnPressed.connect(self.apply_search)
+        self.backfill_button.clicked.connect(self.fetch_missed)
+        self.settings_button.clicked.connect(self.edit_listener_settings)
+        self.offer_button.clicked.connect(self.use_offered_port)
+        self.conversation.sent.connect(lambda _number: self._update_counts())
+        find = QShortcut(QKeySequence.StandardKey.Find, self)
+        find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find.activated.connect(
+            lambda: self.search_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        )
+        self.connect_tracked(self.hub.replies_arrived, self.on_delivery)
+        self.connect_tracked(self.hub.unread_changed, self.on_unread)
+        self.connect_tracked(self.hub.status_changed, self.on_listener_status)
+        self.connect_tracked(self.hub.backfill_finished, self.on_backfill)
+        app = QGuiApplication.instance()
+        if isinstance(app, QGuiApplication):
+            self.connect_tracked(app.focusWindowChanged, lambda _w: self.mark_seen_if_watching())
+        self._attach()
+        self.on_listener_status(self.hub.status)
+
+    # ---- the session ---------------------------------------------------------------------------
+
+    def on_session_changed(self) -> None:
+        self._attach()
+
+    def _teardown(self) -> None:
+        if self.model is not None:
+            self.table.setModel(None)
+            self.model.close()
+            self.model.deleteLater()
+            self.model = None
+        self._selected = None
+
+    def _attach(self) -> None:
+        self._teardown()
+        store = self.session.store
+        self.conversation.set_store(store.path if store else None)
+        self._show_result("", "hint")
+        self.backfill_button.setEnabled(store is not None)
+        self.settings_button.setEnabled(store is not None)
+        if store is None:
+            self.empty_label.setText(NOT_CONNECTED)
+            self.table_stack.setCurrentWidget(self.empty_label)
+            self._update_counts()
+            self._update_title()
+            return
+        model = RepliesTableModel(store.path, self)
+        model.anchor = self.anchor
+        model.muted = self.palette().placeholderText()
+        model.refreshed.connect(self._refreshed)
+        model.loaded.connect(lambda _total: self._update_counts())
+        model.rowsInserted.connect(lambda *_args: self._update_counts())
+        model.failed.connect(lambda text: self._show_result(text, "error"))
+        self.model = model
+        self.table.setModel(model)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(MESSAGE, QHeaderView.ResizeMode.Stretch)
+        for column, width in WIDTHS.items():
+            self.table.setColumnWidth(column, width)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        model.set_search(ReplySearch(self.search_edit.text()))
+        self._update_counts()
+
+    # ---- the table -----------------------------------------------------------------------------
+
+    def at_newest(self) -> bool:
+        """Whether the operator is looking at the newest reply (the bottom of the table)."""
+        bar = self.table.verticalScrollBar()
+        return bar.value() >= bar.maximum() - 1
+
+    def anchor(self) -> Anchor:
+        visible = max(self.table.viewport().height() // ROW_HEIGHT + 2, 10)
+        top_row = self.table.rowAt(0)
+        top = None
+        if self.model is not None and top_row >= 0:
+            row = self.model.row(top_row)
+            top = row.key if row is not None else None
+        return Anchor(self.at_newest(), top, visible)
+
+    def on_delivery(self, delivery: ReplyDelivery) -> None:
+        model = self.model
+        if model is None:
+            return
+        following = self.at_newest()
+        if model.apply(delivery) is Applied.APPENDED and following:
+            self.table.scrollToBottom()
+        self.conversation.on_delivery(delivery)
+        self._update_counts()
+        self.mark_seen_if_watching()
+
+    def _refreshed(self, refreshed: Refreshed) -> None:
+        model = self.model
+        if model is None:
+            return
+        if refreshed.at_bottom:
+            self.table.scrollToBottom()
+        else:
+            self.table.scrollTo(
+                model.index(refreshed.first_row, 0), QAbstractItemView.ScrollHint.PositionAtTop
+            )
+        self._reselect()
+        self._update_counts()
+
+    def _reselect(self) -> None:
+        """Put the selection back on the reply it was on, if it is among the rows held."""
+        model = self.model
+        if model is None or self._selected is None:
+            return
+        first = max(self.table.rowAt(0), 0)
+        for number in range(first, min(first + self.anchor().visible_rows, model.total)):
+            row = model.row(number)
+            if row is not None and row.id == self._selected:
+                self.table.selectRow(number)
+                return
+
+    def selected_reply(self) -> ReplyRow | None:
+        index = self.table.currentIndex()
+        if self.model is None or not index.isValid():
+            return None
+        row = self.model.data(index, ROW_ROLE)
+        return row if isinstance(row, ReplyRow) else None
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self.model is None or not current.isValid():
+            return
+        row = self.model.row(current.row())
+        if row is None:
+            return
+        self._selected = row.id
+        self.conversation.open(row.from_number)
+
+    def open_conversation(self, number: str) -> None:
+        self.conversation.open(number)
+
+    # ---- search --------------------------------------------------------------------------------
+
+    def apply_search(self) -> None:
+        self._search_timer.stop()
+        if self.model is not None:
+            search = ReplySearch(self.search_edit.text())
+            if search != self.model.search:
+                self.model.set_search(search)
+
+    # ---- counts, title, seen -------------------------------------------------------------------
+
+    def _update_counts(self) -> None:
+        model = self.model
+        if model is None:
+            self.count_label.setText("")
+            return
+        total = model.total
+        searching = model.search.active
+        noun = "reply" if total == 1 else "replies"
+        text = f"{total:,} matching" if searching else f"{total:,} {noun}"
+        unread = self.hub.unread
+        self.count_label.setText(f"{text} · {unread:,} unread" if unread else text)
+        if total == 0 and not model.pending:
+            self.empty_label.setText(NO_MATCH if searching else NO_REPLIES)
+            self.table_stack.setCurrentWidget(self.empty_label)
+        else:
+            self.table_stack.setCurrentWidget(self.table)
+
+    def on_unread(self, _unread: int) -> None:
+        self._update_title()
+        self._update_counts()
+
+    def _update_title(self) -> None:
+        unread = self.hub.unread
+        self.display_title = f"{self.title} ({unread:,})" if unread else self.title
+        tabs = self._tab_widget()
+        if tabs is not None:
+            tabs.setTabText(tabs.indexOf(self), self.display_title)
+
+    def _tab_widget(self) -> QTabWidget | None:
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QTabWidget):
+            parent = parent.parentWidget()
+        return parent
+
+    def watching(self) -> bool:
+        """The operator can see the newest replies: this tab shows in the active window."""
+        return self.isVisible() and self.window().isActiveWindow()
+
+    def mark_seen_if_watching(self) -> None:
+        if self.watching():
+            self.hub.mark_seen()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        QTimer.singleShot(0, self.mark_seen_if_watching)
+
+    def bring_forward(self) -> None:
+        window = self.window()
+        window.show()
+        window.raise_()
+        window.activateWindow()
+        tabs = self._tab_widget()
+        if tabs is not None:
+            tabs.setCurrentWidget(self)
+
+    # ---- the listener --------------------------------------------------------------------------
+
+    def on_listener_status(self, status: ListenerStatus) -> None:
+        if status.state is ListenerState.ERROR:
+            self.listener_label.setText(status.message)
+            set_role(self.listener_label, "error")
+        elif status.state is ListenerState.LISTENING and status.warning:
+            self.listener_label.setText(status.warning)
+            set_role(self.listener_label, "warning")
+        else:
+            self.listener_label.setText("")
+        self.listener_label.setVisible(bool(self.listener_label.text()))
+        offer = status.suggestion if status.state is ListenerState.ERROR else None
+        self.offer_button.setVisible(offer is not None)
+        if offer is not None:
+            self.offer_button.setText(f"Use port {offer}")
+        self._show_notices()
+
+    def _show_notices(self) -> None:
+        self.result_label.setVisible(bool(self.result_label.text()))
+        self.notices.setVisible(bool(self.listener_label.text()) or bool(self.result_label.text()))
+
+    def use_offered_port(self) -> None:
+        port = self.hub.status.suggestion
+        if port is not None:
+            self.tasks.run(
+                self.hub.start(port), key=SETTINGS_TASK, owner=self, context="starting the listener"
+            )
+
+    def edit_listener_settings(self) -> None:
+        self.tasks.run(
+            self._edit_settings(), key=SETTINGS_TASK, owner=self, context="listener settings"
+        )
+
+    async def _edit_settings(self) -> None:
+        from gwdesk.ui.replies.listener_settings import ListenerSettingsDialog
+
+        settings = await self.hub.settings()
+        dialog = ListenerSettingsDialog(settings, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def finished(code: int) -> None:
+            if code == ListenerSettingsDialog.DialogCode.Accepted:
+                self.tasks.run(
+                    self.hub.configure(dialog.settings()),
+                    key=SETTINGS_TASK,
+                    owner=self,
+                    context="saving the listener settings",
+                )
+
+        dialog.finished.connect(finished)
+        dialog.open()
+        self.settings_dialog = dialog
+
+    # ---- backfill ------------------------------------------------------------------------------
+
+    def fetch_missed(self) -> None:
+        if self.tasks.running(BACKFILL_TASK, owner=self) or self.hub.backfilling:
+            return
+        self.backfill_button.setEnabled(False)
+        self._show_result("Fetching missed replies…", "hint")
+        task = self.tasks.run(
+            self.hub.backfill(), key=BACKFILL_TASK, owner=self, context="fetching missed replies"
+        )
+        task.add_done_callback(
+            lambda _t: self.backfill_button.setEnabled(self.session.store is not None)
+        )
+
+    def on_backfill(self, report: BackfillReport) -> None:
+        stamp = datetime.now().strftime("%H:%M")
+        self._show_result(f"{report.text} (checked {stamp})", "ok" if report.ok else "error")
+
+    def _show_result(self, text: str, role: str) -> None:
+        self.result_label.setText(text)
+        set_role(self.result_label, role)
+        self._show_notices()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._teardown()
+        self.conversation.close_reader()
+        self.notifier.close()
+        super().closeEvent(event)

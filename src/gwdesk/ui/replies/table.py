@@ -1,0 +1,378 @@
+"""The Replies tab's table model: every stored reply, read from SQLite a window at a time.
+
+Like the Logs tab's model (`windowed.WindowedModel`: fixed row count from an SQL
+`COUNT`, windows of rows read on a worker thread, placeholders until they land),
+plus live growth: a
+`ReplyDelivery` whose replies all sort after the newest row shown (the live
+case: replies received now) is appended in place with one `beginInsertRows`,
+its rows put straight into the windows held, without reading anything back.
+Only a delivery that lands among older rows (a backfill, a late retry) or one
+that overflowed the feed asks for a re-read (`apply` says so), which keeps the
+operator's place (`Anchor`) and costs one job and one reset however many rows
+changed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any, Final, cast
+
+from PySide6.QtCore import (
+    QModelIndex,
+    QModelRoleData,
+    QModelRoleDataSpan,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QBrush, QColor
+
+from gwdesk.domain.numbers import display
+from gwdesk.store.reader import Reading
+from gwdesk.store.reply_queries import (
+    Listing,
+    ReplyRow,
+    ReplySearch,
+    fetch_window,
+    listing,
+    position,
+    row_of,
+)
+from gwdesk.ui.formatting import local_time
+from gwdesk.ui.models.windowed import WindowedModel
+from gwdesk.ui.plain_text import tooltip, visible
+from gwdesk.ui.reply_state import ReplyDelivery
+from gwdesk.ui.tasks import Read
+
+Index = QModelIndex | QPersistentModelIndex
+WINDOW: Final = 200
+MAX_WINDOWS: Final = 30
+PLACEHOLDER: Final = "…"
+UNKNOWN: Final = "–"
+"""In reply to, when the call did not say (reply webhooks never do; a backfill fills it in)."""
+ROW_ROLE: Final = Qt.ItemDataRole.UserRole + 1
+COLUMNS: Final = ("Received", "From", "To", "Message", "In reply to")
+COLUMN_TIPS: Final = (
+    "When the gateway received the reply (your time)",
+    "The customer's number",
+    "The number they replied to (yours)",
+    "What they wrote",
+    "The message they answered, when it is known (a backfill or keyword forward says)",
+)
+RECEIVED, FROM, TO, MESSAGE, IN_REPLY_TO = range(len(COLUMNS))
+ROLES: Final = frozenset(
+    {
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.ToolTipRole,
+        Qt.ItemDataRole.ForegroundRole,
+        ROW_ROLE,
+    }
+)
+SHOWN_TEXT: Final = 300
+DISPLAY_CACHE: Final = 4096
+
+
+class Applied(Enum):
+    NOTHING = "nothing"
+    APPENDED = "appended"
+    REREAD = "reread"
+    """The delivery does not fit at the end: call `refresh` (with the view's anchor)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """Where the operator is, to be kept by a re-read."""
+
+    at_bottom: bool = True
+    top: tuple[str, int] | None = None
+    """The key of the first visible row."""
+    visible_rows: int = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Refreshed:
+    first_row: int
+    at_bottom: bool
+
+
+def role_entries(span: QModelRoleDataSpan | QModelRoleData) -> Sequence[QModelRoleData]:
+    """The entries of a `multiData` request (a span is a sequence; the stubs do not say so)."""
+    if isinstance(span, QModelRoleData):
+        return (span,)
+    return cast(Sequence[QModelRoleData], span)
+
+
+def received_text(moment: datetime, today: date | None = None) -> str:
+    """Local time, as short as stays unambiguous: today's by the clock, older with the date."""
+    local = moment.astimezone()
+    today = today or datetime.now().astimezone().date()
+    if local.date() == today:
+        return local.strftime("%H:%M:%S")
+    return local.strftime("%d %b %H:%M" if local.year == today.year else "%Y-%m-%d %H:%M")
+
+
+def one_line(text: str, limit: int = SHOWN_TEXT) -> str:
+    """A customer's text for a cell: one line, control codes made visible, clipped."""
+    flat = " ".join(visible(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class RepliesTableModel(WindowedModel[ReplyRow]):
+    """Stored replies matching a `ReplySearch`, oldest first, newest at the bottom."""
+
+    loaded = Signal(int)
+    """A new search's count and newest rows are in (the count)."""
+    refreshed = Signal(object)
+    """A re-read landed (`Refreshed`): where the view should be."""
+
+    window_rows = WINDOW
+    max_windows = MAX_WINDOWS
+    partial_windows = True  # live deliveries grow the last window
+    what = "The replies"
+
+    def __init__(self, path: Path | str, parent: QObject | None = None) -> None:
+        super().__init__(path, "replies-table", parent)
+        self.search = ReplySearch()
+        self._last: tuple[str, int] | None = None
+        self._numbers: dict[str, str] = {}
+        self._day = (0.0, date.min)
+        self.muted: QColor | QBrush | None = None
+        """The colour of the In reply to column (quieter than the reply itself)."""
+        self.pending = False
+        """A search or a re-read is on its way (deliveries meanwhile are re-read after it)."""
+        self._held: list[ReplyDelivery] = []
+        self._again = False
+        self.anchor: Callable[[], Anchor] = Anchor
+        """Where the view is now (the tab sets it): what a re-read keeps in place."""
+
+    # ---- Qt ----------------------------------------------------------------------------------
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if role not in ROLES:
+            return None
+        row = self.row(index.row()) if role != Qt.ItemDataRole.ForegroundRole else None
+        return self._value(row, index.column(), role)
+
+    def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
+        """Every role a view asks of a cell in one Python call, not one call per role.
+
+        A repaint then enters Python once per cell instead of about ten times, and under
+        a flood each entry competes for the GIL with the listener's threads.
+        """
+        entries = role_entries(roleDataSpan)
+        if not index.isValid():
+            for data in entries:
+                data.clearData()
+            return
+        column = index.column()
+        row = self.row(index.row())
+        for data in entries:
+            role = data.role()
+            value = self._value(row, column, role) if role in ROLES else None
+            if value is None:
+                data.clearData()
+            else:
+                data.setData(value)
+
+    def _value(self, row: ReplyRow | None, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return self.muted if column == IN_REPLY_TO else None
+        if row is None:
+            return PLACEHOLDER if role == Qt.ItemDataRole.DisplayRole and column == 0 else None
+        if role == ROW_ROLE:
+            return row
+        if role == Qt.ItemDataRole.ToolTipRole:
+            # Customers and the gateway write these: never rich text (an <img> would load).
+            if column == RECEIVED:
+                return local_time(row.received_at)
+            if column == MESSAGE:
+                return tooltip(row.text[:2000])
+            if column == IN_REPLY_TO:
+                answered = row.answers or (f"MessageId {row.message_id}" if row.message_id else "")
+                return tooltip(answered[:2000]) or None
+            return None
+        if column == RECEIVED:
+            return received_text(row.received_at, self._today)
+        if column == FROM:
+            return self._number(row.from_number)
+        if column == TO:
+            return self._number(row.to_number)
+        if column == MESSAGE:
+            return one_line(row.text)
+        if row.answers:
+            return one_line(row.answers, 120)
+        return one_line(f"MessageId {row.message_id}", 120) if row.message_id else UNKNOWN
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return COLUMN_TIPS[section]
+        return None
+
+    @property
+    def _today(self) -> date:
+        """The local date, looked up at most once a second (not once per cell painted)."""
+        checked, today = self._day
+        now = time.monotonic()
+        if now - checked > 1.0:
+            today = datetime.now().astimezone().date()
+            self._day = (now, today)
+        return today
+
+    def _number(self, number: str) -> str:
+        shown = self._numbers.get(number)
+        if shown is None:
+            if len(self._numbers) > DISPLAY_CACHE:
+                self._numbers.clear()
+            shown = self._numbers[number] = visible(display(number))
+        return shown
+
+    # ---- rows --------------------------------------------------------------------------------
+
+    def window_read(self, window: int) -> Read[list[ReplyRow]]:
+        search = self.search
+
+        def read(reading: Reading) -> list[ReplyRow]:
+            return fetch_window(reading, search, window * WINDOW, WINDOW)
+
+        return read
+
+    def _store(self, window: int, rows: list[ReplyRow]) -> None:
+        # A window read while replies were being stored may hold rows the model has not
+        # been handed yet: they come with the delivery, in their place.
+        room = self._total - window * WINDOW
+        super()._store(window, rows[: max(room, 0)])
+
+    # ---- live growth ---------------------------------------------------------------------------
+
+    def apply(self, delivery: ReplyDelivery) -> Applied:
+        """Show what a drain delivered: appended when it fits at the end, else re-read."""
+        if self.pending:
+            self._held.append(delivery)  # sorted out against the read when it lands
+            return Applied.NOTHING
+        return self._apply(delivery, 0)
+
+    def _apply(self, delivery: ReplyDelivery, read_up_to: int) -> Applied:
+        """`read_up_to`: replies with ids up to it are in the rows just read."""
+        if delivery.dropped:
+            self.refresh()
+            return Applied.REREAD
+        search = self.search
+        for reply in delivery.updated:
+            self._update(reply.id)
+        rows = sorted(
+            (row_of(r) for r in delivery.new if r.id > read_up_to and search.matches_reply(r)),
+            key=_key,
+        )
+        if not rows:
+            return Applied.NOTHING
+        if self._last is not None and rows[0].key < self._last:
+            self.refresh()
+            return Applied.REREAD
+        first = self._total
+        self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+        self._total += len(rows)
+        self._last = rows[-1].key
+        for number, row in enumerate(rows, start=first):
+            self._place(number, row)
+        self.endInsertRows()
+        answered = {(first + i) // WINDOW for i, row in enumerate(rows) if row.message_id}
+        for window in answered - self._in_flight.keys():
+            self._in_flight[window] = self._fetch(window)  # to show the message they answer
+        return Applied.APPENDED
+
+    def _place(self, number: int, row: ReplyRow) -> None:
+        window, offset = divmod(number, WINDOW)
+        rows = self._windows.get(window)
+        if rows is None:
+            if offset == 0:
+                self._store(window, [row])
+        elif len(rows) == offset:
+            rows.append(row)
+        elif len(rows) < offset or rows[offset].id != row.id:
+            del self._windows[window]  # read again when shown
+
+    def _update(self, reply_id: int) -> None:
+        """A reply already listed gained a field (its MessageId): re-read its window."""
+        for window, rows in self._windows.items():
+            if any(r.id == reply_id for r in rows):
+                if window not in self._in_flight:
+                    self._in_flight[window] = self._fetch(window)
+                return
+
+    # ---- searches and re-reads -----------------------------------------------------------------
+
+    def set_search(self, search: ReplySearch) -> None:
+        """Show another search: the table changes when its count and newest rows are in."""
+        self.search = search
+        visible = self.anchor().visible_rows
+        self._read(Anchor(True, None, visible), new_search=True)
+
+    def refresh(self) -> None:
+        """Re-read count and rows, keeping the view's place (one job, then one reset)."""
+        if self.pending:
+            self._again = True
+            return
+        self._read(self.anchor(), new_search=False)
+
+    def _read(self, anchor: Anchor, *, new_search: bool) -> None:
+        self._supersede()
+        search = self.search
+        self.pending = True
+        self._again = False
+
+        def read(reading: Reading) -> tuple[Listing, int, dict[int, list[ReplyRow]]]:
+            with reading.snapshot():  # the count, the rows and `read_up_to` agree
+                found = listing(reading, search)
+                if anchor.at_bottom or anchor.top is None:
+                    first = max(0, found.total - anchor.visible_rows)
+                else:
+                    first = min(position(reading, search, anchor.top), max(found.total - 1, 0))
+                last = min(found.total - 1, first + anchor.visible_rows)
+                windows = {
+                    window: fetch_window(reading, search, window * WINDOW, WINDOW)
+                    for window in range(first // WINDOW, last // WINDOW + 1)
+                }
+            return found, first, windows if found.total else {}
+
+        def done(result: Any, error: BaseException | None) -> None:
+            self.pending = False
+            again, self._again = self._again, False
+            held, self._held = self._held, []
+            if error is not None:
+                self._report(error)
+                return
+            found, first, windows = result
+            self._last = found.last
+            self._reset(found.total, windows)
+            if new_search:
+                self.loaded.emit(found.total)
+            self.refreshed.emit(Refreshed(first, anchor.at_bottom))
+            if again:
+                self.refresh()
+                return
+            for delivery in held:
+                if self._apply(delivery, found.read_up_to) is Applied.REREAD:
+                    break  # the new read holds the rest
+
+        self._reads.submit(read, done)
+
+
+def _key(row: ReplyRow) -> tuple[str, int]:
+    return row.key

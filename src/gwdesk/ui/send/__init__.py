@@ -1,0 +1,1 @@
+"""The Send tab: one message to one recipient."""

@@ -1,0 +1,1 @@
+"""The Status tab: message status by MessageId, BatchCode or ExternalSystemId."""

@@ -1,1 +1,0 @@
-"""tabs of the console."""

@@ -1,0 +1,22 @@
+"""Values for the settings tests: a sample other than the default for every declared
+setting (`gwdesk.domain.settings`), and what a hand-edited or damaged place might hold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: A value other than the default for every declared setting: a new setting needs one here.
+SAMPLES: dict[str, Any] = {
+    "profiles.default": "Work",
+    "listener.enabled": False,
+    "listener.host": "192.168.1.20",
+    "listener.public_host": "desk.example.com",
+    "listener.port": 8642,
+    "listener.secret": "a-secret-path-segment",
+    "replies.seen_up_to": 1234,
+    "logs.header": "AAAA/wAAAAA=",
+    "window.geometry": b"\x01\xd9\xd0\xcb\x00\x03",
+    "window.tab": 3,
+}
+#: What a hand-edited or damaged place might hold instead, per kind of value.
+GARBLED: list[object] = ["", "not a number", -1, 10**30, 1.5, [], {"a": 1}, True, "\x07bell"]
