@@ -164,7 +164,9 @@ async def wait_created(db: Path, count: int, started: float) -> float:
 def profile_sending(service: GatewayService, folder: Path) -> Iterator[Sending]:
     """What the console's session (and `gwdesk send`) builds: the profile's `Sending`
     over its store (outbox and history), on a throw-away file."""
-    data = ProfileData(folder / "profile.sqlite3", account_key(service.profile))
+    data = ProfileData(
+        folder / "profile.sqlite3", account_key(service.profile), service.profile.region
+    )
     store = LocalStore(data.path)
     try:
         yield sending_for(service, store, data)

@@ -60,7 +60,7 @@ def numbers(start: int, count: int) -> list[str]:
 async def gwdesk_sending(url: str, folder: Path) -> AsyncIterator[tuple[GatewayService, Sending]]:
     """A profile's gateway and its sends, over a temporary store (outbox and history)."""
     profile = Profile(name="bench", rest_url=url, username="demo")
-    data = ProfileData(folder / "profile.sqlite3", account_key(profile))
+    data = ProfileData(folder / "profile.sqlite3", account_key(profile), profile.region)
     store = await asyncio.to_thread(open_profile, data)
     try:
         async with GatewayService(profile, Secret("demo")) as service:

@@ -15,6 +15,10 @@ SAMPLES: dict[str, Any] = {
     "listener.secret": "a-secret-path-segment",
     "replies.seen_up_to": 1234,
     "logs.header": "AAAA/wAAAAA=",
+    "optouts.opt_out_keywords": ("STOP", "HALT", "NO MORE"),
+    "optouts.opt_in_keywords": ("START", "RESUME"),
+    "sending.marketing_default": True,
+    "sending.opt_out_instruction": "Txt STOP to 0412 345 678 to opt out",
     "window.geometry": b"\x01\xd9\xd0\xcb\x00\x03",
     "window.tab": 3,
 }

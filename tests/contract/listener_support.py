@@ -77,6 +77,10 @@ def running_listener(path: Path, *, busy_timeout: float = 2.0, **options: Any) -
 class Listening:
     process: subprocess.Popen[str]
     lines: queue.Queue[str] = field(default_factory=queue.Queue)
+    notes: queue.Queue[str] = field(default_factory=queue.Queue)
+    """stderr lines as they come (`note` waits for one)."""
+    _seen_notes: list[str] = field(default_factory=list)
+    _pumps: list[threading.Thread] = field(default_factory=list)
 
     def line(self, timeout: float = 10.0) -> str:
         try:
@@ -84,11 +88,31 @@ class Listening:
         except queue.Empty:
             raise AssertionError(f"no line within {timeout} s") from None
 
+    def note(self, containing: str, timeout: float = 10.0) -> str:
+        """The first stderr line holding `containing`, waiting for it to be written."""
+        for seen in self._seen_notes:
+            if containing in seen:
+                return seen
+        while True:
+            try:
+                line = self.notes.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"no note with {containing!r} within {timeout} s") from None
+            self._seen_notes.append(line)
+            if containing in line:
+                return line
+
     def stop(self, how: int = signal.SIGINT) -> tuple[int, str]:
         self.process.send_signal(how)
         code = self.process.wait(timeout=15)
-        assert self.process.stderr is not None
-        return code, self.process.stderr.read()
+        for pump in self._pumps:
+            pump.join(timeout=15)
+        while True:
+            try:
+                self._seen_notes.append(self.notes.get_nowait())
+            except queue.Empty:
+                break
+        return code, "".join(f"{line}\n" for line in self._seen_notes)
 
 
 Starter = Callable[..., Listening]
@@ -119,7 +143,15 @@ def listen_processes() -> Iterator[Starter]:
             for line in process.stdout:
                 listening.lines.put(line.rstrip("\n"))
 
-        threading.Thread(target=pump, daemon=True).start()
+        def pump_errors() -> None:
+            assert process.stderr is not None
+            for line in process.stderr:
+                listening.notes.put(line.rstrip("\n"))
+
+        for target in (pump, pump_errors):
+            thread = threading.Thread(target=target, daemon=True)
+            thread.start()
+            listening._pumps.append(thread)
         started.append(listening)
         return listening
 

@@ -75,7 +75,9 @@ def set_faults(sandbox: SandboxThread, spec: str, seed: int = 1) -> None:
 @contextlib.asynccontextmanager
 async def sending_with(service: GatewayService, folder: Path) -> AsyncIterator[Sending]:
     """The application core's sends of `service`, over a profile store in `folder`."""
-    data = ProfileData(folder / "profile.sqlite3", account_key(service.profile))
+    data = ProfileData(
+        folder / "profile.sqlite3", account_key(service.profile), service.profile.region
+    )
     store = await asyncio.to_thread(open_profile, data)
     try:
         yield sending_for(service, store, data)

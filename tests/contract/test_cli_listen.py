@@ -106,9 +106,8 @@ def test_a_taken_port_is_refused_with_a_free_one_suggested(start: Starter) -> No
         squatter.listen()
         taken = squatter.getsockname()[1]
         listening = start("--port", str(taken))
-        code = listening.process.wait(timeout=15)
-    assert listening.process.stderr is not None
-    errors = listening.process.stderr.read()
+        listening.process.wait(timeout=15)
+    code, errors = listening.stop()  # it has ended: this collects what it wrote
     assert code == 2
     assert f"Port {taken} on 127.0.0.1 is already in use; port " in errors
     assert "Traceback" not in errors

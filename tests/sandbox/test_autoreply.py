@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -10,7 +11,7 @@ import httpx
 import pytest
 
 from gwdesk.domain.segments import non_gsm_characters
-from gwdesk.sandbox.autoreply import CANNED_REPLIES
+from gwdesk.sandbox.autoreply import CANNED_REPLIES, OPTING_IN, OPTING_OUT, AutoReplier
 from gwdesk.sandbox.server import SandboxThread
 from tests.conftest import SandboxFactory
 from tests.sandbox.webhook_receiver import CUSTOMER, DEMO, TLS, Receiver, control, lodge
@@ -167,3 +168,16 @@ def test_canned_replies_include_a_stop_and_texts_beyond_gsm_7() -> None:
     assert "STOP" in CANNED_REPLIES
     assert any(non_gsm_characters(text) for text in CANNED_REPLIES)
     assert any(not non_gsm_characters(text) for text in CANNED_REPLIES)
+
+
+def test_a_simulated_customer_who_said_stop_answers_start_next() -> None:
+    replier = AutoReplier(None, random.Random(3), enabled=True, delay=0)  # type: ignore[arg-type]
+    answers = [replier.answer("61412345678") for _ in range(200)]
+    stops = [i for i, text in enumerate(answers) if text in OPTING_OUT]
+    assert stops, "the canned mix opts out now and then"
+    assert all(answers[i + 1] == OPTING_IN for i in stops if i + 1 < len(answers))
+    assert answers.count(OPTING_IN) >= len(stops) - 1
+
+
+def test_the_canned_mix_has_a_stop_that_is_only_a_mention() -> None:
+    assert "Please don't stop my deliveries" in CANNED_REPLIES

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QSize
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QMainWindow, QWidget
+from pytestqt.qtbot import QtBot
 
 WINDOW = QSize(1280, 800)
 """The size every window picture is taken at."""
@@ -67,3 +68,14 @@ async def shot(
         await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
         assert image.save(str(folder / name)), f"{name} could not be saved in {folder}"
     return image
+
+
+def in_window(qtbot: QtBot, widget: QWidget) -> QMainWindow:
+    """`widget` as the console shows a tab: the central widget of a shown window of `WINDOW`
+    size (closed with the test)."""
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    window.setCentralWidget(widget)
+    window.resize(WINDOW)
+    window.show()
+    return window

@@ -29,6 +29,7 @@ from gwdesk.ui.dialogs.profiles import ProfilesDialog
 from gwdesk.ui.fax_mms.tab import FaxMmsTab
 from gwdesk.ui.logs.tab import LogsTab
 from gwdesk.ui.main_window import MainWindow
+from gwdesk.ui.optouts.tab import OptOutsTab
 from gwdesk.ui.replies.tab import RepliesTab
 from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.status.tab import StatusTab
@@ -38,7 +39,7 @@ from tests.ui.fax_mms_support import attach, picture, write
 from tests.ui.fax_mms_support import send as send_mms
 from tests.ui.screenshot_support import WINDOW, drawn, shot
 
-TAB_TITLES = ["Send", "Batch", "Status", "Replies", "Logs", "Fax / MMS"]
+TAB_TITLES = ["Send", "Batch", "Status", "Replies", "Opt-outs", "Logs", "Fax / MMS"]
 SEEDED = 1500
 TODAY = [
     ("61412345678", "Your order #1042 has shipped and arrives tomorrow."),
@@ -90,6 +91,8 @@ def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
     """Per tab title, the widgets an operator looks for first on that tab."""
     send, batch, status = window.tab(SendTab), window.tab(BatchTab), window.tab(StatusTab)
     replies, logs, fax_mms = window.tab(RepliesTab), window.tab(LogsTab), window.tab(FaxMmsTab)
+    optouts = window.tab(OptOutsTab)
+    assert isinstance(optouts, OptOutsTab)
     assert isinstance(send, SendTab)
     assert isinstance(batch, BatchTab)
     assert isinstance(status, StatusTab)
@@ -101,6 +104,7 @@ def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
         "Batch": [batch.recipients, batch.compose, batch.results],
         "Status": [status.key_edit, status.table],
         "Replies": [replies.table, replies.conversation],
+        "Opt-outs": [optouts.search, optouts.rules],
         "Logs": [logs.table, logs.chart, logs.detail],
         "Fax / MMS": [fax_mms.mms, fax_mms.send_button, fax_mms.history],
     }

@@ -246,10 +246,12 @@ async def test_a_bad_sender_name_is_refused_before_any_request(
 ) -> None:
     tab = await send_tab(ui, qtbot, sandbox)
     fill(tab, "0412345678", "Hello")
-    tab.form.sender_edit.setText("A name far too long")
+    tab.form.sender_edit.setText("ACME_")
     tab.send()
+    assert not tab.sending()  # refused at once: no task, no request
     assert message_count(sandbox) == 0
-    assert "up to 11" in tab.form.error_text("sender")
+    assert "underscore" in tab.form.error_text("sender")
+    assert is_invalid(tab.form.sender_edit)
 
 
 async def test_editing_a_refused_field_clears_its_error(

@@ -40,9 +40,38 @@ def test_a_sender_is_a_name_of_up_to_11_or_a_number(sender: str, sent: str) -> N
     assert checked(sms(sender=sender)).source == sent
 
 
-@pytest.mark.parametrize("sender", ["TwelveLetter", "12345", "Ünïcode", "a\x00b"])
-def test_an_unusable_sender_is_refused_as_source(sender: str) -> None:
+@pytest.mark.parametrize(
+    "sender", ["12345", "Ünïcode", "a\x00b", " ACME", "ACME_", "Unverified", "A" * 51]
+)
+def test_a_sender_breaking_acma_rules_is_refused_as_source(sender: str) -> None:
     assert refusal(sms(sender=sender)).field == "Source"
+
+
+def test_a_sender_name_longer_than_11_is_sent_as_typed() -> None:
+    assert checked(sms(sender="AUSGRID Property")).source == "AUSGRID Property"
+
+
+def test_a_marketing_message_ends_with_the_instruction_once() -> None:
+    message = checked(sms(text="Sale today", marketing=True))
+    assert message.text == "Sale today\nReply STOP to opt out"
+    again = checked(sms(text="Sale today. Reply STOP to opt out", marketing=True))
+    assert again.text == "Sale today. Reply STOP to opt out"
+
+
+def test_the_instruction_counts_in_the_parts() -> None:
+    assert refusal(sms(text="y" * 1520, marketing=True)).field == "Message"  # 11 parts with it
+    assert checked(sms(text="y" * 1520)).text == "y" * 1520
+
+
+def test_a_marketing_message_must_be_answerable() -> None:
+    assert refusal(sms(sender="ACME", marketing=True)).field == "Source"
+    assert refusal(sms(reply=("HEADER", "ACME"), marketing=True)).field == "ReplyPath"
+    assert checked(sms(sender="0412 345 678", marketing=True)).source == "61412345678"
+    assert checked(sms(marketing=True)).source is None
+
+
+def test_marketing_and_factual_together_are_refused() -> None:
+    assert refusal(sms(marketing=True, factual=True)).field == "Marketing"
 
 
 def test_a_header_sender_replaces_from() -> None:
@@ -132,3 +161,9 @@ def test_a_wap_push_reads_back_from_the_outbox_with_its_url() -> None:
 def test_a_damaged_outbox_body_is_not_a_message(body: dict[str, object]) -> None:
     with pytest.raises(ValueError):  # noqa: PT011 - the reason is the operator's, not the test's
         SmsMessage.from_json(body)
+
+
+def test_a_marketing_message_with_no_text_is_refused_not_sent_as_the_instruction_alone() -> None:
+    refused = refusal(sms(text="  ", marketing=True))
+    assert refused.field == "Message"
+    assert "empty" in refused.message

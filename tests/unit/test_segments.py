@@ -75,3 +75,35 @@ def test_non_gsm_is_exactly_the_characters_outside_the_tables(text: str) -> None
 def test_escape_characters_cost_two_septets(text: str) -> None:
     info = count_segments(text)
     assert info.units == len(text) + sum(c in GSM7_EXTENSION for c in text)
+
+
+def counted_one_by_one(text: str) -> tuple[Encoding, int, int, int, tuple[str, ...]]:
+    """The counter written out character by character: (encoding, units, parts, room, non-GSM)."""
+    outside = tuple(dict.fromkeys(c for c in text if c not in GSM7_BASIC | GSM7_EXTENSION))
+    encoding = Encoding.UCS2 if outside else Encoding.GSM7
+    if encoding is Encoding.GSM7:
+        widths = [2 if c in GSM7_EXTENSION else 1 for c in text]
+    else:
+        widths = [2 if ord(c) > 0xFFFF else 1 for c in text]
+    single, multi = single_and_multi(encoding)
+    total = sum(widths)
+    if total <= single:
+        return (encoding, total, 1, single - total, outside)
+    parts, used = 1, 0
+    for width in widths:
+        if used + width > multi:
+            parts, used = parts + 1, 0
+        used += width
+    return (encoding, total, parts, multi - used, outside)
+
+
+mixed = st.text(alphabet=st.sampled_from("ab €{😀é\nЖ"), max_size=1600)
+
+
+@given(anything | gsm | basic | mixed)
+def test_the_counter_agrees_with_counting_one_character_at_a_time(text: str) -> None:
+    info = count_segments(text)
+    assert (info.encoding, info.units, info.parts, info.remaining, info.non_gsm) == (
+        counted_one_by_one(text)
+    )
+    assert info.characters == len(text)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from gwdesk.domain.contacts import ContactCard
 from gwdesk.domain.settings import LISTENER_HOST
 from gwdesk.logs.cache import LogCache
 from gwdesk.store.database import StoreBusy, StoreError, StoreUnavailable, connect
@@ -26,7 +27,10 @@ def damaged(tmp_path: Path) -> Iterator[LocalStore]:
     """A store whose file lost its tables after it was opened (a damaged or foreign file)."""
     store = LocalStore(tmp_path / "profile.sqlite3")
     raw = sqlite3.connect(tmp_path / "profile.sqlite3")
-    for table in ("drafts", "history", "settings", "replies", "outbox_entries", "log_records"):
+    for table in (
+        "drafts", "history", "settings", "replies", "outbox_entries", "log_records",
+        "templates", "contact_numbers",
+    ):  # fmt: skip
         raw.execute(f"DROP TABLE {table}")
     raw.commit()
     raw.close()
@@ -50,6 +54,10 @@ CALLS: dict[str, Callable[[LocalStore], Any]] = {
     "replies.secret": lambda s: s.replies.secret(),
     "outbox.entries": lambda s: s.outbox.entries(1),
     "log cache total": lambda s: LogCache(s).total(),
+    "templates.listing": lambda s: s.templates.listing(),
+    "templates.add": lambda s: s.templates.add("Reminder", "Hi {name}"),
+    "contacts.names": lambda s: s.contacts.names(["61400000000"]),
+    "contacts.add": lambda s: s.contacts.add(ContactCard("Ann", ("61400000000",))),
 }
 
 

@@ -42,6 +42,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ParamSpec, TypeVar
 
+from gwdesk.app.optouts import OptOutGuard
 from gwdesk.app.send_values import (
     CANCELLED,
     MAX_LANES,
@@ -102,12 +103,15 @@ class OutboxRunner:
         outbox: OutboxStore,
         account: str,
         *,
+        guard: OptOutGuard | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.gateway = gateway
         self.outbox = outbox
         self.account = account
         """Which gateway account the batches belong to: only that one resumes them."""
+        self.guard = guard
+        """The account's opt-out list, asked again just before each REST request leaves."""
         self.clock = clock
 
     def __repr__(self) -> str:
@@ -120,7 +124,11 @@ class OutboxRunner:
     # ---- recording ---------------------------------------------------------------------
 
     async def record_sms(
-        self, parts: Sequence[tuple[SmsMessage, Sequence[str]]], *, label: str
+        self,
+        parts: Sequence[tuple[SmsMessage, Sequence[str]]],
+        *,
+        label: str,
+        excluded: Sequence[str] = (),
     ) -> tuple[OutboxBatch, list[OutboxEntry]]:
         """Record a REST send: one pending entry per (message, at most 100 recipients).
 
@@ -151,6 +159,7 @@ class OutboxRunner:
             send_id=send_id,
             entries=entries,
             baseline=baseline,
+            excluded=excluded,
         )
 
     async def record_lodge(
@@ -168,12 +177,16 @@ class OutboxRunner:
             entries=[NewEntry(1, tuple(recipients), description, None, own_id=False)],
         )
 
-    async def reopen(self, entry_ids: Sequence[int], message: SmsMessage) -> list[OutboxEntry]:
+    async def reopen(
+        self, entry_ids: Sequence[int], message: SmsMessage | None
+    ) -> list[OutboxEntry]:
         """Failed or pending entries made ready to send `message` ("Send remaining" with
-        the message as it is now); the entries now pending."""
+        the message as it is now; None: each its own, as recorded); the entries now
+        pending."""
+        body = None if message is None else message.to_json()
 
         def work() -> list[OutboxEntry]:
-            opened = self.outbox.reopen(entry_ids, message.to_json())
+            opened = self.outbox.reopen(entry_ids, body)
             found = [self.outbox.entry(entry_id) for entry_id in opened]
             return [e for e in found if e is not None]
 
@@ -277,6 +290,15 @@ class OutboxRunner:
                 f"The outbox record of this request is damaged ({entry.damaged}); it was not sent."
             )
             return Sent(await self._give_up(entry, reason), error=GatewayError(reason))
+        if self.guard is not None and entry.channel == SMS and not entry.body.get("factual"):
+            try:
+                entry = await self._screen(entry)
+            except StoreError as exc:
+                reason = f"The opt-out list could not be read ({exc}), so it was not sent."
+                return Sent(entry, error=GatewayError(reason))
+            if entry.state is EntryState.FAILED:
+                refused = ValidationError(entry.reason, field="Recipients", status=None)
+                return Sent(entry, error=refused)
         try:
             started, current = await self.db(self.outbox.begin, entry.id)
         except StoreError as exc:
@@ -287,6 +309,23 @@ class OutboxRunner:
         tell(current)
         attempt = await transmit(batch, current)
         return await self._finish(current, attempt)
+
+    async def _screen(self, entry: OutboxEntry) -> OutboxEntry:
+        """Leave out whoever opted out since the entry was recorded (a STOP that came
+        while a long batch was going, or before it was resumed)."""
+        assert self.guard is not None
+        found = await self.guard.lookup(entry.recipients)
+        if not found or entry.state is not EntryState.PENDING:
+            return entry
+        count = len(found)
+        if count == len(set(entry.recipients)):
+            reason = (
+                "Every recipient of this request has opted out since it was recorded; not sent."
+            )
+        else:
+            reason = f"{count} recipient(s) opted out since it was recorded and were left out."
+        log.info("request %d: %s", entry.seq, reason)
+        return await self.db(self.outbox.exclude, entry.id, set(found), reason)
 
     async def _give_up(self, entry: OutboxEntry, reason: str) -> OutboxEntry:
         with contextlib.suppress(StoreError):

@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from gwdesk.app.optouts import OptOutGuard
 from gwdesk.app.outbox import OutboxRunner
 from gwdesk.app.sending import Sending
+from gwdesk.app.sms import Compliance
 from gwdesk.domain.profile import Profile
+from gwdesk.domain.settings import MARKETING_DEFAULT, OPT_OUT_INSTRUCTION
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.database import slug
@@ -33,6 +36,7 @@ class ProfileData:
 
     path: Path
     account: str
+    region: str
 
 
 def locate(
@@ -41,7 +45,7 @@ def locate(
     """The store file and outbox account of `profile` (`sandbox`: the embedded gateway)."""
     paths = paths or AppPaths.default()
     path = paths.profile_db(SANDBOX_STORE) if sandbox else store_path(profile.name, paths)
-    return ProfileData(path, account_key(profile, sandbox=sandbox))
+    return ProfileData(path, account_key(profile, sandbox=sandbox), profile.region)
 
 
 def store_path(name: str, paths: AppPaths | None = None) -> Path:
@@ -64,11 +68,21 @@ def account_key(profile: Profile, *, sandbox: bool = False) -> str:
 def open_profile(data: ProfileData) -> LocalStore:
     """Open (and upgrade) the store; `StoreError` when the file cannot be used. Blocking:
     it may wait out another process's write lock, so the console calls it on a worker
-    thread."""
-    return open_local(data.path)
+    thread. Keyword replies it stores change this account's opt-out list."""
+    return open_local(data.path, data.account, data.region)
+
+
+def compliance_of(store: LocalStore) -> Compliance:
+    """The profile's marketing rules as its store keeps them (read again after the operator
+    changes them). Blocking: a read of the file."""
+    return Compliance(
+        marketing_default=store.settings.get(MARKETING_DEFAULT),
+        instruction=store.settings.get(OPT_OUT_INSTRUCTION),
+    )
 
 
 def sending_for(gateway: GatewayService, store: LocalStore, data: ProfileData) -> Sending:
     """Every send of this profile: through its outbox, into its history."""
-    runner = OutboxRunner(gateway, store.outbox, data.account)
-    return Sending(runner, store.history, gateway.profile.region)
+    guard = OptOutGuard(store.optouts)
+    runner = OutboxRunner(gateway, store.outbox, data.account, guard=guard)
+    return Sending(runner, store.history, gateway.profile.region, compliance=compliance_of(store))

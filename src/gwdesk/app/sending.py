@@ -23,13 +23,16 @@ from gwdesk.app.media import (
     Lodged,
     MediaForm,
     MediaMessage,
+    Mode,
     check_media,
     failure_entry,
     history_entries,
     lodge_call,
     outbox_description,
 )
+from gwdesk.app.optouts import FACTUAL_NOTE, OptedOutError, OptOutGuard
 from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.personal import Cost, PersonalPlan, Recipients, cost_of, plan_personal
 from gwdesk.app.recovery import Recovery
 from gwdesk.app.send_values import (
     DEFAULT_LANES,
@@ -40,10 +43,11 @@ from gwdesk.app.send_values import (
     Transmit,
     chunked,
 )
-from gwdesk.app.sms import Channel, SmsForm, SmsMessage, check_sms
+from gwdesk.app.sms import Channel, Compliance, SmsForm, SmsMessage, check_sms, recipient_field
 from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import Rejected, display
-from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
+from gwdesk.domain.templates import Template
+from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
 from gwdesk.store.history import HistoryEntry, HistoryStore
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
 
@@ -79,6 +83,11 @@ class Outcome:
     duplicates: int = 0
 
     @property
+    def excluded(self) -> tuple[str, ...]:
+        """Numbers left out because they had opted out."""
+        return self.batch.excluded
+
+    @property
     def ok(self) -> bool:
         return bool(self.sent) and all(s.lodged for s in self.sent)
 
@@ -109,13 +118,21 @@ class Sending:
         history: HistoryStore | None,
         region: str,
         *,
+        compliance: Compliance | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.runner = runner
         self.recovery = Recovery(runner)
         self.history = history
         self.region = region
+        self.compliance = compliance or Compliance()
+        """The profile's marketing rules: the default and the opt-out instruction."""
         self.now = now
+
+    @property
+    def guard(self) -> OptOutGuard | None:
+        """The account's opt-out list (the runner asks it again before each request)."""
+        return self.runner.guard
 
     def __repr__(self) -> str:
         return f"Sending({self.runner!r})"
@@ -125,7 +142,7 @@ class Sending:
     def check_message(self, form: SmsForm) -> Ready:
         """Check a single message (at once, before any task starts: a form shows the
         refusal as the operator clicks); `send_message` takes what this returns."""
-        message, recipient = check_sms(form, self.region, self.now())
+        message, recipient = check_sms(form, self.region, self.now(), self.compliance)
         if message.channel is not Channel.REST_SMS:
             self.runner.gateway.lodge  # noqa: B018 - a clear error when the profile has no Lodge
         return Ready(message, recipient)
@@ -135,6 +152,10 @@ class Sending:
         `check_message` already did. `note` goes into the history row's detail."""
         ready = form if isinstance(form, Ready) else self.check_message(form)
         message, recipient = ready.message, ready.recipient
+        if self.guard is not None:
+            wire = recipient_field(message.channel)
+            if await self.guard.check_one(recipient, wire, factual=message.factual):
+                note = f"{FACTUAL_NOTE} {note}".strip()
         if message.channel is Channel.REST_SMS:
             batch, entries = await self.runner.record_sms(
                 [(message, (recipient,))], label=message.text
@@ -184,6 +205,11 @@ class Sending:
         """An MMS (files, URL, multi-MMS) or a fax, through Lodge."""
         message = form if isinstance(form, MediaMessage) else self.check_media(form)
         lodge = self.runner.gateway.lodge
+        if self.guard is not None and message.mode is not Mode.FAX:
+            # An MMS reaches a phone: a STOP counts for it as for an SMS.
+            found = await self.guard.lookup(message.recipients)
+            if found:
+                raise OptedOutError(next(iter(found.values())), media_field(message))
         batch, entries = await self.runner.record_lodge(
             message.mode.channel.lower(), message.recipients, outbox_description(message)
         )
@@ -215,8 +241,20 @@ class Sending:
         at most 100, before any of it is sent."""
         if message.channel is not Channel.REST_SMS:
             raise GatewayError("A list is sent over REST only.")
+        excluded: tuple[str, ...] = ()
+        if self.guard is not None:
+            screened = await self.guard.screen(numbers, factual=message.factual)
+            numbers, excluded = screened.kept, screened.excluded_numbers
+            if not numbers and len(excluded) == 1:  # one recipient: say who and why
+                raise OptedOutError(screened.excluded[0], "Recipients")
+            if not numbers:
+                raise ValidationError(
+                    f"Every one of the {len(excluded):,} recipients has opted out; nothing was sent.",
+                    field="Recipients",
+                    status=None,
+                )
         return await self.runner.record_sms(
-            [(message, part) for part in chunked(numbers)], label=message.text
+            [(message, part) for part in chunked(numbers)], label=message.text, excluded=excluded
         )
 
     async def send_list(
@@ -253,6 +291,23 @@ class Sending:
         Entries whose outcome is unknown are settled by status first, never resent
         blindly; failed ones are sent again with `message` as it is now.
         """
+        return await self._run_recorded(
+            batch, entries, message, message, lanes=lanes, stop=stop, on_change=on_change
+        )
+
+    async def _run_recorded(
+        self,
+        batch: OutboxBatch,
+        entries: Sequence[OutboxEntry],
+        message: SmsMessage | None,
+        shown: SmsMessage,
+        *,
+        lanes: int,
+        stop: asyncio.Event | None,
+        on_change: Changed | None,
+    ) -> Outcome:
+        """`run_list`, and `run_personal` (`message` None: each entry keeps its own text;
+        `shown` is what the history row says was sent)."""
         unsettled = [e for e in entries if e.state in (EntryState.IN_FLIGHT, EntryState.UNKNOWN)]
         settled: dict[int, OutboxEntry] = {}
         if unsettled:
@@ -262,13 +317,15 @@ class Sending:
                     if on_change is not None:
                         on_change(found.entry)
         current = [settled.get(e.id, e) for e in entries]
-        body = message.to_json()
+        body = None if message is None else message.to_json()
         # Entries just recorded with this message are ready as they are: reading a big
         # list back would only make a second copy of its recipients.
         waiting = {
             e.id
             for e in current
-            if e.state is EntryState.PENDING and not e.reason and dict(e.body) == body
+            if e.state is EntryState.PENDING
+            and not e.reason
+            and (body is None or dict(e.body) == body)
         }
         due = [
             e.id
@@ -286,11 +343,98 @@ class Sending:
         ]
         report = await self.runner.run(batch, ready, lanes=lanes, stop=stop, on_change=on_change)
         rows = [
-            list_history(
-                message, batch, report, await self._all(batch, current, report), self.now()
-            )
+            list_history(shown, batch, report, await self._all(batch, current, report), self.now())
         ]
         return self._outcome(report, rows)
+
+    # ---- personal messages -------------------------------------------------------------
+
+    async def plan_personal(
+        self, form: SmsForm, template: Template, recipients: Recipients
+    ) -> PersonalPlan:
+        """Make and check every recipient's text (on a worker thread), then leave out who
+        opted out (unless the message is purely factual): what will be sent, before
+        anything is. The options' refusal is raised (`ValidationError`) as a single
+        send's is; each recipient's is in the plan."""
+        plan = await asyncio.to_thread(
+            plan_personal,
+            form,
+            template,
+            recipients,
+            self.region,
+            now=self.now(),
+            compliance=self.compliance,
+        )
+        if self.guard is not None and plan.messages:
+            numbers = [m.recipient.number for m in plan.messages]
+            screened = await self.guard.screen(numbers, factual=plan.message.factual)
+            if not screened.factual:
+                plan = plan.without(screened.excluded)
+        return plan
+
+    async def cost(self, plan: PersonalPlan) -> Cost:
+        """What the send will cost, and whether the account's credits cover it (where the
+        gateway reports credits); asked before sending."""
+        parts = plan.parts[2]
+        try:
+            funds = await self.runner.gateway.funds()
+        except GatewayError as exc:
+            return Cost(parts, note=f"The account's credits could not be read: {exc.message}")
+        return cost_of(parts, funds)
+
+    async def record_personal(self, plan: PersonalPlan) -> tuple[OutboxBatch, list[OutboxEntry]]:
+        """Record a plan: each distinct text with up to 100 of its recipients per request,
+        each request keeping its own text, before any of it is sent."""
+        if not plan.messages:
+            if plan.excluded:
+                raise ValidationError(
+                    f"Every one of the {len(plan.excluded):,} recipients that could be sent to "
+                    "has opted out; nothing was sent.",
+                    field="Recipients",
+                    status=None,
+                )
+            raise ValidationError(
+                "No recipient can be sent to; nothing was sent.", field="Recipients", status=None
+            )
+        return await self.runner.record_sms(
+            plan.requests(),
+            label=plan.template.source,
+            excluded=[o.number for o in plan.excluded],
+        )
+
+    async def run_personal(
+        self,
+        batch: OutboxBatch,
+        entries: Sequence[OutboxEntry],
+        shown: SmsMessage,
+        *,
+        lanes: int = DEFAULT_LANES,
+        stop: asyncio.Event | None = None,
+        on_change: Changed | None = None,
+    ) -> Outcome:
+        """Send a recorded personal send's `entries` (what is left of it, again): each
+        with its own text; unknown ones settled by status first. `shown` is what the
+        history row says was sent (`PersonalPlan.history_message`)."""
+        return await self._run_recorded(
+            batch, entries, None, shown, lanes=lanes, stop=stop, on_change=on_change
+        )
+
+    async def send_personal(
+        self,
+        plan: PersonalPlan,
+        *,
+        lanes: int = DEFAULT_LANES,
+        stop: asyncio.Event | None = None,
+        on_change: Changed | None = None,
+    ) -> Outcome:
+        """Record, then send a plan (`gwdesk send --template`); the console records and
+        runs apart, so that it can show the requests before they go."""
+        batch, entries = await self.record_personal(plan)
+        outcome = await self.run_personal(
+            batch, entries, plan.history_message(), lanes=lanes, stop=stop, on_change=on_change
+        )
+        rejected = [Rejected(row.row - 1, row.text, row.reason) for row in plan.invalid]
+        return _with_check(outcome, rejected, plan.duplicates)
 
     async def _all(
         self, batch: OutboxBatch, given: Sequence[OutboxEntry], report: RunReport
@@ -319,6 +463,10 @@ class Sending:
             tuple(written),
             tuple(lodged_media),
         )
+
+
+def media_field(message: MediaMessage) -> str:
+    return "Messages" if message.mode is Mode.MULTI_MMS else "PhoneNumber"
 
 
 def _with_check(outcome: Outcome, rejected: Sequence[Rejected], duplicates: int) -> Outcome:

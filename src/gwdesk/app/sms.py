@@ -22,7 +22,9 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from gwdesk.domain.numbers import NumberError, normalise
-from gwdesk.domain.segments import MAX_PARTS, count_segments
+from gwdesk.domain.segments import MAX_PARTS, SegmentInfo, count_segments
+from gwdesk.domain.sender_id import SenderKind, check_sender_id
+from gwdesk.domain.settings import DEFAULT_INSTRUCTION
 from gwdesk.gateway.errors import ValidationError
 from gwdesk.gateway.rest import iso
 
@@ -63,8 +65,6 @@ CHANNEL_TIPS: Final = {
 #: Reply types the Lodge two-way operation takes (spec); HEADER is the sender choice.
 LODGE_REPLY_TYPES: Final = ("EMAIL", "WWW", "HTTP", "TCP/IP")
 WEBHOOK_TYPES: Final = ("HTTP", "HTTPGET", "HTTPPOST")
-SENDER_NAME: Final = re.compile(r"[A-Za-z0-9 ._-]{1,11}")
-SENDER_NUMBER: Final = re.compile(r"\+?[0-9 ()-]{8,20}")
 EMAIL: Final = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 MAX_REPLY_PATH: Final = 2000
 MAX_URL: Final = 2000
@@ -88,6 +88,19 @@ class SmsForm:
     tags: str = ""
     wap_app: str = ""
     wap_url: str = ""
+    marketing: bool = False
+    """A commercial message: it carries the opt-out instruction and needs a sender that
+    can be replied to."""
+    factual: bool = False
+    """Purely factual (no marketing): it may go to a number that opted out."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compliance:
+    """A profile's rules for marketing messages."""
+
+    marketing_default: bool = False
+    instruction: str = DEFAULT_INSTRUCTION
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +117,8 @@ class SmsMessage:
     tags: str | None = None
     wap_app: str = ""
     wap_url: str = ""
+    marketing: bool = False
+    factual: bool = False
 
     @property
     def shown_text(self) -> str:
@@ -146,6 +161,10 @@ class SmsMessage:
             body["label"] = self.shown_text
         if self.channel is Channel.WAP_PUSH:
             body.update(application=self.wap_app, url=self.wap_url)
+        if self.marketing:
+            body["marketing"] = True
+        if self.factual:
+            body["factual"] = True
         return body
 
     @classmethod
@@ -173,6 +192,8 @@ class SmsMessage:
             tags=optional["tags"],
             wap_app=str(body.get("application") or ""),
             wap_url=str(body.get("url") or ""),
+            marketing=body.get("marketing") is True,
+            factual=body.get("factual") is True,
         )
 
 
@@ -204,7 +225,9 @@ def check_recipient(text: str, region: str, wire_field: str, what: str = "recipi
         raise refuse(f"Not a usable number: {exc.reason}.", wire_field) from None
 
 
-def check_text(text: str, wire_field: str) -> str:
+def counted_text(text: str, wire_field: str) -> SegmentInfo:
+    """Check a message's text (the rules every text meets, each personal message too)
+    and say what it costs."""
     if not text.strip():
         raise refuse("The message is empty: type the text to send.", wire_field)
     if "\x00" in text:
@@ -220,24 +243,37 @@ def check_text(text: str, wire_field: str) -> str:
             f"at most {MAX_PARTS}.",
             wire_field,
         )
+    return info
+
+
+def check_text(text: str, wire_field: str) -> str:
+    counted_text(text, wire_field)
     return text
 
 
 def check_sender(text: str, region: str, wire_field: str) -> str:
-    """A number (read in the region when national) or a name of up to 11 characters."""
-    value = text.strip()
-    if SENDER_NUMBER.fullmatch(value) and sum(c.isdigit() for c in value) >= 8:
-        try:
-            return normalise(value, region)
-        except NumberError as exc:
-            raise refuse(f"The sender number is not usable: {exc.reason}.", wire_field) from None
-    if SENDER_NAME.fullmatch(value) and any(c.isalpha() for c in value):
-        return value
-    raise refuse(
-        "The sender must be a number or a name of up to 11 letters, digits, spaces, "
-        "'.', '_' or '-' (with at least one letter).",
-        wire_field,
-    )
+    """A number (read in the region when national) or a name, by ACMA's Sender ID rules:
+    what would mislead or break is refused; what only may show differently (a name over
+    11 characters) is sent, and the compose forms warn of it as it is typed."""
+    found = check_sender_id(text, region)
+    if found.errors:
+        raise refuse(found.errors[0], wire_field)
+    return found.value
+
+
+def replyable(sender: str | None, region: str) -> bool:
+    """Whether replies (and so a STOP) can come back to this sender: a number, or none
+    (the gateway's own number)."""
+    return sender is None or check_sender_id(sender, region).kind is SenderKind.NUMBER
+
+
+def with_instruction(text: str, instruction: str) -> str:
+    """A marketing message's text: the operator's, then the instruction on its own line
+    (once: a text that already ends with it is left as it is)."""
+    wanted = " ".join(instruction.split())
+    if not wanted or " ".join(text.split()).casefold().endswith(wanted.casefold()):
+        return text
+    return f"{text.rstrip()}\n{wanted}"
 
 
 def is_http_url(text: str) -> bool:
@@ -298,28 +334,45 @@ def check_external_id(text: str) -> str | None:
 # ---- whole messages ----------------------------------------------------------------------
 
 
-def check_message(form: SmsForm, region: str, now: datetime | None = None) -> SmsMessage:
-    """The checked message and options of `form` (its recipient is not looked at: a
-    batch adds its own list), or the `ValidationError` of the first field to fix."""
-    now = now or datetime.now(UTC)
-    if form.channel is Channel.REST_SMS:
-        text = check_text(form.text, "Message")
-        reply = check_reply(form.reply, region) if form.reply else None
-        source = None
-        if form.sender.strip() and not (reply and reply[0] == "HEADER"):
-            source = check_sender(form.sender, region, "Source")
-        return SmsMessage(
-            Channel.REST_SMS,
-            text,
-            source=source,
-            send_at=check_send_at(form.send_at, now) if form.send_at else None,
-            reply_type=reply[0] if reply else None,
-            reply_path=reply[1] if reply else None,
-            external_id=check_external_id(form.external_id),
-            tags=clean_tags(form.tags),
+def check_marking(form: SmsForm) -> None:
+    if form.marketing and form.factual:
+        raise refuse(
+            "A message is either marketing or purely factual, not both: untick one.", "Marketing"
         )
+
+
+def check_marketing_sender(shown: str | None, region: str, wire_field: str) -> None:
+    """A marketing message must be answerable: "Reply STOP" from a name reaches nobody."""
+    if not replyable(shown, region):
+        raise refuse(
+            f"A marketing message must let the recipient reply STOP, and no reply can come "
+            f"back to the sender name {shown!r}: send it from a number, or leave the sender "
+            "empty (the account's number).",
+            wire_field,
+        )
+
+
+def check_message(
+    form: SmsForm,
+    region: str,
+    now: datetime | None = None,
+    compliance: Compliance | None = None,
+) -> SmsMessage:
+    """The checked message and options of `form` (its recipient is not looked at: a
+    batch adds its own list), or the `ValidationError` of the first field to fix. A
+    marketing message's text gets the profile's opt-out instruction, so its parts count
+    it."""
+    now = now or datetime.now(UTC)
+    rules = compliance or Compliance()
+    check_marking(form)
+    if form.channel is Channel.REST_SMS:
+        check_text(form.text, "Message")  # the instruction alone is no message
+        typed = with_instruction(form.text, rules.instruction) if form.marketing else form.text
+        return _rest_message(form, check_text(typed, "Message"), region, now)
     if form.channel is Channel.LODGE_SMS:
-        text = check_text(form.text, "PhoneMessage")
+        check_text(form.text, "PhoneMessage")
+        typed = with_instruction(form.text, rules.instruction) if form.marketing else form.text
+        text = check_text(typed, "PhoneMessage")
         reply = check_reply(form.reply, region) if form.reply else None
         if reply and reply[0] not in (*LODGE_REPLY_TYPES, "HEADER"):
             raise refuse(
@@ -327,11 +380,15 @@ def check_message(form: SmsForm, region: str, now: datetime | None = None) -> Sm
                 f"{', '.join(LODGE_REPLY_TYPES)}, or the REST channel.",
                 "ReplyType",
             )
+        if form.marketing and reply is not None and reply[0] == "HEADER":
+            check_marketing_sender(reply[1], region, "ReplyPath")
         return SmsMessage(
             Channel.LODGE_SMS,
             text,
             reply_type=reply[0] if reply else None,
             reply_path=reply[1] if reply else None,
+            marketing=form.marketing,
+            factual=form.factual,
         )
     url = form.wap_url.strip()
     if not url:
@@ -343,15 +400,61 @@ def check_message(form: SmsForm, region: str, now: datetime | None = None) -> Sm
         raise refuse(
             f"The application name is longer than {MAX_APP_NAME} characters.", "ApplicationName"
         )
-    return SmsMessage(Channel.WAP_PUSH, wap_app=app, wap_url=url)
+    return SmsMessage(
+        Channel.WAP_PUSH, wap_app=app, wap_url=url, marketing=form.marketing, factual=form.factual
+    )
+
+
+def _rest_message(form: SmsForm, text: str, region: str, now: datetime) -> SmsMessage:
+    """A REST SMS's options checked (the marking checked already), around `text`."""
+    reply = check_reply(form.reply, region) if form.reply else None
+    source = None
+    header = reply is not None and reply[0] == "HEADER"
+    if form.sender.strip() and not header:
+        source = check_sender(form.sender, region, "Source")
+    if form.marketing:
+        shown = reply[1] if reply is not None and header else source
+        check_marketing_sender(shown, region, "ReplyPath" if header else "Source")
+    return SmsMessage(
+        Channel.REST_SMS,
+        text,
+        source=source,
+        send_at=check_send_at(form.send_at, now) if form.send_at else None,
+        reply_type=reply[0] if reply else None,
+        reply_path=reply[1] if reply else None,
+        external_id=check_external_id(form.external_id),
+        tags=clean_tags(form.tags),
+        marketing=form.marketing,
+        factual=form.factual,
+    )
+
+
+def check_options(form: SmsForm, region: str, now: datetime | None = None) -> SmsMessage:
+    """The checked options of a message whose text is made per recipient (a personal
+    message, `gwdesk.app.personal`, checks each text with `counted_text`): what
+    `check_message` checks but the text, which is left empty (a marketing message's
+    instruction goes into each text as it is made). REST only: a personal send groups
+    identical texts into requests of 100."""
+    check_marking(form)
+    if form.channel is not Channel.REST_SMS:
+        raise refuse(
+            "Personal messages (a template filled in per recipient) go over REST only.",
+            "Message",
+        )
+    return _rest_message(form, "", region, now or datetime.now(UTC))
 
 
 def recipient_field(channel: Channel) -> str:
     return "Recipient" if channel is Channel.REST_SMS else "PhoneNumber"
 
 
-def check_sms(form: SmsForm, region: str, now: datetime | None = None) -> tuple[SmsMessage, str]:
+def check_sms(
+    form: SmsForm,
+    region: str,
+    now: datetime | None = None,
+    compliance: Compliance | None = None,
+) -> tuple[SmsMessage, str]:
     """A single send's checked recipient and message, the recipient first (as the form
     reads, top down)."""
     recipient = check_recipient(form.recipient, region, recipient_field(form.channel))
-    return (check_message(form, region, now), recipient)
+    return (check_message(form, region, now, compliance), recipient)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from gwdesk.domain.models import Message, Secret
     from gwdesk.domain.profile import Profile
     from gwdesk.gateway.service import GatewayService
+    from gwdesk.store.local import LocalStore
 
 PASSWORD_ENV: Final = "GWDESK_PASSWORD"  # noqa: S105 - a variable name
 EXIT_OK: Final = 0
@@ -172,6 +173,9 @@ COMMAND_MODULES: Final = (
     "gwdesk.cli.lodge",
     "gwdesk.cli.listen",
     "gwdesk.cli.outbox",
+    "gwdesk.cli.optouts",
+    "gwdesk.cli.templates",
+    "gwdesk.cli.contacts",
 )
 
 
@@ -268,6 +272,15 @@ async def profile_sending(service: GatewayService) -> AsyncIterator[Sending]:
     """The sends of a command: the application core over the profile's store, the one
     the console uses (`gwdesk.app.profile_data`). Its history rows are written before
     the store closes. Nothing is sent when the store cannot be opened."""
+    async with profile_store_sending(service) as (_store, sending):
+        yield sending
+
+
+@contextlib.asynccontextmanager
+async def profile_store_sending(
+    service: GatewayService,
+) -> AsyncIterator[tuple[LocalStore, Sending]]:
+    """`profile_sending`, with the store it works on (its templates and contacts)."""
     from gwdesk.app.profile_data import locate, open_profile, sending_for
     from gwdesk.store.database import StoreError
 
@@ -279,9 +292,40 @@ async def profile_sending(service: GatewayService) -> AsyncIterator[Sending]:
             f"{exc} Every send is recorded in its outbox first: gwdesk sends nothing without it."
         ) from None
     try:
-        yield sending_for(service, store, data)
+        yield store, sending_for(service, store, data)
     finally:
         await asyncio.to_thread(store.close)
+
+
+StoreWork = Callable[[argparse.Namespace, "Profile", "LocalStore", "Output"], int]
+
+
+def run_on_store(args: argparse.Namespace, work: StoreWork) -> int:
+    """Run a command that needs the profile's store only (templates, contacts): no
+    password, no gateway. Usage problems exit 2, a store or file that cannot be used 1."""
+    from gwdesk.app.profile_data import locate, open_profile
+    from gwdesk.store.database import StoreError
+
+    out = Output(args.json)
+    try:
+        profile = resolve_profile(args)
+        store = open_profile(locate(profile))
+    except UsageError as exc:
+        out.failure("usage", str(exc))
+        return EXIT_USAGE
+    except (StoreError, OSError) as exc:
+        out.failure("store", f"The profile's store cannot be opened: {exc}")
+        return EXIT_FAILED
+    try:
+        return work(args, profile, store, out)
+    except UsageError as exc:
+        out.failure("usage", str(exc))
+        return EXIT_USAGE
+    except (StoreError, OSError, ValueError) as exc:
+        out.failure("store", str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
 
 
 async def _run(args: argparse.Namespace, out: Output) -> int:

@@ -8,8 +8,11 @@ machines, the backfill's result) go to stderr. Ctrl+C or SIGTERM stops it cleanl
 after every reply already acknowledged has been printed; a second one stops it at once.
 A reply's text is shown as text: its line breaks and escape sequences as `\\n`, `\\x1b`.
 
-With a gateway (`--profile NAME`, or `--base-url` and `--username`) it first
-backfills the replies the gateway received while nothing was listening.
+With a gateway (`--profile NAME`, or `--base-url` and `--username`, the options
+every command takes) it stores into that profile's store, where the console and
+`gwdesk optouts` and `gwdesk send` find the replies, and a STOP or START changes that
+gateway account's opt-out list; it first backfills the replies the gateway received
+while nothing was listening. Without one, replies are stored but change no list.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from types import FrameType
 from typing import Any, Final, TypeAlias
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gwdesk.app.profile_data import INLINE_NAME, store_path
+from gwdesk.app.profile_data import INLINE_NAME, locate, open_profile, store_path
 from gwdesk.cli import (
     EXIT_OK,
     EXIT_USAGE,
@@ -49,6 +52,7 @@ from gwdesk.replies import (
     suggested_start,
 )
 from gwdesk.store.database import StoreError
+from gwdesk.store.local import LocalStore
 from gwdesk.store.replies import ReplyStore, StoredReply
 
 POLL: Final = 0.2
@@ -189,9 +193,18 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
     zone = profile.zone if profile else _zone(args.timezone or DEFAULT_TIMEZONE)
     # The profile's store, where the console finds the replies too (an inline gateway,
     # or none, has the command line's).
-    path = store_path(profile.name if profile else INLINE_NAME)
     printer = _Printer(out, zone)
-    store = ReplyStore(path)
+    local: LocalStore | None = None
+    if profile is not None:
+        # The account's store: keyword replies change that account's opt-out list.
+        local = open_profile(locate(profile))
+        store = local.replies
+    else:
+        out.note(
+            "no gateway named (--profile, or --base-url and --username): replies are "
+            "stored, but a STOP changes no account's opt-out list"
+        )
+        store = ReplyStore(store_path(INLINE_NAME))
     try:
         with ReplyInbox(store) as inbox:
             inbox.subscribe(printer.batches.put)
@@ -217,7 +230,10 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
                 listener.stop()
         printer.print_waiting()
     finally:
-        store.close()
+        if local is not None:
+            local.close()
+        else:
+            store.close()
     out.note("stopped")
     return EXIT_OK
 

@@ -5,7 +5,11 @@ import reads it, or the `--to` values), the message and its options by
 `gwdesk.app.sms.check_message` (the Send tab's checks); then `Sending.send_list`
 records the send in the profile's outbox, sends it in requests of 100 and writes
 the history. Results print as short lines for people, or as one JSON object with
-`--json` (message fields keep the gateway's own names).
+`--json` (message fields keep the gateway's own names). The account's opt-out list
+is honoured there: a single opted-out recipient is refused (exit 1, the reason on
+stderr), a list leaves such numbers out and says how many (`--json`: which).
+`--marketing` appends the profile's opt-out instruction; `--factual` marks a message
+purely factual (it may reach opted-out numbers, and the mark is recorded).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gwdesk.app.send_values import Sent
+from gwdesk.app.sender_rules import sender_notes
 from gwdesk.app.sending import Outcome
 from gwdesk.app.sms import Channel, SmsForm, check_message
 from gwdesk.cli import (
@@ -185,6 +190,8 @@ def report_send(outcome: Outcome, out: Output) -> int:
         "lodged": lodged,
         "failed": failed,
         "duplicates": outcome.duplicates,
+        "excluded": len(outcome.excluded),
+        "excluded_numbers": list(outcome.excluded),
         "rejected": [
             {"entry": r.index + 1, "text": r.text, "reason": r.reason} for r in outcome.rejected
         ],
@@ -194,6 +201,11 @@ def report_send(outcome: Outcome, out: Output) -> int:
     if len(outcome.sent) > 1 or failed:
         lines.append(
             f"{lodged} recipient(s) lodged, {failed} not, in {len(outcome.sent)} request(s)"
+        )
+    if outcome.excluded:
+        lines.append(
+            f"{len(outcome.excluded)} opted-out recipient(s) excluded (not texted): "
+            "gwdesk optouts list shows why"
         )
     out.result(data, lines)
     if outcome.ok:
@@ -218,9 +230,13 @@ def report_send(outcome: Outcome, out: Output) -> int:
 # ---- send ---------------------------------------------------------------------------------
 
 
-def composed(args: argparse.Namespace) -> SmsForm:
-    """The message and its options as given, for `check_message` (as a form holds them)."""
+def composed(args: argparse.Namespace, marketing_default: bool = False) -> SmsForm:
+    """The message and its options as given, for `check_message` (as a form holds them);
+    without --marketing or --no-marketing the profile's default, unless --factual."""
     reply = (args.reply_type, args.reply_path) if args.reply_type else None
+    marketing = args.marketing
+    if marketing is None:
+        marketing = marketing_default and not args.factual
     return SmsForm(
         Channel.REST_SMS,
         text=args.message,
@@ -229,18 +245,33 @@ def composed(args: argparse.Namespace) -> SmsForm:
         reply=reply,
         external_id=args.external_id or "",
         tags=args.tags or "",
+        marketing=marketing,
+        factual=args.factual,
     )
 
 
 async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
     if bool(args.reply_type) != bool(args.reply_path):
         raise UsageError("--reply-type and --reply-path go together.")
+    from gwdesk.cli import personal
+
+    if personal.wanted(args):
+        return await personal.send_personal(args, service, out)
+    if args.message is None:
+        raise UsageError("Give the MESSAGE to send, or --template NAME.")
     region = service.profile.region
     checked = await send_recipients(args, region, out)
     if not checked.numbers:
         raise UsageError("There is no usable recipient; nothing was sent.")
-    message = check_message(composed(args), region)
     async with profile_sending(service) as sending:
+        form = composed(args, sending.compliance.marketing_default)
+        message = check_message(form, region, compliance=sending.compliance)
+        header = (args.reply_type or "").upper() == "HEADER"
+        shown = (args.reply_path or "") if header else form.sender
+        two_way = bool(args.reply_type) and not header
+        notes = sender_notes(shown, region, marketing=form.marketing, two_way=two_way)
+        for warning in notes.warnings:
+            out.note(f"{'--reply-path' if header else '--from'}: {warning}")
         # Checked once, above: the numbers are not checked again.
         outcome = await sending.send_list(
             message, checked.numbers, rejected=checked.rejected, duplicates=checked.duplicates
@@ -250,7 +281,12 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
 
 def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     p = subcommand(sub, "send", common, "send an SMS to one or more recipients (100 per request)")
-    p.add_argument("message", metavar="MESSAGE", help="the text to send")
+    p.add_argument(
+        "message",
+        nargs="?",
+        metavar="MESSAGE",
+        help="the text to send; with --csv, {column} and {column|fallback} fill it per row",
+    )
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--to", action="append", metavar="NUMBER", help="a recipient (repeatable)")
     who.add_argument(
@@ -279,6 +315,31 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("--reply-path", metavar="P", help="where replies go (or the sender with HEADER)")
     p.add_argument("--external-id", metavar="ID", help="your reference (default: generated)")
     p.add_argument("--tags", metavar="T", help="comma-separated tags")
+    p.add_argument(
+        "--marketing",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a commercial message: it ends with the profile's opt-out instruction and needs "
+        "a sender that can be replied to (default: the profile's setting)",
+    )
+    p.add_argument(
+        "--factual",
+        action="store_true",
+        help="purely factual, no marketing (a reminder, a delivery notice): it may go to "
+        "numbers that opted out, and the mark is recorded",
+    )
+    personal = p.add_argument_group("personal messages (a text per recipient)")
+    personal.add_argument(
+        "--template", metavar="NAME", help="a saved template (gwdesk templates), filled per row"
+    )
+    personal.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print every rendered message, the totals and the cost; send nothing",
+    )
+    personal.add_argument(
+        "--force", action="store_true", help="send even when the account's credits do not cover it"
+    )
     p.set_defaults(handler=cmd_send)
 
 

@@ -12,6 +12,7 @@ escape pair and a surrogate pair are never split across parts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -67,13 +68,16 @@ def is_gsm7(char: str) -> bool:
     return char in GSM7_BASIC or char in GSM7_EXTENSION
 
 
+#: One character outside GSM-7; the extension characters; one beyond the BMP (two
+#: UTF-16 units). Searching with these runs in C: a personal batch counts 100,000 texts.
+_NON_GSM: Final = re.compile(f"[^{re.escape(''.join(sorted(GSM7_BASIC | GSM7_EXTENSION)))}]")
+_EXTENDED: Final = re.compile(f"[{re.escape(''.join(sorted(GSM7_EXTENSION)))}]")
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
+
+
 def non_gsm_characters(text: str) -> tuple[str, ...]:
     """The distinct characters of `text` outside GSM-7, in order of first appearance."""
-    seen: dict[str, None] = {}
-    for char in text:
-        if not is_gsm7(char):
-            seen.setdefault(char, None)
-    return tuple(seen)
+    return tuple(dict.fromkeys(_NON_GSM.findall(text)))
 
 
 def _widths(text: str, encoding: Encoding) -> list[int]:
@@ -95,16 +99,30 @@ def _pack(widths: list[int], total: int, single: int, multi: int) -> tuple[int, 
     return (parts, multi - used)
 
 
+def _parts(text: str, encoding: Encoding, total: int, doubles: int) -> tuple[int, int]:
+    """`_pack`, by arithmetic when no unit is two wide (nothing can then be kept whole)."""
+    single, multi = (
+        (SINGLE_GSM7, MULTI_GSM7) if encoding is Encoding.GSM7 else (SINGLE_UCS2, MULTI_UCS2)
+    )
+    if total <= single:
+        return (1, single - total)
+    if not doubles:
+        parts = -(-total // multi)
+        return (parts, parts * multi - total)
+    return _pack(_widths(text, encoding), total, single, multi)
+
+
 def count_segments(text: str) -> SegmentInfo:
     """Count the SMS parts `text` needs. An empty text still costs one part."""
-    non_gsm = non_gsm_characters(text)
-    encoding = Encoding.UCS2 if non_gsm else Encoding.GSM7
-    widths = _widths(text, encoding)
-    total = sum(widths)
-    if encoding is Encoding.GSM7:
-        parts, remaining = _pack(widths, total, SINGLE_GSM7, MULTI_GSM7)
+    non_gsm: tuple[str, ...] = ()
+    if _NON_GSM.search(text) is None:
+        encoding = Encoding.GSM7
+        doubles = len(_EXTENDED.findall(text))
     else:
-        parts, remaining = _pack(widths, total, SINGLE_UCS2, MULTI_UCS2)
+        encoding, non_gsm = Encoding.UCS2, non_gsm_characters(text)
+        doubles = len(_ASTRAL.findall(text))
+    total = len(text) + doubles
+    parts, remaining = _parts(text, encoding, total, doubles)
     return SegmentInfo(
         encoding=encoding,
         characters=len(text),

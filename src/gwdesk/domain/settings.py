@@ -23,7 +23,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final, Generic, TypeVar
 
+from gwdesk.domain.optout_words import DEFAULT_OPT_IN, DEFAULT_OPT_OUT, check_keywords
+
 T = TypeVar("T")
+#: What a marketing message ends with unless the profile says otherwise.
+DEFAULT_INSTRUCTION: Final = "Reply STOP to opt out"
 
 
 class Place(StrEnum):
@@ -111,6 +115,18 @@ def _text(limit: int) -> Callable[[object], str]:
     return parse
 
 
+def _words(value: object) -> tuple[str, ...]:
+    """A keyword list, tidied (`optout_words.check_keywords`); at least one keyword."""
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise ValueError(f"not a list of keywords: {value!r}")
+    if not all(isinstance(v, str) for v in value):
+        raise ValueError("a keyword is not text")
+    words = check_keywords(value)
+    if not words:
+        raise ValueError("at least one keyword")
+    return words
+
+
 def _bytes(value: object) -> bytes:
     if isinstance(value, bytes | bytearray):
         return bytes(value)
@@ -157,6 +173,12 @@ def optional_text(
     name: str, place: Place, about: str, *, limit: int = 4096, key: str = ""
 ) -> Setting[str | None]:
     return Setting(name, None, place, about, _optional(_text(limit)), key)
+
+
+def keywords(
+    name: str, default: tuple[str, ...], place: Place, about: str
+) -> Setting[tuple[str, ...]]:
+    return Setting(name, default, place, about, _words)
 
 
 def blob(name: str, place: Place, about: str, *, key: str = "") -> Setting[bytes]:
@@ -219,6 +241,31 @@ LOGS_HEADER: Final = text(
     "The Logs table's columns: which are shown, their order, widths and sort.",
     limit=65536,
 )
+OPT_OUT_KEYWORDS: Final = keywords(
+    "optouts.opt_out_keywords",
+    DEFAULT_OPT_OUT,
+    Place.PROFILE_STORE,
+    "Replies led by one of these words (any case, punctuation aside) opt the sender out.",
+)
+OPT_IN_KEYWORDS: Final = keywords(
+    "optouts.opt_in_keywords",
+    DEFAULT_OPT_IN,
+    Place.PROFILE_STORE,
+    "Replies led by one of these words opt the sender back in (only the customer can).",
+)
+MARKETING_DEFAULT: Final = flag(
+    "sending.marketing_default",
+    False,
+    Place.PROFILE_STORE,
+    "Whether a new message is marked as marketing (it then carries the opt-out instruction).",
+)
+OPT_OUT_INSTRUCTION: Final = text(
+    "sending.opt_out_instruction",
+    DEFAULT_INSTRUCTION,
+    Place.PROFILE_STORE,
+    "What a marketing message ends with, so the recipient knows how to opt out.",
+    limit=100,
+)
 WINDOW_GEOMETRY: Final = blob(
     "window.geometry",
     Place.WINDOW_STATE,
@@ -246,6 +293,10 @@ SETTINGS: Final[Mapping[str, Setting[Any]]] = {
         LISTENER_SECRET,
         REPLIES_SEEN_UP_TO,
         LOGS_HEADER,
+        OPT_OUT_KEYWORDS,
+        OPT_IN_KEYWORDS,
+        MARKETING_DEFAULT,
+        OPT_OUT_INSTRUCTION,
         WINDOW_GEOMETRY,
         WINDOW_TAB,
     )

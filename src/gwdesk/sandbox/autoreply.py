@@ -5,6 +5,10 @@ and HTTPPOST ones also cause a webhook; the others still show in the replies
 backfill). One worker task replies in due-time order from a bounded heap, at most
 `rate` replies a second, and answers only a seeded fraction of batch messages, so
 a 10,000-recipient batch yields a steady trickle rather than a burst.
+
+Some simulated customers opt out (STOP, "stop please"); one who did answers the next
+message to their number with START, so a new user sees the console's opt-out list
+change both ways. One mentions "stop" without meaning it, which changes nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ CANNED_REPLIES: Final = (
     "OK",
     "Who is this?",
     "STOP",
+    "stop please",
+    "Please don't stop my deliveries",
     "Running 10 min late, sorry 🙏",
     "Yes please 👍",
     "Merci, à demain !",
@@ -39,6 +45,9 @@ CANNED_REPLIES: Final = (
     "Call me back when you can",
     "Confirmed ✅",
 )
+OPTING_OUT: Final = frozenset({"STOP", "stop please"})
+"""Canned replies that opt out; the customer's next answer is `OPTING_IN`."""
+OPTING_IN: Final = "START"
 DEFAULT_RATE: Final = 5.0
 """Auto-replies a second, at most."""
 BATCH_FRACTION: Final = 0.2
@@ -81,6 +90,8 @@ class AutoReplier:
         self._wakeup = asyncio.Event()
         self.unanswered = 0
         """Two-way messages passed over because the pending heap was full."""
+        self._stopped: set[str] = set()
+        """Numbers whose simulated customer opted out (their next answer opts back in)."""
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -142,12 +153,23 @@ class AutoReplier:
             heapq.heappop(self._heap)
             self._reply_to(message_id)
 
+    def answer(self, number: str) -> str:
+        """What the customer at `number` answers: START after their own STOP, else a
+        seeded pick of the canned replies."""
+        if number in self._stopped:
+            self._stopped.discard(number)
+            return OPTING_IN
+        text = self._rng.choice(CANNED_REPLIES)
+        if text in OPTING_OUT:
+            self._stopped.add(number)
+        return text
+
     def _reply_to(self, message_id: str) -> None:
         message = self._engine.message(message_id)
         if message is None:
             return
         try:
-            self._engine.create_reply(text=self._rng.choice(CANNED_REPLIES), message=message)
+            self._engine.create_reply(text=self.answer(str(message["to_number"])), message=message)
         except sqlite3.Error:
             log.exception("auto-reply to %s failed", message_id)
 

@@ -212,6 +212,79 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     DROP TABLE reply_meta;
     DROP TABLE log_settings;
     """,
+    # Opt-outs (gwdesk.store.optouts): each number's current state per gateway account, and
+    # every change (times ISO 8601 UTC; `applied` 0 for a reply that came after a later change).
+    """
+    CREATE TABLE optouts (
+        account TEXT NOT NULL,
+        number TEXT NOT NULL,
+        opted_out INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        how TEXT NOT NULL,
+        by_whom TEXT NOT NULL,
+        keyword TEXT,
+        reply_id INTEGER,
+        reason TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (account, number)
+    ) WITHOUT ROWID;
+    CREATE INDEX optouts_at ON optouts(account, opted_out, at);
+    CREATE TABLE optout_changes (
+        id INTEGER PRIMARY KEY,
+        account TEXT NOT NULL,
+        number TEXT NOT NULL,
+        opted_out INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        how TEXT NOT NULL,
+        by_whom TEXT NOT NULL,
+        keyword TEXT,
+        reply_id INTEGER,
+        reason TEXT NOT NULL DEFAULT '',
+        applied INTEGER NOT NULL
+    );
+    CREATE INDEX optout_changes_number ON optout_changes(account, number, at);
+    """,
+    # Outbox: the numbers a batch left out because they had opted out (JSON list).
+    """
+    ALTER TABLE outbox_batches ADD COLUMN excluded TEXT NOT NULL DEFAULT '[]';
+    """,
+    # Templates (gwdesk.store.templates) and contacts (gwdesk.store.contacts). Names are
+    # unique by `name_key` (case folded in Python: SQLite folds ASCII only); a number
+    # belongs to one contact; a contact's fields are a JSON object; times are UTC µs.
+    """
+    CREATE TABLE templates (
+        name_key TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        text TEXT NOT NULL,
+        updated_us INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE contacts (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL,
+        notes TEXT NOT NULL DEFAULT '',
+        fields TEXT NOT NULL DEFAULT '{}',
+        created_us INTEGER NOT NULL,
+        updated_us INTEGER NOT NULL
+    );
+    CREATE INDEX contacts_name ON contacts(name_key, id);
+    CREATE TABLE contact_numbers (
+        number TEXT PRIMARY KEY,
+        contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX contact_numbers_contact ON contact_numbers(contact_id, position);
+    CREATE TABLE contact_groups (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE contact_members (
+        group_id INTEGER NOT NULL REFERENCES contact_groups(id) ON DELETE CASCADE,
+        contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+        PRIMARY KEY (group_id, contact_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX contact_members_contact ON contact_members(contact_id);
+    """,
 )
 
 

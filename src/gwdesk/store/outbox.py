@@ -143,6 +143,7 @@ class OutboxStore:
         send_id: str,
         entries: Sequence[NewEntry],
         baseline: Iterable[str] = (),
+        excluded: Sequence[str] = (),
     ) -> tuple[OutboxBatch, list[OutboxEntry]]:
         """Record a batch and all its entries (pending) in one transaction."""
         if not entries:
@@ -168,10 +169,10 @@ class OutboxStore:
             try:
                 cursor = self.conn.execute(
                     "INSERT INTO outbox_batches(send_id, gateway, channel, label, baseline, "
-                    "created_us, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "excluded, created_us, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         send_id, gateway, channel, label[:MAX_LABEL],
-                        json.dumps(sorted(baseline)), now, now,
+                        json.dumps(sorted(baseline)), json.dumps(list(excluded)), now, now,
                     ),
                 )  # fmt: skip
                 batch_id = int(cursor.lastrowid or 0)
@@ -259,18 +260,19 @@ class OutboxStore:
                 ).rowcount
             )
 
-    def reopen(self, entry_ids: Sequence[int], body: Mapping[str, Any]) -> list[int]:
+    def reopen(self, entry_ids: Sequence[int], body: Mapping[str, Any] | None) -> list[int]:
         """Make failed or pending entries ready to send with `body` ("Send remaining" with
-        the message as it is now); the ids that are now pending, waiting their turn (why
-        they were not sent before no longer holds). Entries in flight, unknown or lodged
-        are left as they are."""
-        text = json.dumps(dict(body), ensure_ascii=False, default=str)
+        the message as it is now; None: each with its own, as a personal send's entries
+        are); the ids that are now pending, waiting their turn (why they were not sent
+        before no longer holds). Entries in flight, unknown or lodged are left as they are."""
+        text = None if body is None else json.dumps(dict(body), ensure_ascii=False, default=str)
         now = self._clock()
         opened = []
         with self._lock, transaction(self.conn):
             for entry_id in entry_ids:
                 if self.conn.execute(
-                    "UPDATE outbox_entries SET state = 'pending', body = ?, reason = '', updated_us = ? "
+                    "UPDATE outbox_entries SET state = 'pending', body = COALESCE(?, body), "
+                    "reason = '', updated_us = ? "
                     "WHERE id = ? AND state IN ('pending', 'failed')",
                     (text, now, entry_id),
                 ).rowcount:
@@ -291,6 +293,43 @@ class OutboxStore:
             )
             self._touch(entry_id, now)
         return self._read(entry_id, EntryState.FAILED)
+
+    def exclude(self, entry_id: int, numbers: Collection[str], reason: str) -> OutboxEntry:
+        """Leave `numbers` out of a pending entry before it is sent (they opted out since
+        it was recorded); an entry left with nobody fails for good. The entry as it now is."""
+        now = self._clock()
+        with self._lock, transaction(self.conn):
+            row = self.conn.execute(
+                "SELECT recipients, batch_id FROM outbox_entries WHERE id = ? AND state = 'pending'",
+                (entry_id,),
+            ).fetchone()
+            if row is None:
+                raise TransitionError(entry_id, EntryState.PENDING, None)
+            recipients = [n for n in json.loads(row["recipients"]) if n not in numbers]
+            left_out = [n for n in json.loads(row["recipients"]) if n in numbers]
+            if recipients:
+                self.conn.execute(
+                    "UPDATE outbox_entries SET recipients = ?, recipient_count = ?, reason = ?, "
+                    "updated_us = ? WHERE id = ?",
+                    (json.dumps(recipients), len(recipients), reason, now, entry_id),
+                )
+            else:
+                self.conn.execute(
+                    "UPDATE outbox_entries SET state = 'failed', retryable = 0, reason = ?, "
+                    "updated_us = ? WHERE id = ?",
+                    (reason, now, entry_id),
+                )
+            batch = self.conn.execute(
+                "SELECT excluded FROM outbox_batches WHERE id = ?", (row["batch_id"],)
+            ).fetchone()
+            known = json.loads(batch["excluded"] or "[]") if batch is not None else []
+            known.extend(n for n in left_out if n not in known)
+            self.conn.execute(
+                "UPDATE outbox_batches SET excluded = ? WHERE id = ?",
+                (json.dumps(known), row["batch_id"]),
+            )
+            self._touch(entry_id, now)
+        return self._read(entry_id, EntryState.PENDING)
 
     def note(self, entry_ids: Sequence[int], reason: str) -> None:
         """Say why pending entries were not sent (a run was cancelled or halted)."""

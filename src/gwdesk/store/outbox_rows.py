@@ -28,7 +28,7 @@ OPEN_STATES: Final = (EntryState.PENDING, EntryState.IN_FLIGHT, EntryState.UNKNO
 SMS: Final = "sms"
 """The REST channel: the only one with ExternalSystemIds, so the only one reconciled."""
 BATCH_SELECT: Final = (
-    "SELECT id, send_id, gateway, channel, label, baseline, created_us, updated_us, closed, "
+    "SELECT id, send_id, gateway, channel, label, baseline, excluded, created_us, updated_us, closed, "
     "owner FROM outbox_batches "
 )
 COUNT_SELECT: Final = "SELECT batch_id, state, COUNT(*), TOTAL(recipient_count) FROM outbox_entries"
@@ -101,6 +101,8 @@ class OutboxBatch:
     owner: str | None
     baseline: frozenset[str] = frozenset()
     counts: Mapping[EntryState, StateCount] = field(default_factory=dict)
+    excluded: tuple[str, ...] = ()
+    """Numbers left out because they had opted out (when recorded, or before a request)."""
 
     def count(self, *states: EntryState) -> int:
         return sum(self.counts.get(s, StateCount()).entries for s in states)
@@ -125,15 +127,17 @@ def state_of(value: object) -> EntryState | None:
         return None
 
 
-def batch_from_row(row: sqlite3.Row, counts: Mapping[EntryState, StateCount]) -> OutboxBatch:
-    """A batch row with its counts; a baseline that cannot be read is taken as empty."""
-    baseline: frozenset[str] = frozenset()
+def _strings(text: object) -> tuple[str, ...]:
+    """A JSON list of strings; () when it cannot be read."""
     try:
-        loaded = json.loads(row["baseline"] or "[]")
-        if isinstance(loaded, list):
-            baseline = frozenset(str(v) for v in loaded)
+        loaded = json.loads(str(text or "[]"))
     except (json.JSONDecodeError, TypeError):
-        pass
+        return ()
+    return tuple(str(v) for v in loaded) if isinstance(loaded, list) else ()
+
+
+def batch_from_row(row: sqlite3.Row, counts: Mapping[EntryState, StateCount]) -> OutboxBatch:
+    """A batch row with its counts; a list that cannot be read is taken as empty."""
     return OutboxBatch(
         id=int(row["id"]),
         send_id=str(row["send_id"]),
@@ -144,8 +148,9 @@ def batch_from_row(row: sqlite3.Row, counts: Mapping[EntryState, StateCount]) ->
         updated_us=int(row["updated_us"] or 0),
         closed=bool(row["closed"]),
         owner=row["owner"] if isinstance(row["owner"], str) else None,
-        baseline=baseline,
+        baseline=frozenset(_strings(row["baseline"])),
         counts=dict(counts),
+        excluded=_strings(row["excluded"]),
     )
 
 

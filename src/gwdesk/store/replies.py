@@ -35,8 +35,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.settings import LISTENER_PORT, LISTENER_SECRET, REPLIES_SEEN_UP_TO
 from gwdesk.store.database import connect, store_methods
+from gwdesk.store.optouts import ReplyKeyword, apply_replies, list_number
 from gwdesk.store.settings import LockedConnection, StoredSettings
 
 ReplySource = Literal["webhook", "keyword", "backfill"]
@@ -183,14 +186,33 @@ class AddResult:
     """An already stored reply gained a field it lacked (its MessageId, say)."""
 
 
+@dataclass(frozen=True, slots=True)
+class OptOutRules:
+    """Whose opt-out list keyword replies change, and the keywords that change it."""
+
+    account: str
+    keywords: Keywords
+    region: str = DEFAULT_REGION
+    """How a reply's sender number is read when it is not international."""
+
+
 @store_methods
 class ReplyStore:
     """The `replies` table of a profile's file and the settings of its listener; safe to use
     from any thread. Every method raises `StoreError`s (`StoreBusy` when another writer held
     the file past the busy time-out), never the engine's errors."""
 
-    def __init__(self, path: Path | str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        optouts: OptOutRules | None = None,
+    ) -> None:
         self.path = path
+        self.optouts = optouts
+        """Keyword replies (STOP, START) change this account's opt-out list as they are
+        stored, in the same transaction (None: the list is not kept, e.g. a bare listener)."""
         writer = connect(path)
         writer.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
         writer.execute("PRAGMA synchronous=FULL")
@@ -296,7 +318,34 @@ class ReplyStore:
                 results.append(AddResult(_from_incoming(new_id, reply, stored_at), new=True))
             else:
                 results.append(self._complete(conn, reply))
+        if self.optouts is not None:
+            self._apply_keywords(conn, self.optouts, results)
         return results
+
+    @staticmethod
+    def _apply_keywords(
+        conn: sqlite3.Connection, rules: OptOutRules, results: Sequence[AddResult]
+    ) -> None:
+        """New keyword replies change the opt-out list, in the reply's own transaction."""
+        found = []
+        for result in results:
+            if not result.new:
+                continue
+            reply = result.reply
+            reading = rules.keywords.read(reply.text)
+            if reading is not None:
+                found.append(
+                    ReplyKeyword(
+                        reply.id,
+                        list_number(reply.from_number, rules.region),
+                        reply.received_at,
+                        reply.source,
+                        reading.intent,
+                        reading.keyword,
+                    )
+                )
+        if found:
+            apply_replies(conn, rules.account, found)
 
     def _complete(self, conn: sqlite3.Connection, reply: IncomingReply) -> AddResult:
         """A reply already stored: fill in the fields the stored copy lacks, if any."""

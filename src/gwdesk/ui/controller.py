@@ -33,11 +33,12 @@ def default_tabs() -> list[TabFactory]:
     from gwdesk.ui.batch.tab import BatchTab
     from gwdesk.ui.fax_mms.tab import FaxMmsTab
     from gwdesk.ui.logs.tab import LogsTab
+    from gwdesk.ui.optouts.tab import OptOutsTab
     from gwdesk.ui.replies.tab import RepliesTab
     from gwdesk.ui.send.tab import SendTab
     from gwdesk.ui.status.tab import StatusTab
 
-    return [SendTab, BatchTab, StatusTab, RepliesTab, LogsTab, FaxMmsTab]
+    return [SendTab, BatchTab, StatusTab, RepliesTab, OptOutsTab, LogsTab, FaxMmsTab]
 
 
 def sandbox_profile(addresses: SandboxAddresses) -> Profile:

@@ -13,7 +13,13 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from gwdesk.app.profile_data import ProfileData, locate, open_profile, sending_for
+from gwdesk.app.profile_data import (
+    ProfileData,
+    compliance_of,
+    locate,
+    open_profile,
+    sending_for,
+)
 from gwdesk.app.sending import Sending
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
@@ -36,6 +42,8 @@ class Session(QObject):
     """(what happened, ok) after each gateway call a tab reports: drives the status bar."""
     closing = Signal()
     """The store is about to close: tabs hand over what they have not saved yet (drafts)."""
+    rules_changed = Signal()
+    """The profile's opt-out keywords or marketing rules changed (`apply_rules`)."""
 
     def __init__(self, paths: AppPaths, service_factory: ServiceFactory) -> None:
         super().__init__()
@@ -81,6 +89,21 @@ class Session(QObject):
         self.profile = profile
         self.is_sandbox = sandbox
         self.changed.emit()
+
+    async def apply_rules(self) -> None:
+        """The operator changed the opt-out rules in the store's settings: keyword replies
+        are read by the new keywords from now on, and sends get the new marketing rules."""
+        store, sending = self.store, self.sending
+        if store is None or sending is None:
+            return
+
+        def read() -> None:
+            store.apply_optout_keywords()
+            sending.compliance = compliance_of(store)
+
+        await off_thread(read)
+        if store is self.store:
+            self.rules_changed.emit()
 
     def report(self, what: str, ok: bool) -> None:
         self.activity.emit(what, ok)

@@ -3,7 +3,9 @@
 The ExternalSystemId is not asked for: the service gives each request of 100 its
 own (shown per request in the results), which is what lets a lost answer be
 settled without sending twice. Errors the gateway names by wire field (`Message`,
-`Source`, `SendAt`, `ReplyType`, `ReplyPath`, `Tags`) are shown at that field.
+`Source`, `SendAt`, `ReplyType`, `ReplyPath`, `Tags`) are shown at that field, and
+the sender is read by ACMA's rules as it is typed. "Marketing" counts the profile's
+opt-out instruction in the parts; "Purely factual" keeps opted-out numbers in.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.sms import Channel, SmsForm
+from gwdesk.app.sender_rules import SenderNotes, sender_notes
+from gwdesk.app.sms import Channel, Compliance, SmsForm
+from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.ui.widgets.compliance import MarkingChoice, show_sender_notes
 from gwdesk.ui.widgets.field_errors import error_label, stacked
 from gwdesk.ui.widgets.message_editor import MessageEditor
 from gwdesk.ui.widgets.reply_options import REPLY_TYPES, ReplyMode, ReplyOptions
@@ -44,6 +49,7 @@ FIELDS: Final = {
     "replytype": "reply",
     "replypath": "reply",
     "tags": "tags",
+    "marketing": "marketing",
 }
 
 
@@ -58,6 +64,8 @@ class BatchCompose(QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Message", parent)
+        self.region = DEFAULT_REGION
+        self.compliance = Compliance()
         self.editor = MessageEditor(accessible_name="Batch message")
         self.editor.edit.setPlaceholderText(
             "The text every recipient gets. Ctrl+Enter sends the batch."
@@ -82,6 +90,8 @@ class BatchCompose(QGroupBox):
         self.send_at_error = error_label("Send at error")
         self.replies = ReplyOptions()
         self.reply_error = error_label("Replies error")
+        self.marking = MarkingChoice()
+        self.marking_error = error_label("Marketing error")
 
         # The text on top, the options below at full width: From and Tags get room for
         # real values and the SendAt zone line fits on one line.
@@ -110,6 +120,7 @@ class BatchCompose(QGroupBox):
         options.addRow(replies_label, stacked(self.replies, self.reply_error))
         layout = QVBoxLayout(self)
         layout.addWidget(stacked(self.editor, self.text_error), 1)
+        layout.addWidget(stacked(self.marking, self.marking_error))
         layout.addLayout(options)
 
         self._errors: dict[str, tuple[QWidget, QLabel]] = {
@@ -118,6 +129,7 @@ class BatchCompose(QGroupBox):
             "tags": (self.tags, self.tags_error),
             "send_at": (self.send_at.edit, self.send_at_error),
             "reply": (self.replies.path_edit, self.reply_error),
+            "marketing": (self.marking.marketing, self.marking_error),
         }
         for signal, key in (
             (self.editor.changed, "text"),
@@ -125,6 +137,7 @@ class BatchCompose(QGroupBox):
             (self.tags.textChanged, "tags"),
             (self.send_at.changed, "send_at"),
             (self.replies.changed, "reply"),
+            (self.marking.changed, "marketing"),
         ):
             signal.connect(lambda *_a, k=key: self._edited(k))
         self.replies.group.buttonToggled.connect(lambda *_a: self._header_sender())
@@ -142,7 +155,49 @@ class BatchCompose(QGroupBox):
             send_at=self.send_at.value(),
             reply=self.replies.reply(),
             tags=self.tags.text(),
+            marketing=self.marking.marketing.isChecked(),
+            factual=self.marking.factual.isChecked(),
         )
+
+    def set_compliance(self, compliance: Compliance, *, default: bool = True) -> None:
+        """The profile's marketing rules; `default`: tick Marketing as the profile says."""
+        self.compliance = compliance
+        if default:
+            self.marking.set_marked(compliance.marketing_default)
+        self._count_instruction()
+
+    def set_region(self, region: str) -> None:
+        self.region = region
+        self._check_sender()
+
+    def _count_instruction(self) -> None:
+        marketing = self.marking.marketing.isChecked()
+        self.editor.set_appended(self.compliance.instruction if marketing else "")
+
+    def sender_notes(self) -> SenderNotes:
+        """ACMA's rules on the sender: From, or the HEADER name under Replies."""
+        mode, marketing = self.replies.mode(), self.marking.marketing.isChecked()
+        if mode is ReplyMode.HEADER:
+            return sender_notes(self.replies.sender_edit.text(), self.region, marketing=marketing)
+        two_way = mode is ReplyMode.TWO_WAY
+        return sender_notes(
+            self.sender_edit.text(), self.region, marketing=marketing, two_way=two_way
+        )
+
+    def _check_sender(self) -> None:
+        """Show the sender rules at the field (a refusal shown later replaces them)."""
+        notes = self.sender_notes()
+        header = self.replies.mode() is ReplyMode.HEADER
+        label, edit = (
+            (self.reply_error, self.replies.sender_edit)
+            if header
+            else (self.sender_error, self.sender_edit)
+        )
+        show_sender_notes(label, notes)
+        set_invalid(edit, bool(notes.errors))
+        if header:
+            self.sender_error.hide()
+            set_invalid(self.sender_edit, False)
 
     def _header_sender(self) -> None:
         header = self.replies.mode() is ReplyMode.HEADER
@@ -173,6 +228,7 @@ class BatchCompose(QGroupBox):
     def clear_errors(self) -> None:
         for key in self._errors:
             self._clear(key)
+        self._check_sender()
 
     def _clear(self, key: str) -> None:
         widget, label = self._errors[key]
@@ -186,6 +242,10 @@ class BatchCompose(QGroupBox):
 
     def _edited(self, key: str) -> None:
         self._clear(key)
+        if key == "marketing":
+            self._count_instruction()  # before the totals are asked for the parts
+        if key in ("sender", "reply", "marketing"):
+            self._check_sender()
         self.changed.emit()
 
     # ---- drafts ----------------------------------------------------------------------------
@@ -202,6 +262,7 @@ class BatchCompose(QGroupBox):
             "reply_type": self.replies.reply_type(),
             "reply_path": self.replies.path_edit.text(),
             "header_sender": self.replies.sender_edit.text(),
+            "marketing": self.marking.marketing.isChecked(),
         }
 
     def restore(self, data: dict[str, Any]) -> None:
@@ -227,4 +288,8 @@ class BatchCompose(QGroupBox):
             self.replies.set_reply_type(kind)
         self.replies.path_edit.setText(_text(data, "reply_path", 2000))
         self.replies.sender_edit.setText(_text(data, "header_sender", 64))
+        marketing = data.get("marketing")  # purely factual is never carried over
+        self.marking.set_marked(
+            marketing if isinstance(marketing, bool) else self.compliance.marketing_default
+        )
         self.clear_errors()

@@ -7,6 +7,9 @@ to the profile's `Sending` (`record_list`, then `run_list`: the outbox runner ow
 the lanes, cancelling, halting and settling by status, and writes history) and
 renders what comes back. What was lodged stays listed, what was not can be sent
 with "Send remaining", and nothing the operator composed is lost when a send fails.
+As soon as the recipients are checked they are screened against the account's
+opt-out list (off the GUI thread): the totals say how many will be left out, and
+that list can be exported; the outcome says how many the send left out.
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ import asyncio
 import logging
 import math
 from collections.abc import Callable
+from datetime import date
+from pathlib import Path
 from typing import Final
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
@@ -32,12 +38,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.optouts import OptOutGuard, Screened, write_optouts
 from gwdesk.app.send_values import DEFAULT_LANES, MAX_LANES, MAX_RECIPIENTS_PER_REQUEST
 from gwdesk.app.sending import Outcome, Sending
 from gwdesk.app.sms import SmsMessage, check_message
 from gwdesk.app.status import follow
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.gateway.errors import GatewayError, ValidationError
+from gwdesk.importing.recipients import RecipientList
 from gwdesk.store.database import StoreError
 from gwdesk.store.outbox import EntryState, OutboxBusy, OutboxEntry
 from gwdesk.ui.batch.compose import BatchCompose
@@ -46,7 +54,7 @@ from gwdesk.ui.batch.results import ListRun, ResultsPanel
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
-from gwdesk.ui.tasks import TaskRunner, alive
+from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
@@ -55,6 +63,9 @@ log = logging.getLogger("gwdesk.ui.batch")
 CONFIRM_ABOVE: Final = 1000
 SEND_KEY: Final = "batch-send"
 FOLLOW_KEY: Final = "batch-follow"
+SCREEN_KEY: Final = "batch-screen"
+EXCLUDED_EXPORT_KEY: Final = "batch-excluded-export"
+SCREEN_DELAY_MS: Final = 300
 DRAFT_KEY: Final = "batch"
 DRAFT_DELAY_MS: Final = 800
 REFRESH_MS: Final = 100
@@ -63,6 +74,12 @@ FIGURES: Final = (
     ("valid", "Valid recipients", "Usable numbers, each once"),
     ("duplicates", "Duplicates dropped", "Entries that repeat an earlier number"),
     ("invalid", "Invalid", "Entries that are not usable numbers (listed on the left)"),
+    (
+        "excluded",
+        "Opted out: excluded",
+        "Valid recipients on the account's opt-out list: the batch leaves them out "
+        "(unless the message is marked purely factual)",
+    ),
     ("parts", "SMS parts each", "Parts one message needs (GSM 03.38)"),
     ("messages", "Messages", "Recipients × parts: what the batch costs"),
     ("requests", "Requests", "Requests of up to 100 recipients the batch is sent in"),
@@ -84,6 +101,10 @@ class BatchTab(BaseTab):
         self._stop: asyncio.Event | None = None
         self._follow_stop: asyncio.Event | None = None
         self._restoring = False
+        self.screened: Screened | None = None
+        """The checked recipients against the opt-out list (None: not screened yet)."""
+        self._screened_for: tuple[RecipientList, bool] | None = None
+        self._screening: tuple[RecipientList, bool] | None = None
 
         self.recipients = RecipientsPanel(tasks, theme)
         self.compose = BatchCompose()
@@ -123,8 +144,15 @@ class BatchTab(BaseTab):
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_DELAY_MS)
         self._draft_timer.timeout.connect(self.save_draft)
+        self._screen_timer = QTimer(self)
+        self._screen_timer.setSingleShot(True)
+        self._screen_timer.setInterval(SCREEN_DELAY_MS)
+        self._screen_timer.timeout.connect(self.screen_again)
 
         self.recipients.checked.connect(self.update_totals)
+        self.compose.marking.changed.connect(self.update_totals)
+        self.connect_tracked(session.rules_changed, self._rules_changed)
+        self.connect_tracked(session.replies.replies_arrived, lambda _d: self._screen_timer.start())
         self.recipients.paste.textChanged.connect(self._edited)
         self.compose.changed.connect(self._edited)
         self.compose.submit_requested.connect(self.send)
@@ -178,6 +206,18 @@ class BatchTab(BaseTab):
             "as it is now; requests whose outcome was unknown are looked up first"
         )
         self.remaining_button.clicked.connect(self.send_remaining)
+        self.optout_line = PlainLabel()
+        self.optout_line.setAccessibleName("Opted-out recipients")
+        self.optout_line.setWordWrap(True)
+        self.optout_line.hide()
+        self.export_excluded_button = QPushButton(theme.icon("export"), "Export the opted out…")
+        self.export_excluded_button.setAccessibleName("Export the opted-out recipients")
+        self.export_excluded_button.setToolTip(
+            "Save the recipients left out because they opted out (number, since when, how, "
+            "keyword, reason) as CSV"
+        )
+        self.export_excluded_button.clicked.connect(self._export_excluded_clicked)
+        self.export_excluded_button.hide()
         self.outcome = PlainLabel()
         self.outcome.setAccessibleName("Batch outcome")
         self.outcome.setWordWrap(True)
@@ -196,8 +236,12 @@ class BatchTab(BaseTab):
         buttons.addWidget(self.remaining_button)
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.send_button)
+        optouts = QHBoxLayout()
+        optouts.addWidget(self.optout_line, 1)
+        optouts.addWidget(self.export_excluded_button)
         layout = QVBoxLayout(box)
         layout.addLayout(grid)
+        layout.addLayout(optouts)
         layout.addLayout(buttons)
         return box
 
@@ -217,18 +261,129 @@ class BatchTab(BaseTab):
             for label in self.figures.values():
                 label.setText("…")
             self.figures["parts"].setText(str(parts))
+            self._show_optouts(None)
             return
         valid = len(result.numbers) if result else 0
+        screened = self._current_screen()
+        excluded = 0 if screened is None or screened.factual else len(screened.excluded)
+        sent = valid - excluded
         values = {
             "valid": valid,
             "duplicates": result.duplicates if result else 0,
             "invalid": len(result.invalid) if result else 0,
+            "excluded": excluded,
             "parts": parts,
-            "messages": valid * parts,
-            "requests": math.ceil(valid / MAX_RECIPIENTS_PER_REQUEST),
+            "messages": sent * parts,
+            "requests": math.ceil(sent / MAX_RECIPIENTS_PER_REQUEST),
         }
         for key, value in values.items():
             self.figures[key].setText(f"{value:,}")
+        if screened is None and valid:
+            self.figures["excluded"].setText("…")  # being screened: the figures follow
+        self._show_optouts(screened)
+
+    # ---- the opt-out list ----------------------------------------------------------------
+
+    def _current_screen(self) -> Screened | None:
+        """The screen of the recipients as they are now; starts one when there is none."""
+        result = self.recipients.result
+        if result is None or not result.numbers:
+            return None
+        key = (result, self.compose.marking.factual.isChecked())
+        if _same(self._screened_for, key):
+            return self.screened
+        if not (_same(self._screening, key) and self.tasks.running(SCREEN_KEY, owner=self)):
+            self._start_screen(*key)
+        return None
+
+    def screen_again(self) -> None:
+        """Screen the recipients again (a STOP may have arrived); the figures shown stay
+        until the new ones are in."""
+        self._screen_timer.stop()
+        result = self.recipients.result
+        if result is not None and result.numbers and not self.recipients.busy:
+            self._start_screen(result, self.compose.marking.factual.isChecked())
+
+    def _start_screen(self, result: RecipientList, factual: bool) -> None:
+        sending = self.session.sending
+        guard = sending.guard if sending is not None else None
+        if guard is None:
+            return
+        self._screening = (result, factual)
+        self.tasks.run(
+            self._screen(guard, result, factual),
+            key=SCREEN_KEY,
+            owner=self,
+            context="checking the opt-out list",
+        )
+
+    async def _screen(self, guard: OptOutGuard, result: RecipientList, factual: bool) -> None:
+        try:
+            screened = await guard.screen(result.numbers, factual=factual)
+        except StoreError as exc:
+            self.optout_line.setText(f"The opt-out list could not be read: {exc}")
+            set_role(self.optout_line, "error")
+            self.optout_line.show()
+            return
+        if self.recipients.result is not result:
+            return  # the list changed meanwhile: its own screen follows
+        self.screened, self._screened_for = screened, (result, factual)
+        self._screening = None
+        self.update_totals()
+
+    def _show_optouts(self, screened: Screened | None) -> None:
+        count = len(screened.excluded) if screened is not None else 0
+        self.export_excluded_button.setVisible(count > 0)
+        if not count or screened is None:
+            self.optout_line.hide()
+            return
+        people = plural(count, "recipient")
+        if screened.factual:
+            text = (
+                f"Opted out: {people}, kept: the message is marked purely factual "
+                "(the mark is recorded)."
+            )
+            role = "warning"
+        else:
+            text = f"Opted out: {count:,} excluded. The batch will not text {people} on the opt-out list."
+            role = "hint"
+        self.optout_line.setText(text)
+        set_role(self.optout_line, role)
+        self.optout_line.show()
+
+    def _export_excluded_clicked(self) -> None:
+        suggested = Path.home() / f"gwdesk-batch-opted-out-{date.today():%Y%m%d}.csv"
+        name, _filter = QFileDialog.getSaveFileName(
+            self, "Export the opted-out recipients", str(suggested), "CSV files (*.csv)"
+        )
+        if name:
+            self.export_excluded(Path(name))
+
+    def export_excluded(self, path: Path) -> None:
+        """Write the recipients the opt-out list leaves out to `path` (off the GUI thread)."""
+        screened = self.screened
+        if screened is None or not screened.excluded:
+            return
+        self.tasks.run(
+            self._export_excluded(path, screened),
+            key=EXCLUDED_EXPORT_KEY,
+            owner=self,
+            context="exporting the opted-out recipients",
+        )
+
+    async def _export_excluded(self, path: Path, screened: Screened) -> None:
+        try:
+            count = await off_thread(lambda: write_optouts(path, screened.excluded))
+        except OSError as exc:
+            self._show_error(f"{path.name} cannot be written: {exc.strerror or exc}.")
+            return
+        if alive(self):
+            self.optout_line.setText(f"{self.optout_line.text()} Saved {count:,} to {path.name}.")
+
+    def _rules_changed(self) -> None:
+        sending = self.session.sending
+        if sending is not None:
+            self.compose.set_compliance(sending.compliance, default=False)
 
     def totals_text(self) -> str:
         names = {key: caption for key, caption, _tip in FIGURES}
@@ -301,7 +456,9 @@ class BatchTab(BaseTab):
             self._show_error(exc.message)
             return None
         try:
-            message = check_message(self.compose.form(), sending.region, sending.now())
+            message = check_message(
+                self.compose.form(), sending.region, sending.now(), sending.compliance
+            )
         except ValidationError as exc:
             self._show_gateway_error(exc)
             return None
@@ -439,6 +596,10 @@ class BatchTab(BaseTab):
         lodged = run.count(EntryState.LODGED)
         total = len(run.entries)
         left = run.recipients - run.recipients_in(EntryState.LODGED)
+        excluded = len(outcome.excluded if outcome is not None else run.batch.excluded)
+        left_out = (
+            f" {plural(excluded, 'opted-out recipient')} excluded (not texted)." if excluded else ""
+        )
         if lodged == total:
             text, role = (
                 f"All {plural(total, 'request')} lodged: {plural(run.recipients, 'recipient')}.",
@@ -454,6 +615,7 @@ class BatchTab(BaseTab):
                 f"{plural(left, 'recipient')} not sent yet: Send remaining sends only to them."
             )
             role = "error" if failed else "hint"
+        text += left_out
         self.outcome.setText(text)
         set_role(self.outcome, role)
         self.session.report(f"batch: {text}", lodged == total)
@@ -571,8 +733,9 @@ class BatchTab(BaseTab):
             store.drafts.queue(DRAFT_KEY, {**self.compose.draft(), **self.recipients.state()})
 
     def on_session_changed(self) -> None:
-        for key in (SEND_KEY, FOLLOW_KEY):
+        for key in (SEND_KEY, FOLLOW_KEY, SCREEN_KEY):
             self.tasks.cancel(key, owner=self)
+        self.screened = self._screened_for = self._screening = None
         self.run = None
         self.results.show_run(None)
         self.outcome.clear()
@@ -581,6 +744,10 @@ class BatchTab(BaseTab):
         zone = (profile.zone, profile.timezone) if profile else (None, "")
         self.compose.send_at.set_gateway_zone(*zone)
         self.recipients.set_region(profile.region if profile else DEFAULT_REGION)
+        self.compose.set_region(profile.region if profile else DEFAULT_REGION)
+        sending = self.session.sending
+        if sending is not None:
+            self.compose.set_compliance(sending.compliance)
         store = self.session.store
         if store is not None:
             try:
@@ -598,3 +765,9 @@ class BatchTab(BaseTab):
                 self._restoring = False
         self.update_totals()
         self._update_buttons()
+
+
+def _same(screen: tuple[RecipientList, bool] | None, wanted: tuple[RecipientList, bool]) -> bool:
+    """Whether a screen was of this very list (checked lists are compared by identity:
+    a 100,000-number list is never compared number by number)."""
+    return screen is not None and screen[0] is wanted[0] and screen[1] == wanted[1]

@@ -5,7 +5,9 @@ made elsewhere: batches, other tools), replies from the reply store; they are re
 on a worker thread and shown as a transcript, newest at the bottom. The reply box
 sends an SMS back to that number through the session's gateway service, as the
 Send tab would (same checks, same exactly-once send, same history); a send that
-fails keeps its text in the box, with the reason under it.
+fails keeps its text in the box, with the reason under it. A number that opted out
+says so above the transcript (how and when), and the box refuses to text it as the
+Send tab does, unless the reply is marked purely factual (no marketing).
 """
 
 from __future__ import annotations
@@ -27,20 +29,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.optouts import OptedOutError, OptOutGuard
 from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
 from gwdesk.app.sms import Channel, SmsForm
 from gwdesk.domain.numbers import display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
 from gwdesk.store.database import StoreError
 from gwdesk.store.history import HistoryEntry
+from gwdesk.store.optouts import OptOut, list_number
 from gwdesk.store.reader import Reading
 from gwdesk.store.reply_queries import ConversationEntry, conversation, number_variants
-from gwdesk.ui.formatting import local_time
+from gwdesk.ui.formatting import local_time, optout_sentence, refusal_sentence
 from gwdesk.ui.plain_text import PlainLabel, html_text
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import StoreReads, TaskRunner, alive
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.compliance import FACTUAL_TIP
 from gwdesk.ui.widgets.message_editor import MessageEditor
 from gwdesk.ui.widgets.validity import set_role
 
@@ -108,6 +113,8 @@ class ConversationPane(QWidget):
         self.session = session
         self.tasks = tasks
         self.number: str | None = None
+        self.optout: OptOut | None = None
+        """The number's opt-out, once looked up (None: it may be texted)."""
         self.entries: list[ConversationEntry] = []
         self._reads: StoreReads | None = None
         self._path: Path | str | None = None
@@ -119,6 +126,11 @@ class ConversationPane(QWidget):
         self.title.setProperty("role", "hint")
         self.title.setAccessibleName("Conversation")
         self.title.setWordWrap(True)
+        self.optout_label = PlainLabel("")
+        self.optout_label.setAccessibleName("Opt-out of this number")
+        self.optout_label.setWordWrap(True)
+        self.optout_label.setProperty("role", "error")
+        self.optout_label.hide()
         self.transcript = QTextBrowser()
         self.transcript.setAccessibleName("Conversation transcript")
         self.transcript.setOpenLinks(False)
@@ -129,6 +141,9 @@ class ConversationPane(QWidget):
         self.route_box = QCheckBox("Route their replies to this console")
         self.route_box.setAccessibleName("Route their replies to this console")
         self.route_box.setChecked(True)
+        self.factual_box = QCheckBox("Purely factual (no marketing)")
+        self.factual_box.setAccessibleName("Purely factual (no marketing)")
+        self.factual_box.setToolTip(FACTUAL_TIP)
         self.send_button = QPushButton(theme.icon("send"), "Send reply")
         self.send_button.setAccessibleName("Send reply")
         self.send_button.setProperty("primary", True)
@@ -146,9 +161,11 @@ class ConversationPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
+        layout.addWidget(self.optout_label)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.editor)
         layout.addWidget(self.result_label)
+        layout.addWidget(self.factual_box)  # a line of its own: the pane stays narrow
         layout.addLayout(actions)
 
         self._reload_timer = QTimer(self)
@@ -156,6 +173,7 @@ class ConversationPane(QWidget):
         self._reload_timer.setInterval(RELOAD_MS)
         self._reload_timer.timeout.connect(self.reload)
         self.send_button.clicked.connect(self.send)
+        self.factual_box.toggled.connect(lambda _on: self._show_optout())
         self.editor.submit_requested.connect(self.send)
         shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
         shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -172,6 +190,7 @@ class ConversationPane(QWidget):
         self._path = path
         self.number = None
         self.entries = []
+        self._set_optout(None)
         self.transcript.clear()
         self.transcript.setPlaceholderText("")
         self._set_title(EMPTY_TEXT, heading=False)
@@ -183,6 +202,8 @@ class ConversationPane(QWidget):
         if number != self.number:
             self.number = number
             self.entries = []
+            self._set_optout(None)
+            self.factual_box.setChecked(False)  # the mark is for one message to one number
             self.transcript.clear()
             self._show_result("", "hint")
         self._set_title(f"Conversation with {display(number)}", heading=True)
@@ -208,6 +229,7 @@ class ConversationPane(QWidget):
         number, path = self.number, self._path
         if number is None or path is None:
             return
+        self.look_up_optout()
         if self._reads is None:
             self._reads = StoreReads(path, "conversation", self)
 
@@ -238,6 +260,49 @@ class ConversationPane(QWidget):
             self._reads.close()
             self._reads.deleteLater()
             self._reads = None
+
+    # ---- the number's opt-out ------------------------------------------------------------
+
+    def look_up_optout(self) -> None:
+        """Ask the account's opt-out list about the number shown (off the GUI thread)."""
+        number, sending = self.number, self.session.sending
+        guard = sending.guard if sending is not None else None
+        if number is None or guard is None or sending is None:
+            return
+        listed = list_number(number, sending.region)
+        self.tasks.run(
+            self._look_up(guard, number, listed),
+            key="optout",
+            owner=self,
+            context="checking the opt-out list",
+        )
+
+    async def _look_up(self, guard: OptOutGuard, number: str, listed: str) -> None:
+        try:
+            found = (await guard.lookup([listed])).get(listed)
+        except StoreError as exc:
+            log.warning("the opt-out list could not be read: %s", exc)
+            return
+        if self.number == number:
+            self._set_optout(found)
+
+    def _set_optout(self, optout: OptOut | None) -> None:
+        self.optout = optout
+        self._show_optout()
+
+    def _show_optout(self) -> None:
+        optout = self.optout
+        if optout is None:
+            self.optout_label.hide()
+            self.optout_label.clear()
+            return
+        if self.factual_box.isChecked():
+            then = "Marked purely factual: the reply goes, and the mark is recorded."
+        else:
+            then = "A reply is refused unless it is marked purely factual (no marketing)."
+        self.optout_label.setText(f"{optout_sentence(optout)} {then}")
+        set_role(self.optout_label, "warning" if self.factual_box.isChecked() else "error")
+        self.optout_label.show()
 
     # ---- replying ----------------------------------------------------------------------------
 
@@ -271,7 +336,11 @@ class ConversationPane(QWidget):
             else None
         )
         form = SmsForm(
-            channel=Channel.REST_SMS, recipient=number, text=self.editor.text(), reply=route
+            channel=Channel.REST_SMS,
+            recipient=number,
+            text=self.editor.text(),
+            reply=route,
+            factual=self.factual_box.isChecked(),
         )
         try:
             sending = self.session.require_sending()
@@ -282,7 +351,7 @@ class ConversationPane(QWidget):
         self._show_result(f"Sending to {display(ready.recipient)}…", "hint")
         self.send_button.setText("Sending…")
         task = self.tasks.run(
-            self._send(sending, ready), key="send", owner=self, context="replying"
+            self._send(sending, ready, number), key="send", owner=self, context="replying"
         )
         self._in_flight = True
         task.add_done_callback(lambda _t: self._sent_or_not())
@@ -293,11 +362,11 @@ class ConversationPane(QWidget):
         self.send_button.setText("Send reply")
         self._enable()
 
-    async def _send(self, sending: Sending, ready: Ready) -> None:
+    async def _send(self, sending: Sending, ready: Ready, number: str) -> None:
         try:
             outcome = await sending.send_message(ready, note=REPLY_DETAIL)
         except GatewayError as exc:
-            self._failed(exc)
+            self._failed(exc, number)
             return
         self._reload_when_written(sending, outcome)
         error = outcome.error
@@ -306,12 +375,20 @@ class ConversationPane(QWidget):
             return
         if sending is self.session.sending and self.number == ready.recipient:
             self.editor.clear()
+            self.factual_box.setChecked(False)
         to = shown_recipient(outcome.sent[0])
         self._show_result(f"Sent to {to}.", "ok")
         self.session.report(f"reply sent to {to}", True)
         self.sent.emit(ready.recipient)
 
-    def _failed(self, exc: GatewayError) -> None:
+    def _failed(self, exc: GatewayError, to: str | None = None) -> None:
+        """`to`: the conversation the reply was typed in."""
+        if isinstance(exc, OptedOutError):
+            if self.number == to:
+                self._set_optout(exc.optout)
+            self._show_result(f"{refusal_sentence(exc)} Your text is kept.", "error")
+            self.session.report(f"reply refused: {display(exc.optout.number)} opted out", False)
+            return
         prefix = "Outcome unknown" if isinstance(exc, AmbiguousSendError) else "Not sent"
         self._show_result(f"{prefix}: {exc.message} Your text is kept.", "error")
         self.session.report(f"reply failed: {exc.message}", False)

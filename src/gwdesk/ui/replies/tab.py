@@ -6,11 +6,14 @@ place, and the view follows them only when the operator is already at the newest
 reply. Unread replies are counted in the tab's title ("Replies (3)") and the tray;
 the operator has seen them once this tab is showing in the active window. Picking
 a reply opens the conversation with its number beside the table, with a box to
-answer it.
+answer it. Replies that opted out or back in (or mention a keyword) are badged, and
+numbers on the opt-out list are marked, from one set of opted-out numbers read off
+the GUI thread when the tab attaches, shows, and replies arrive.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import datetime
 from typing import Final
@@ -42,6 +45,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.domain.optout_words import Keywords
+from gwdesk.store.database import StoreError
+from gwdesk.store.local import LocalStore
 from gwdesk.store.reply_queries import ReplyRow, ReplySearch
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.conversation import ConversationPane
@@ -50,6 +57,7 @@ from gwdesk.ui.replies.table import (
     FROM,
     IN_REPLY_TO,
     MESSAGE,
+    OPT_OUT,
     RECEIVED,
     ROW_ROLE,
     TO,
@@ -78,7 +86,9 @@ NO_REPLIES: Final = (
     "fetched when it starts, or with Fetch missed replies."
 )
 NO_MATCH: Final = "No replies match the search."
-WIDTHS: Final = {RECEIVED: 104, FROM: 128, TO: 120, IN_REPLY_TO: 180}
+WIDTHS: Final = {RECEIVED: 104, FROM: 128, TO: 120, OPT_OUT: 100, IN_REPLY_TO: 180}
+OPTED_DELAY_MS: Final = 300
+OPTED_TASK: Final = "replies-opted-out"
 
 
 class RepliesTab(BaseTab):
@@ -185,6 +195,10 @@ class RepliesTab(BaseTab):
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self.apply_search)
+        self._opted_timer = QTimer(self)
+        self._opted_timer.setSingleShot(True)
+        self._opted_timer.setInterval(OPTED_DELAY_MS)
+        self._opted_timer.timeout.connect(self.refresh_opted_out)
         self.search_edit.textChanged.connect(lambda _text: self._search_timer.start())
         self.search_edit.returnPressed.connect(self.apply_search)
         self.backfill_button.clicked.connect(self.fetch_missed)
@@ -200,6 +214,7 @@ class RepliesTab(BaseTab):
         self.connect_tracked(self.hub.unread_changed, self.on_unread)
         self.connect_tracked(self.hub.status_changed, self.on_listener_status)
         self.connect_tracked(self.hub.backfill_finished, self.on_backfill)
+        self.connect_tracked(session.rules_changed, self._rules_changed)
         app = QGuiApplication.instance()
         if isinstance(app, QGuiApplication):
             self.connect_tracked(app.focusWindowChanged, lambda _w: self.mark_seen_if_watching())
@@ -235,6 +250,9 @@ class RepliesTab(BaseTab):
         model = RepliesTableModel(store.path, self)
         model.anchor = self.anchor
         model.muted = self.palette().placeholderText()
+        profile = self.session.profile
+        model.region = profile.region if profile else DEFAULT_REGION
+        model.set_keywords(_keywords(store))
         model.refreshed.connect(self._refreshed)
         model.loaded.connect(lambda _total: self._update_counts())
         model.rowsInserted.connect(lambda *_args: self._update_counts())
@@ -250,6 +268,36 @@ class RepliesTab(BaseTab):
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         model.set_search(ReplySearch(self.search_edit.text()))
         self._update_counts()
+        self.refresh_opted_out()
+
+    # ---- opt-outs --------------------------------------------------------------------------------
+
+    def refresh_opted_out(self) -> None:
+        """Read the numbers opted out now (one read, off the GUI thread) to mark them."""
+        self._opted_timer.stop()
+        store = self.session.store
+        if store is None or self.model is None:
+            return
+        self.tasks.run(
+            self._read_opted_out(store),
+            key=OPTED_TASK,
+            owner=self,
+            context="reading the opt-out list",
+        )
+
+    async def _read_opted_out(self, store: LocalStore) -> None:
+        try:
+            numbers = await asyncio.to_thread(store.optouts.opted_out_numbers)
+        except StoreError as exc:
+            log.warning("the opt-out list could not be read: %s", exc)
+            return
+        if self.model is not None and store is self.session.store:
+            self.model.set_opted_out(numbers)
+
+    def _rules_changed(self) -> None:
+        store = self.session.store
+        if self.model is not None and store is not None:
+            self.model.set_keywords(_keywords(store))
 
     # ---- the table -----------------------------------------------------------------------------
 
@@ -275,6 +323,8 @@ class RepliesTab(BaseTab):
         if model.apply(delivery) is Applied.APPENDED and following:
             self.table.scrollToBottom()
         self.conversation.on_delivery(delivery)
+        if delivery.new or delivery.dropped:
+            self._opted_timer.start()  # a STOP among them changed the list
         self._update_counts()
         self.mark_seen_if_watching()
 
@@ -378,6 +428,7 @@ class RepliesTab(BaseTab):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         QTimer.singleShot(0, self.mark_seen_if_watching)
+        self._opted_timer.start()  # changed by hand in the Opt-outs tab meanwhile, perhaps
 
     def bring_forward(self) -> None:
         window = self.window()
@@ -470,3 +521,9 @@ class RepliesTab(BaseTab):
         self.conversation.close_reader()
         self.notifier.close()
         super().closeEvent(event)
+
+
+def _keywords(store: LocalStore) -> Keywords:
+    """The keywords the store reads replies by (the profile's, as last applied)."""
+    rules = store.replies.optouts
+    return rules.keywords if rules is not None else Keywords()

@@ -10,6 +10,11 @@ Only a delivery that lands among older rows (a backfill, a late retry) or one
 that overflowed the feed asks for a re-read (`apply` says so), which keeps the
 operator's place (`Anchor`) and costs one job and one reset however many rows
 changed.
+
+The Opt-out column reads each reply by the profile's keywords (STOP, START, or a
+keyword later in the text: "mentions STOP", for the operator to read), and a number
+on the opt-out list now is marked: both from memory (the reply's text, and one set
+of opted-out numbers the tab refreshes when replies arrive), never a query per row.
 """
 
 from __future__ import annotations
@@ -33,7 +38,10 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 
-from gwdesk.domain.numbers import display
+from gwdesk.domain.numbers import DEFAULT_REGION, display
+from gwdesk.domain.optout_words import Intent, Keywords
+from gwdesk.domain.optout_words import Reading as KeywordReading
+from gwdesk.store.optouts import list_number
 from gwdesk.store.reader import Reading
 from gwdesk.store.reply_queries import (
     Listing,
@@ -57,15 +65,27 @@ PLACEHOLDER: Final = "…"
 UNKNOWN: Final = "–"
 """In reply to, when the call did not say (reply webhooks never do; a backfill fills it in)."""
 ROW_ROLE: Final = Qt.ItemDataRole.UserRole + 1
-COLUMNS: Final = ("Received", "From", "To", "Message", "In reply to")
+COLUMNS: Final = ("Received", "From", "To", "Message", "Opt-out", "In reply to")
 COLUMN_TIPS: Final = (
     "When the gateway received the reply (your time)",
-    "The customer's number",
+    "The customer's number (red: opted out now)",
     "The number they replied to (yours)",
     "What they wrote",
+    'STOP or START: the reply opted the number out or back in; "mentions": a keyword '
+    'later in the reply changed nothing, but read it; "opted out": the number is now',
     "The message they answered, when it is known (a backfill or keyword forward says)",
 )
-RECEIVED, FROM, TO, MESSAGE, IN_REPLY_TO = range(len(COLUMNS))
+RECEIVED, FROM, TO, MESSAGE, OPT_OUT, IN_REPLY_TO = range(len(COLUMNS))
+OPTED_OUT_COLOUR: Final = QColor("#d32f2f")
+OPTED_IN_COLOUR: Final = QColor("#2e7d32")
+MENTION_COLOUR: Final = QColor("#e65100")
+BADGE_TIPS: Final = {
+    Intent.OPT_OUT: "The reply opted the number out: every send from this account leaves it out.",
+    Intent.OPT_IN: "The reply opted the number back in.",
+    Intent.MENTION: "A keyword stands later in the reply: nothing changed, but read it (the "
+    "customer may want to opt out).",
+}
+NOW_OPTED_OUT: Final = "opted out"
 ROLES: Final = frozenset(
     {
         Qt.ItemDataRole.DisplayRole,
@@ -144,6 +164,12 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         self._day = (0.0, date.min)
         self.muted: QColor | QBrush | None = None
         """The colour of the In reply to column (quieter than the reply itself)."""
+        self.region = DEFAULT_REGION
+        """How a national sender number is read (to find it on the opt-out list)."""
+        self._keywords = Keywords()
+        self._readings: dict[int, KeywordReading | None] = {}
+        self._opted: frozenset[str] = frozenset()
+        self._listed: dict[str, str] = {}
         self.pending = False
         """A search or a re-read is on its way (deliveries meanwhile are re-read after it)."""
         self._held: list[ReplyDelivery] = []
@@ -161,8 +187,10 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
             return None
         if role not in ROLES:
             return None
-        row = self.row(index.row()) if role != Qt.ItemDataRole.ForegroundRole else None
-        return self._value(row, index.column(), role)
+        column = index.column()
+        wanted = role != Qt.ItemDataRole.ForegroundRole or column in (FROM, OPT_OUT)
+        row = self.row(index.row()) if wanted else None
+        return self._value(row, column, role)
 
     def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
         """Every role a view asks of a cell in one Python call, not one call per role.
@@ -187,11 +215,19 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
 
     def _value(self, row: ReplyRow | None, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.ForegroundRole:
-            return self.muted if column == IN_REPLY_TO else None
+            if column == IN_REPLY_TO:
+                return self.muted
+            if row is None:
+                return None
+            if column == FROM:
+                return OPTED_OUT_COLOUR if self.opted_out_now(row) else None
+            return self._badge_colour(row) if column == OPT_OUT else None
         if row is None:
             return PLACEHOLDER if role == Qt.ItemDataRole.DisplayRole and column == 0 else None
         if role == ROW_ROLE:
             return row
+        if column == OPT_OUT:
+            return self._badge(row, role == Qt.ItemDataRole.ToolTipRole) or None
         if role == Qt.ItemDataRole.ToolTipRole:
             # Customers and the gateway write these: never rich text (an <img> would load).
             if column == RECEIVED:
@@ -201,6 +237,8 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
             if column == IN_REPLY_TO:
                 answered = row.answers or (f"MessageId {row.message_id}" if row.message_id else "")
                 return tooltip(answered[:2000]) or None
+            if column == FROM and self.opted_out_now(row):
+                return "This number is on the opt-out list now (Opt-outs tab: how and when)."
             return None
         if column == RECEIVED:
             return received_text(row.received_at, self._today)
@@ -242,6 +280,65 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
                 self._numbers.clear()
             shown = self._numbers[number] = visible(display(number))
         return shown
+
+    # ---- opt-outs -----------------------------------------------------------------------------
+
+    def set_keywords(self, keywords: Keywords) -> None:
+        """The profile's keywords (changed in the Opt-outs tab): read every reply again."""
+        self._keywords = keywords
+        self._readings.clear()
+        self._opt_out_changed()
+
+    def set_opted_out(self, numbers: frozenset[str]) -> None:
+        """The numbers on the opt-out list now (list form: international digits)."""
+        if numbers != self._opted:
+            self._opted = numbers
+            self._opt_out_changed()
+
+    def reading(self, row: ReplyRow) -> KeywordReading | None:
+        """What the reply says about consent (read once per reply, then remembered)."""
+        if row.id in self._readings:
+            return self._readings[row.id]
+        if len(self._readings) > DISPLAY_CACHE:
+            self._readings.clear()
+        found = self._readings[row.id] = self._keywords.read(row.text)
+        return found
+
+    def opted_out_now(self, row: ReplyRow) -> bool:
+        if not self._opted:
+            return False
+        listed = self._listed.get(row.from_number)
+        if listed is None:
+            if len(self._listed) > DISPLAY_CACHE:
+                self._listed.clear()
+            listed = self._listed[row.from_number] = list_number(row.from_number, self.region)
+        return listed in self._opted
+
+    def _badge(self, row: ReplyRow, tip: bool) -> str:
+        found = self.reading(row)
+        now = self.opted_out_now(row)
+        if found is None:
+            if not now:
+                return ""
+            return "The number is on the opt-out list now." if tip else NOW_OPTED_OUT
+        if tip:
+            return BADGE_TIPS[found.intent] + (" The number is opted out now." if now else "")
+        return f"mentions {found.keyword}" if found.intent is Intent.MENTION else found.keyword
+
+    def _badge_colour(self, row: ReplyRow) -> QColor | None:
+        found = self.reading(row)
+        if found is None:
+            return OPTED_OUT_COLOUR if self.opted_out_now(row) else None
+        return {
+            Intent.OPT_OUT: OPTED_OUT_COLOUR,
+            Intent.OPT_IN: OPTED_IN_COLOUR,
+            Intent.MENTION: MENTION_COLOUR,
+        }[found.intent]
+
+    def _opt_out_changed(self) -> None:
+        if self._total:
+            last = self.index(self._total - 1, OPT_OUT)
+            self.dataChanged.emit(self.index(0, FROM), last)
 
     # ---- rows --------------------------------------------------------------------------------
 

@@ -5,6 +5,10 @@ and restoring them as a draft, and pointing at one of them when a send is refuse
 (`show_error(wire_field, message)`: the gateway names fields by their wire names,
 REST's `Recipient`/`Message`/`Source` or Lodge's `PhoneNumber`/`PhoneMessage`/`URL`).
 Fields the chosen channel does not use are disabled, with a tooltip saying why.
+The sender (From, or the HEADER name) is read by ACMA's rules as it is typed, its
+errors and warnings shown at the field; "Marketing" counts the profile's opt-out
+instruction in the parts, and "Purely factual" lets the message reach a number that
+opted out.
 """
 
 from __future__ import annotations
@@ -27,13 +31,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.sender_rules import SenderNotes, sender_notes
 from gwdesk.app.sms import (
     CHANNEL_TIPS,
     LODGE_REPLY_TYPES,
     Channel,
+    Compliance,
     SmsForm,
 )
 from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.ui.widgets.compliance import MarkingChoice, show_sender_notes
 from gwdesk.ui.widgets.field_errors import error_label, stacked
 from gwdesk.ui.widgets.message_editor import MessageEditor
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
@@ -58,6 +65,7 @@ FIELD_KEYS: Final = {
     "tags": "tags",
     "applicationname": "wap_app",
     "url": "wap_url",
+    "marketing": "marketing",
 }
 WHY_REST_ONLY: Final = "Only the REST channel has this field: the Lodge operations do not take it."
 WHY_NO_SCHEDULE: Final = "Lodge operations cannot be scheduled: they are sent at once."
@@ -100,6 +108,8 @@ class ComposeForm(QWidget):
         super().__init__(parent)
         self._restoring = False
         self.region = DEFAULT_REGION
+        self.compliance = Compliance()
+        """The profile's marketing rules (`set_compliance`)."""
         self.setStyleSheet(LOCAL_STYLE)
 
         # ---- channel
@@ -164,8 +174,12 @@ class ComposeForm(QWidget):
         self.message_pages = QStackedWidget()
         self.message_pages.addWidget(stacked(self.editor, self.text_error))
         self.message_pages.addWidget(wap_page)
+        self.marking = MarkingChoice()
+        self.marking_error = error_label("Marketing error")
         message_box = QGroupBox("Message")
-        QVBoxLayout(message_box).addWidget(self.message_pages)
+        message_layout = QVBoxLayout(message_box)
+        message_layout.addWidget(self.message_pages, 1)
+        message_layout.addWidget(stacked(self.marking, self.marking_error))
 
         # ---- options
         self.send_at = SendAtPicker()
@@ -220,6 +234,7 @@ class ComposeForm(QWidget):
             "tags": (self.tags, self.reference_error),
             "wap_app": (self.wap_app, self.wap_app_error),
             "wap_url": (self.wap_url, self.wap_url_error),
+            "marketing": (self.marking.marketing, self.marking_error),
         }
         self._connect()
         self.apply_channel()
@@ -235,12 +250,51 @@ class ComposeForm(QWidget):
             (self.tags.textChanged, ("tags",)),
             (self.wap_app.textChanged, ("wap_app",)),
             (self.wap_url.textChanged, ("wap_url",)),
+            (self.marking.changed, ("marketing", "sender", "reply_path")),
         ]
         for signal, keys in edits:
             signal.connect(lambda *_a, k=keys: self._edited(k))
         self.channel_group.buttonToggled.connect(self._channel_toggled)
         self.replies.group.buttonToggled.connect(lambda *_a: self.apply_channel())
         self.editor.submit_requested.connect(self.submit_requested.emit)
+
+    # ---- compliance --------------------------------------------------------------------
+
+    def set_compliance(self, compliance: Compliance, *, default: bool = True) -> None:
+        """The profile's marketing rules; `default`: tick Marketing as the profile says
+        (a new message), else keep the operator's choice (the rules were edited)."""
+        self.compliance = compliance
+        if default:
+            self.marking.set_marked(compliance.marketing_default)
+        self._count_instruction()
+
+    def _count_instruction(self) -> None:
+        marketing = self.marking.marketing.isChecked()
+        self.editor.set_appended(self.compliance.instruction if marketing else "")
+
+    def sender_notes(self) -> tuple[SenderNotes, SenderNotes]:
+        """ACMA's rules on (From, the HEADER sender name), as the form stands."""
+        channel, mode = self.channel(), self.replies.mode()
+        marketing = self.marking.marketing.isChecked()
+        source = SenderNotes()
+        if channel is Channel.REST_SMS and mode is not ReplyMode.HEADER:
+            two_way = mode is ReplyMode.TWO_WAY
+            source = sender_notes(
+                self.sender_edit.text(), self.region, marketing=marketing, two_way=two_way
+            )
+        header = SenderNotes()
+        if channel is not Channel.WAP_PUSH and mode is ReplyMode.HEADER:
+            header = sender_notes(self.replies.sender_edit.text(), self.region, marketing=marketing)
+        return source, header
+
+    def _check_sender(self) -> None:
+        """Show the sender rules at the field (a refusal shown later replaces them)."""
+        source, header = self.sender_notes()
+        show_sender_notes(self.sender_error, source)
+        set_invalid(self.sender_edit, bool(source.errors))
+        if header.text:
+            show_sender_notes(self.reply_error, header)
+        set_invalid(self.replies.sender_edit, bool(header.errors))
 
     # ---- values ------------------------------------------------------------------------
 
@@ -254,6 +308,7 @@ class ComposeForm(QWidget):
     def set_region(self, region: str) -> None:
         self.region = region
         self.recipient.set_region(region)
+        self._check_sender()
 
     def values(self) -> SmsForm:
         return SmsForm(
@@ -267,6 +322,8 @@ class ComposeForm(QWidget):
             tags=self.tags.text(),
             wap_app=self.wap_app.text(),
             wap_url=self.wap_url.text(),
+            marketing=self.marking.marketing.isChecked(),
+            factual=self.marking.factual.isChecked(),
         )
 
     def has_content(self) -> bool:
@@ -301,6 +358,7 @@ class ComposeForm(QWidget):
             "tags": self.tags.text(),
             "wap_app": self.wap_app.text(),
             "wap_url": self.wap_url.text(),
+            "marketing": self.marking.marketing.isChecked(),
         }
 
     def restore(self, data: dict[str, Any]) -> None:
@@ -337,6 +395,12 @@ class ComposeForm(QWidget):
             self.tags.setText(_text(data, "tags", 1000))
             self.wap_app.setText(_text(data, "wap_app", 200))
             self.wap_url.setText(_text(data, "wap_url", 4000))
+            # Purely factual is never restored: it lets a message reach opted-out numbers,
+            # so it is ticked for the message at hand, not carried over.
+            marketing = data.get("marketing")
+            self.marking.set_marked(
+                marketing if isinstance(marketing, bool) else self.compliance.marketing_default
+            )
         finally:
             self._restoring = False
         self.clear_errors()
@@ -353,6 +417,7 @@ class ComposeForm(QWidget):
             self.recipient.set_text("")
             self.external_id.clear()
             self.send_at.set_value(None)
+            self.marking.factual.setChecked(False)  # the mark was for that message
             if not keep_text:
                 self.editor.clear()
                 self.wap_app.clear()
@@ -407,8 +472,12 @@ class ComposeForm(QWidget):
                 self.recipient.update_feedback()
             if key == "text":
                 self.editor.refresh()
+        if {"sender", "reply_path", "reply_type"} & set(keys or self._errors):
+            self._check_sender()
 
     def _edited(self, keys: tuple[str, ...]) -> None:
+        if "marketing" in keys:
+            self._count_instruction()
         if self._restoring:
             return
         self.clear_errors(keys)
@@ -455,6 +524,7 @@ class ComposeForm(QWidget):
             self.replies.limit_types(REPLY_TYPES, "")
         else:
             self.replies.limit_types(LODGE_REPLY_TYPES, WHY_LODGE_TYPES)
+        self._check_sender()
 
 
 def _enable(widget: QWidget, enabled: bool, why: str, tip: str | None = None) -> None:

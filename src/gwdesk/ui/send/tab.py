@@ -6,6 +6,8 @@ thread 400 ms after the last edit (and when the tab hides or the profile's store
 closes), restored when the tab is built, and a refused or failed send leaves every
 field as it was, with the refusal beside the field it names. Drafts and history
 rows are never written on the GUI thread: another process may hold the file's lock.
+A number typed into To is looked up in the account's opt-out list (off the GUI
+thread, once typing pauses), so an opted-out recipient is seen before Send.
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.optouts import OptedOutError, OptOutGuard
 from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
 from gwdesk.app.sms import CHANNEL_LABELS, SmsForm
 from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
 from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
-from gwdesk.ui.formatting import local_time
+from gwdesk.store.optouts import OptOut
+from gwdesk.ui.formatting import local_time, optout_sentence, refusal_sentence
 from gwdesk.ui.send.form import ComposeForm
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
@@ -47,6 +51,8 @@ DRAFT_KEY: Final = "send"
 DRAFT_DELAY_MS: Final = 400
 SEND_TASK: Final = "send-tab"
 READY_TEXT: Final = "Ctrl+Enter sends from any field."
+LOOKUP_DELAY_MS: Final = 300
+LOOKUP_TASK: Final = "recipient-optout"
 
 
 def success_text(form: SmsForm, outcome: Outcome) -> str:
@@ -122,6 +128,16 @@ class SendTab(BaseTab):
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_DELAY_MS)
         self._draft_timer.timeout.connect(self.save_draft)
+        self._lookup_timer = QTimer(self)
+        self._lookup_timer.setSingleShot(True)
+        self._lookup_timer.setInterval(LOOKUP_DELAY_MS)
+        self._lookup_timer.timeout.connect(self.look_up_recipient)
+        self.recipient_optout: OptOut | None = None
+        """The typed recipient's opt-out, once looked up (None: not on the list)."""
+        self.form.recipient.changed.connect(self._recipient_typed)
+        self.form.marking.changed.connect(self._show_recipient_optout)
+        self.connect_tracked(session.rules_changed, self._rules_changed)
+        self.connect_tracked(session.replies.replies_arrived, lambda _d: self._lookup_timer.start())
         self.form.changed.connect(self._edited)
         self.keep_text.toggled.connect(lambda _on: self._edited())
         self.form.submit_requested.connect(self.send)
@@ -140,9 +156,12 @@ class SendTab(BaseTab):
         self._attach_session()
 
     def _attach_session(self) -> None:
-        """Take the new profile's region, zone, draft and history."""
+        """Take the new profile's region, zone, marketing rules, draft and history."""
         profile = self.session.profile
         self.form.set_region(profile.region if profile else DEFAULT_REGION)
+        sending = self.session.sending
+        if sending is not None:
+            self.form.set_compliance(sending.compliance)
         if profile is not None:
             self.form.send_at.set_gateway_zone(profile.zone, profile.timezone)
         else:
@@ -166,6 +185,65 @@ class SendTab(BaseTab):
             log.warning("send history could not be read: %s", exc)
             entries = []
         self.history.set_entries([e for e in entries if e.channel in labels])
+        self.look_up_recipient()
+
+    def _rules_changed(self) -> None:
+        """The profile's marketing rules were edited: count the new instruction (the
+        operator's Marketing choice stays)."""
+        sending = self.session.sending
+        if sending is not None:
+            self.form.set_compliance(sending.compliance, default=False)
+
+    # ---- the recipient's opt-out -------------------------------------------------------
+
+    def _recipient_typed(self) -> None:
+        self.recipient_optout = None
+        self._lookup_timer.start()
+
+    def look_up_recipient(self) -> None:
+        """Ask the opt-out list about the number in To (off the GUI thread)."""
+        self._lookup_timer.stop()
+        number = self.form.recipient.number()
+        sending = self.session.sending
+        guard = sending.guard if sending is not None else None
+        if number is None or guard is None:
+            self.tasks.cancel(LOOKUP_TASK, owner=self)
+            return
+        self.tasks.run(
+            self._look_up(guard, number),
+            key=LOOKUP_TASK,
+            owner=self,
+            context="checking the opt-out list",
+        )
+
+    async def _look_up(self, guard: OptOutGuard, number: str) -> None:
+        try:
+            found = (await guard.lookup([number])).get(number)
+        except StoreError as exc:
+            log.warning("the opt-out list could not be read: %s", exc)
+            return
+        if self.form.recipient.number() != number:
+            return  # typed on meanwhile: a newer lookup follows
+        self.recipient_optout = found
+        self._show_recipient_optout()
+
+    def _show_recipient_optout(self) -> None:
+        found = self.recipient_optout
+        if found is None or self.form.recipient.number() != found.number:
+            self.form.recipient.set_notice("")
+            return
+        if self.form.marking.factual.isChecked():
+            self.form.recipient.set_notice(
+                f"{optout_sentence(found)} Marked purely factual: it will be sent, and the "
+                "mark recorded in the history.",
+                "warning",
+            )
+        else:
+            self.form.recipient.set_notice(
+                f"{optout_sentence(found)} Only a message marked purely factual (no "
+                "marketing) may be sent to it.",
+                "error",
+            )
 
     def _limit_channels(self) -> None:
         profile = self.session.profile
@@ -236,6 +314,10 @@ class SendTab(BaseTab):
     ) -> None:
         try:
             outcome = await sending.send_message(ready)
+        except ValidationError as exc:  # the opt-out list refused it: nothing was recorded
+            self._set_sending(False)
+            self._refused(exc)
+            return
         except GatewayError as exc:
             self._set_sending(False)
             self._show_status(exc.message, "error")
@@ -286,6 +368,12 @@ class SendTab(BaseTab):
 
     def _refused(self, exc: ValidationError) -> None:
         """Show a refusal beside its field (focused, marked), and in the result line."""
+        if isinstance(exc, OptedOutError):
+            self.recipient_optout = exc.optout
+            message = refusal_sentence(exc)
+            self.form.show_error(exc.field, message)
+            self._show_status(message, "error")
+            return
         self.form.show_error(exc.field, exc.message)
         self._show_status(f"Not sent: {exc.message}", "error")
 

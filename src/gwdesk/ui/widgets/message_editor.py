@@ -6,7 +6,9 @@ highlights every character that does that, names them, and keeps a live count of
 characters, parts, encoding and room left in the part (`gwdesk.domain.segments`).
 
 Self-contained so the Send, Batch and Fax/MMS tabs can share it: it knows nothing
-of sending; it emits `changed` and, on Ctrl+Enter, `submit_requested`.
+of sending; it emits `changed` and, on Ctrl+Enter, `submit_requested`. A marketing
+message ends with the profile's opt-out instruction (`set_appended`): the count is
+of the text as it will go, instruction included, so the parts shown are the parts paid.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
+from gwdesk.app.sms import with_instruction
 from gwdesk.domain.segments import MAX_PARTS, Encoding, SegmentInfo, count_segments, is_gsm7
 from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.widgets.validity import set_invalid, set_role
@@ -177,16 +180,24 @@ class MessageEditor(QWidget):
         self.limit_label.setAccessibleName("Length limit")
         self.limit_label.setWordWrap(True)
         self.limit_label.hide()
+        self.appended_label = PlainLabel()  # the profile's instruction: the operator's text
+        self.appended_label.setAccessibleName("Opt-out instruction")
+        self.appended_label.setProperty("role", "hint")
+        self.appended_label.setWordWrap(True)
+        self.appended_label.hide()
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(3)
         layout.addWidget(self.edit, 1)
         layout.addWidget(self.counter)
+        layout.addWidget(self.appended_label)
         layout.addWidget(self.encoding_label)
         layout.addWidget(self.limit_label)
 
         self._text = ""
+        self._appended = ""
+        self._counted = ""
         self._info = count_segments("")
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -209,6 +220,18 @@ class MessageEditor(QWidget):
     def clear(self) -> None:
         self.set_text("")
 
+    def set_appended(self, instruction: str) -> None:
+        """Count the text with `instruction` on a line of its own after it (a marketing
+        message's opt-out instruction); "" counts the text alone."""
+        if instruction != self._appended:
+            self._appended = instruction
+            self.refresh()
+
+    def sent_text(self) -> str:
+        """The text as it will be sent: what was typed, and the instruction if any."""
+        text = self.text()
+        return with_instruction(text, self._appended) if self._appended and text.strip() else text
+
     def info(self) -> SegmentInfo:
         """The count of the current text (counted now if the debounce has not run yet)."""
         if self._timer.isActive():
@@ -227,11 +250,19 @@ class MessageEditor(QWidget):
     def refresh(self) -> None:
         self._timer.stop()
         text = self.text()
-        if text != self._text:
-            self._text = text
-            self._info = count_segments(text)
+        counted = self.sent_text() if text.strip() else text
+        if counted != self._counted or text != self._text:
+            self._text, self._counted = text, counted
+            self._info = count_segments(counted)
         info = self._info
         self.counter.setText(counter_text(info))
+        self.appended_label.setVisible(bool(self._appended))
+        if self._appended:
+            added = "counted above" if counted != text else "already at the end of the text"
+            self.appended_label.setText(
+                f"Marketing: ends with “{' '.join(self._appended.split())}” on its own line "
+                f"({added}), so the recipient can opt out."
+            )
         self.encoding_label.setText(ucs2_summary(info))
         set_role(self.encoding_label, "warning" if info.encoding is Encoding.UCS2 else "hint")
         self.encoding_label.setToolTip(

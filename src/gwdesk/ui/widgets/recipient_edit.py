@@ -3,7 +3,9 @@
 Operators type national numbers, international ones with `+` and spaces, or digits
 pasted from elsewhere; the field shows the normalised international form (read in
 the profile's region) or the reason the number cannot be used, so a typo is seen
-before Send rather than after.
+before Send rather than after. A second line (`set_notice`) tells what the form
+learnt about the number elsewhere (that it opted out, say); it goes as soon as the
+number is edited.
 """
 
 from __future__ import annotations
@@ -40,12 +42,17 @@ class RecipientEdit(QWidget):
         self.feedback = PlainLabel()
         self.feedback.setAccessibleName(f"{accessible_name} check")
         self.feedback.setWordWrap(True)
+        self.notice = PlainLabel()
+        self.notice.setAccessibleName(f"{accessible_name} notice")
+        self.notice.setWordWrap(True)
+        self.notice.hide()
         self.setFocusProxy(self.edit)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addWidget(self.edit)
         layout.addWidget(self.feedback)
+        layout.addWidget(self.notice)
         self.edit.textChanged.connect(self._typed)
         self.edit.editingFinished.connect(self.update_feedback)
         self._number: str | None = None
@@ -85,7 +92,14 @@ class RecipientEdit(QWidget):
     def set_invalid(self, invalid: bool) -> None:
         set_invalid(self.edit, invalid)
 
+    def set_notice(self, text: str, role: str = "warning") -> None:
+        """A line under the check about the number as typed now ("" hides it)."""
+        self.notice.setText(text)
+        set_role(self.notice, role)
+        self.notice.setVisible(bool(text))
+
     def _typed(self) -> None:
+        self.set_notice("")  # it was about the number as it was
         self.update_feedback()
         self.changed.emit()
 

@@ -1,0 +1,94 @@
+"""Asking an operator for a number and a reason: opting a number out, or back in, by hand."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.domain.numbers import NumberError, display, normalise
+from gwdesk.store.optouts import MAX_REASON
+from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.widgets.validity import set_role
+
+OPT_OUT_TEXT = (
+    "The number will be left out of every send from this account (a batch leaves it out "
+    "and says so). Say why, e.g. 'asked by phone on 3 March'."
+)
+OPT_IN_TEXT = (
+    "Only the customer's own START resubscribes without a reason. Say why they may be "
+    "texted again, e.g. 'signed the consent form on 3 March'."
+)
+
+
+class ChangeDialog(QDialog):
+    """A number and a reason; `number` is normalised when the dialog is accepted."""
+
+    def __init__(
+        self, opt_out: bool, region: str, number: str = "", parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.opt_out = opt_out
+        self.region = region
+        self.number = ""
+        self.setWindowTitle("Opt a number out" if opt_out else "Opt a number back in")
+        self.setMinimumWidth(460)
+        self.explain = PlainLabel(OPT_OUT_TEXT if opt_out else OPT_IN_TEXT)
+        self.explain.setWordWrap(True)
+        self.explain.setProperty("role", "hint")
+        self.number_edit = QLineEdit(number)
+        self.number_edit.setAccessibleName("Number")
+        self.number_edit.setPlaceholderText("0412 345 678 or +61 412 345 678")
+        self.reason_edit = QLineEdit()
+        self.reason_edit.setAccessibleName("Reason")
+        self.reason_edit.setMaxLength(MAX_REASON)
+        self.reason_edit.setPlaceholderText("Why (kept in the number's history)")
+        self.error = PlainLabel("")
+        self.error.setWordWrap(True)
+        self.error.setVisible(False)
+        set_role(self.error, "error")
+        form = QFormLayout()
+        form.addRow("Number", self.number_edit)
+        form.addRow("Reason", self.reason_edit)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        ok.setText("Opt out" if opt_out else "Opt back in")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.explain)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+        (self.reason_edit if number else self.number_edit).setFocus()
+
+    @property
+    def reason(self) -> str:
+        return " ".join(self.reason_edit.text().split())
+
+    def accept(self) -> None:
+        """Accept only a usable number and a reason; otherwise say which is missing."""
+        try:
+            self.number = normalise(self.number_edit.text(), self.region)
+        except NumberError as exc:
+            self._refuse(f"Not a usable number: {exc.reason}.", self.number_edit)
+            return
+        if not self.reason:
+            self._refuse("Say why: the reason is kept in the number's history.", self.reason_edit)
+            return
+        super().accept()
+
+    def _refuse(self, text: str, field: QLineEdit) -> None:
+        self.error.setText(text)
+        self.error.setVisible(True)
+        field.setFocus()
+
+    def shown_number(self) -> str:
+        return display(self.number) if self.number else ""

@@ -1,0 +1,174 @@
+"""The Opt-outs tab's Rules: the profile's opt-out keywords and marketing rules, edited.
+
+What the operator types is checked by `gwdesk.app.optouts.check_rules` (a refusal is
+shown at its field, nothing is saved); the tab saves what passes and has the session
+apply it, so the next reply is read by the new keywords and the next send gets the
+new marketing rules.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from PySide6.QtCore import QSize, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QWidget,
+)
+
+from gwdesk.app.optouts import Rules, RulesError, check_rules
+from gwdesk.domain.optout_words import MAX_KEYWORD_LENGTH, MAX_KEYWORDS
+from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.widgets.field_errors import error_label, stacked
+from gwdesk.ui.widgets.validity import set_invalid, set_role
+
+KEYWORDS_TIP: Final = (
+    "Separated by commas. A reply opts out when it starts with one of these words, in any "
+    'case, punctuation aside ("Stop!", "stop please"); one that only mentions a keyword '
+    "later is flagged in the Replies tab and changes nothing."
+)
+OPT_IN_TIP: Final = (
+    "Separated by commas. A reply starting with one of these opts the number back in: only "
+    "the customer can resubscribe without a reason."
+)
+INSTRUCTION_TIP: Final = (
+    "What every marketing message ends with, on its own line, counted in its parts."
+)
+MARKETING_TIP: Final = (
+    "Whether a new message in the Send and Batch tabs starts ticked as Marketing."
+)
+LINE_LIMIT: Final = MAX_KEYWORDS * (MAX_KEYWORD_LENGTH + 2)
+HOW_IT_WORKS: Final = (
+    "A reply that starts with an opt-out keyword puts its number on this list at once, "
+    "whichever way it arrives; every send from this account then leaves the number out "
+    "unless the message is marked purely factual. Marketing messages end with the "
+    "instruction and must come from a number the customer can reply to."
+)
+
+
+class KeywordsEdit(QPlainTextEdit):
+    """Keywords, separated by commas: three lines show, so the default list fits whole."""
+
+    def __init__(self, accessible_name: str, tip: str) -> None:
+        super().__init__()
+        self.setAccessibleName(accessible_name)
+        self.setToolTip(tip)
+        self.setTabChangesFocus(True)
+        margin = self.document().documentMargin()
+        lines = self.fontMetrics().lineSpacing() * 3
+        self.setFixedHeight(round(lines + 2 * margin) + 2 * self.frameWidth() + 2)
+
+    def sizeHint(self) -> QSize:
+        return QSize(280, self.height())
+
+    def text(self) -> str:
+        return self.toPlainText()[:LINE_LIMIT]
+
+    def setText(self, text: str) -> None:
+        self.setPlainText(text)
+
+
+class RulesBox(QGroupBox):
+    """The four rules, a Save button, and where each refusal is shown."""
+
+    save_requested = Signal(object)
+    """Rules that passed the checks (`Rules`)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Rules", parent)
+        self.opt_out_edit = KeywordsEdit("Opt-out keywords", KEYWORDS_TIP)
+        self.opt_in_edit = KeywordsEdit("Opt-in keywords", OPT_IN_TIP)
+        self.instruction_edit = QLineEdit()
+        self.instruction_edit.setAccessibleName("Opt-out instruction")
+        self.instruction_edit.setToolTip(INSTRUCTION_TIP)
+        self.instruction_edit.setMaxLength(100)
+        self.marketing_box = QCheckBox("New messages are marketing")
+        self.marketing_box.setAccessibleName("Marketing by default")
+        self.marketing_box.setToolTip(MARKETING_TIP)
+        self.errors = {
+            "opt_out": error_label("Opt-out keywords error"),
+            "opt_in": error_label("Opt-in keywords error"),
+            "instruction": error_label("Opt-out instruction error"),
+        }
+        self.edits: dict[str, QWidget] = {
+            "opt_out": self.opt_out_edit,
+            "opt_in": self.opt_in_edit,
+            "instruction": self.instruction_edit,
+        }
+        self.save_button = QPushButton("Save rules")
+        self.save_button.setAccessibleName("Save the rules")
+        self.save_button.setToolTip(
+            "Keep the rules in this profile: replies from now on are read by these keywords"
+        )
+        self.note = PlainLabel("")
+        self.note.setAccessibleName("Rules result")
+        self.note.setWordWrap(True)
+        self.note.hide()
+        self.hint = PlainLabel(HOW_IT_WORKS)
+        self.hint.setProperty("role", "hint")
+        self.hint.setWordWrap(True)
+
+        form = QFormLayout(self)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Opt &out on", stacked(self.opt_out_edit, self.errors["opt_out"]))
+        form.addRow("Opt back &in on", stacked(self.opt_in_edit, self.errors["opt_in"]))
+        form.addRow("Ins&truction", stacked(self.instruction_edit, self.errors["instruction"]))
+        form.addRow("", self.marketing_box)
+        actions = QHBoxLayout()
+        actions.addStretch(1)
+        actions.addWidget(self.save_button)
+        form.addRow(actions)
+        form.addRow(self.note)
+        form.addRow(self.hint)
+
+        self.opt_out_edit.textChanged.connect(lambda: self._clear("opt_out"))
+        self.opt_in_edit.textChanged.connect(lambda: self._clear("opt_in"))
+        self.instruction_edit.textEdited.connect(lambda _t: self._clear("instruction"))
+        self.save_button.clicked.connect(self.save)
+
+    def show_rules(self, rules: Rules) -> None:
+        """Fill the fields with the profile's rules as kept."""
+        self.opt_out_edit.setText(", ".join(rules.opt_out))
+        self.opt_in_edit.setText(", ".join(rules.opt_in))
+        self.instruction_edit.setText(rules.instruction)
+        self.marketing_box.setChecked(rules.marketing_default)
+        for key in self.edits:
+            self._clear(key)
+
+    def save(self) -> None:
+        """Check what was typed; ask to save it (`save_requested`) when it passes."""
+        for key in self.edits:
+            self._clear(key)
+        try:
+            rules = check_rules(
+                self.opt_out_edit.text(),
+                self.opt_in_edit.text(),
+                self.marketing_box.isChecked(),
+                self.instruction_edit.text(),
+            )
+        except RulesError as exc:
+            self.show_error(exc.field, exc.message)
+            return
+        self.save_requested.emit(rules)
+
+    def show_error(self, field: str, message: str) -> None:
+        label = self.errors[field]
+        label.setText(message)
+        label.show()
+        set_invalid(self.edits[field], True)
+        self.edits[field].setFocus()
+
+    def say(self, text: str, role: str) -> None:
+        self.note.setText(text)
+        set_role(self.note, role)
+        self.note.setVisible(bool(text))
+
+    def _clear(self, key: str) -> None:
+        self.errors[key].hide()
+        set_invalid(self.edits[key], False)

@@ -1,0 +1,428 @@
+"""Opt-outs tab: who has said STOP to this account, how and when, and every change since.
+
+The list is the account's own (`gwdesk.store.optouts`): keyword replies change it as
+they are stored, from any channel; here an operator searches it, opts a number out or
+back in by hand (always with a reason, kept in the number's history), imports a list
+and exports it. Every read and write runs off the GUI thread; the view refreshes when
+replies arrive (a STOP may have changed it) and when the profile switches. Beside the
+list, the profile's Rules: which keywords opt out and back in, whether a new message
+is marketing, and the instruction a marketing message ends with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date
+from pathlib import Path
+from typing import Final
+
+from PySide6.QtCore import QItemSelection, Qt, QTimer
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.app.optouts import Rules, export_file, import_file, read_rules, save_rules
+from gwdesk.domain.numbers import DEFAULT_REGION, display
+from gwdesk.store.database import StoreError
+from gwdesk.store.local import LocalStore
+from gwdesk.store.optouts import OptOut, OptOutChange, OptOutStore
+from gwdesk.ui.formatting import local_time, sentence_time
+from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
+from gwdesk.ui.optouts.change_dialog import ChangeDialog
+from gwdesk.ui.optouts.rules import RulesBox
+from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.session import Session
+from gwdesk.ui.tab_base import BaseTab
+from gwdesk.ui.tasks import TaskRunner, off_thread
+from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.validity import set_role
+
+SEARCH_DELAY_MS: Final = 250
+SHOWN: Final = 5000
+"""Rows listed at once; the search narrows a bigger list."""
+OUT_COLOUR: Final = QColor("#d32f2f")
+IN_COLOUR: Final = QColor("#2e7d32")
+FILE_FILTER: Final = "CSV or text files (*.csv *.txt);;All files (*)"
+
+
+def state_text(opted_out: bool) -> str:
+    return "opted out" if opted_out else "opted in"
+
+
+CURRENT: Final[list[Column[OptOut]]] = [
+    Column("Number", lambda o: display(o.number), "The number as the gateway writes it"),
+    Column(
+        "State",
+        lambda o: state_text(o.opted_out),
+        "Opted out: every send from this account leaves it out",
+        colour=lambda o: OUT_COLOUR if o.opted_out else IN_COLOUR,
+    ),
+    Column("Since", lambda o: local_time(o.at, False), "When (your time)", sort_key=lambda o: o.at),
+    Column(
+        "How",
+        lambda o: o.how.value,
+        "A keyword reply (and by which channel), by hand, or an import",
+    ),
+    Column("By", lambda o: o.by, "The customer, or the operator who changed it"),
+    Column("Keyword", lambda o: o.keyword or "", "The keyword the customer replied"),
+    Column("Reason", lambda o: o.reason, "Why an operator changed it"),
+]
+HISTORY: Final[list[Column[OptOutChange]]] = [
+    Column("When", lambda c: local_time(c.at, False), sort_key=lambda c: c.at),
+    Column(
+        "Change",
+        lambda c: state_text(c.opted_out) + ("" if c.applied else " (no change)"),
+        "No change: the number was already so, or a later change came first",
+        colour=lambda c: (OUT_COLOUR if c.opted_out else IN_COLOUR) if c.applied else None,
+    ),
+    Column("How", lambda c: c.how.value),
+    Column("By", lambda c: c.by),
+    Column("Keyword", lambda c: c.keyword or ""),
+    Column("Reason", lambda c: c.reason),
+]
+
+
+def _table(model: RowsModel[OptOut] | RowsModel[OptOutChange], name: str) -> QTableView:
+    table = QTableView()
+    table.setModel(model)
+    table.setAccessibleName(name)
+    table.setAlternatingRowColors(True)
+    table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+    table.verticalHeader().hide()
+    table.setWordWrap(False)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setStretchLastSection(True)
+    return table
+
+
+class OptOutsTab(BaseTab):
+    title = "Opt-outs"
+    icon_name = "optout"
+
+    def __init__(
+        self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(session, tasks, theme, parent)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search numbers, reasons, keywords or operators")
+        self.search.setAccessibleName("Search the opt-out list")
+        self.search.setClearButtonEnabled(True)
+        self.search.addAction(theme.icon("search"), QLineEdit.ActionPosition.LeadingPosition)
+        self.show_opted_in = QCheckBox("Show opted back in")
+        self.show_opted_in.setToolTip("Also list numbers that opted back in (START, or by hand)")
+        self.counts = PlainLabel("")
+        self.counts.setAccessibleName("Opt-out counts")
+        self.add_button = QPushButton(theme.icon("optout"), "Opt out a number…")
+        self.remove_button = QPushButton(theme.icon("status"), "Opt back in…")
+        self.remove_button.setToolTip("Resubscribe the selected number, with a reason")
+        self.import_button = QPushButton(theme.icon("import"), "Import…")
+        self.import_button.setToolTip("Opt out every number of a CSV or text file")
+        self.export_button = QPushButton(theme.icon("export"), "Export…")
+        self.export_button.setToolTip("Save the list as CSV (a spreadsheet opens it safely)")
+        self.message = PlainLabel("")
+        self.message.setWordWrap(True)
+        self.message.setAccessibleName("Opt-outs result")
+
+        self.model: RowsModel[OptOut] = RowsModel(CURRENT, self)
+        self.table = _table(self.model, "Opt-out list")
+        self.history_model: RowsModel[OptOutChange] = RowsModel(HISTORY, self)
+        self.history_table = _table(self.history_model, "History of the number")
+        self.history_box = QGroupBox("History")
+        QVBoxLayout(self.history_box).addWidget(self.history_table)
+        self.empty = PlainLabel(
+            "Nobody has opted out of this account yet. A customer who replies STOP (or "
+            "another opt-out keyword) is listed here at once, and every send leaves them out."
+        )
+        self.empty.setWordWrap(True)
+        self.empty.setProperty("role", "hint")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.search, 1)
+        bar.addWidget(self.show_opted_in)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.counts, 1)
+        for button in (self.add_button, self.remove_button, self.import_button, self.export_button):
+            buttons.addWidget(button)
+        lists = QSplitter(Qt.Orientation.Vertical)
+        lists.setChildrenCollapsible(False)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(self.table, 1)
+        top_layout.addWidget(self.empty)
+        lists.addWidget(top)
+        lists.addWidget(self.history_box)
+        lists.setStretchFactor(0, 3)
+        lists.setStretchFactor(1, 1)
+        self.rules = RulesBox()
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(self.rules)
+        side_layout.addStretch(1)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.setChildrenCollapsible(False)
+        body.addWidget(lists)
+        body.addWidget(side)
+        body.setStretchFactor(0, 3)
+        body.setStretchFactor(1, 1)
+        body.setSizes([720, 380])
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addLayout(buttons)
+        layout.addWidget(body, 1)
+        layout.addWidget(self.message)
+
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self.refresh)
+        self.search.textChanged.connect(lambda _t: self._search_timer.start())
+        self.show_opted_in.toggled.connect(lambda _on: self.refresh())
+        self.table.selectionModel().selectionChanged.connect(self._selected)
+        self.add_button.clicked.connect(lambda: self.change(opt_out=True))
+        self.remove_button.clicked.connect(lambda: self.change(opt_out=False))
+        self.import_button.clicked.connect(self.choose_import)
+        self.export_button.clicked.connect(self.choose_export)
+        self.rules.save_requested.connect(self.save_rules)
+        self.connect_tracked(session.replies.replies_arrived, lambda _d: self._search_timer.start())
+        self.on_session_changed()
+
+    # ---- reading -----------------------------------------------------------------------
+
+    def _store(self) -> OptOutStore | None:
+        store = self.session.store
+        return store.optouts if store is not None else None
+
+    def on_session_changed(self) -> None:
+        enabled = self._store() is not None
+        for button in (self.add_button, self.import_button, self.export_button):
+            button.setEnabled(enabled)
+        self.remove_button.setEnabled(False)
+        self.rules.setEnabled(enabled)
+        self.rules.say("", "hint")
+        store = self.session.store
+        if store is not None:
+            self.tasks.run(
+                self._load_rules(store), key="rules", owner=self, context="reading the rules"
+            )
+        self.refresh()
+
+    def refresh(self) -> None:
+        store = self._store()
+        if store is None:
+            self.model.set_rows([])
+            self.history_model.set_rows([])
+            self.counts.setText("Not connected: choose a profile (File ▸ Profiles…).")
+            self._show_empty()
+            return
+        self.tasks.run(self._load(store), key="load", owner=self, context="reading the opt-outs")
+
+    async def _load(self, store: OptOutStore) -> None:
+        search, opted_in = self.search.text(), self.show_opted_in.isChecked()
+        try:
+            rows = await asyncio.to_thread(
+                store.listing, search, include_opted_in=opted_in, limit=SHOWN
+            )
+            out, back_in = await asyncio.to_thread(store.count)
+        except StoreError as exc:
+            self._say(str(exc), "error")
+            return
+        if store is not self._store():
+            return  # the profile switched meanwhile: its own load follows
+        selected = self.selected()
+        self.model.set_rows(rows)
+        more = f" (the first {SHOWN:,} shown: search to narrow)" if len(rows) >= SHOWN else ""
+        self.counts.setText(f"{out:,} opted out · {back_in:,} opted back in{more}")
+        self._show_empty()
+        if selected is not None:
+            self._select(selected.number)
+
+    def _show_empty(self) -> None:
+        nothing = not self.model.rows and not self.search.text().strip()
+        self.empty.setVisible(nothing)
+        self.table.setVisible(not nothing)
+
+    def selected(self) -> OptOut | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        row = rows[0].data(ROW_ROLE)
+        return row if isinstance(row, OptOut) else None
+
+    def _select(self, number: str) -> None:
+        for row, optout in enumerate(self.model.rows):
+            if optout.number == number:
+                self.table.selectRow(row)
+                return
+
+    def _selected(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+        optout = self.selected()
+        self.remove_button.setEnabled(optout is not None and optout.opted_out)
+        store = self._store()
+        if optout is None or store is None:
+            self.history_model.set_rows([])
+            self.history_box.setTitle("History")
+            return
+        self.history_box.setTitle(f"History of {display(optout.number)}")
+        self.tasks.run(
+            self._load_history(store, optout.number),
+            key="history",
+            owner=self,
+            context="reading a number's history",
+        )
+
+    async def _load_history(self, store: OptOutStore, number: str) -> None:
+        try:
+            changes = await asyncio.to_thread(store.history, number)
+        except StoreError as exc:
+            self._say(str(exc), "error")
+            return
+        current = self.selected()
+        if current is not None and current.number == number:
+            self.history_model.set_rows(list(reversed(changes)))
+
+    # ---- rules -------------------------------------------------------------------------
+
+    async def _load_rules(self, store: LocalStore) -> None:
+        try:
+            rules = await off_thread(lambda: read_rules(store.settings))
+        except StoreError as exc:
+            self.rules.say(f"The rules could not be read: {exc}", "error")
+            return
+        if store is self.session.store:
+            self.rules.show_rules(rules)
+
+    def save_rules(self, rules: Rules) -> None:
+        """Keep checked rules in the profile, then have the session apply them."""
+        store = self.session.store
+        if store is None:
+            return
+        self.rules.say("Saving…", "hint")
+        self.tasks.run(
+            self._save_rules(store, rules), key="rules", owner=self, context="saving the rules"
+        )
+
+    async def _save_rules(self, store: LocalStore, rules: Rules) -> None:
+        try:
+            await off_thread(lambda: save_rules(store.settings, rules))
+            await self.session.apply_rules()
+        except StoreError as exc:
+            self.rules.say(f"The rules were not saved: {exc}", "error")
+            return
+        if store is not self.session.store:
+            return
+        self.rules.show_rules(rules)
+        warnings = " ".join(rules.warnings)
+        saved = "Saved: replies from now on are read by these keywords."
+        self.rules.say(f"{saved} {warnings}".strip(), "warning" if warnings else "ok")
+
+    # ---- changing ----------------------------------------------------------------------
+
+    def change(self, *, opt_out: bool) -> None:
+        """Ask for a number and a reason, then opt it out (or back in)."""
+        store = self._store()
+        if store is None:
+            return
+        profile = self.session.profile
+        selected = self.selected()
+        number = display(selected.number) if selected is not None and not opt_out else ""
+        dialog = ChangeDialog(opt_out, profile.region if profile else DEFAULT_REGION, number, self)
+
+        def done(result: int) -> None:
+            if result == QDialog.DialogCode.Accepted:
+                self.tasks.run(
+                    self._change(store, dialog.number, opt_out, dialog.reason),
+                    key="change",
+                    owner=self,
+                    context="changing the opt-out list",
+                )
+            dialog.deleteLater()
+
+        dialog.finished.connect(done)
+        dialog.open()
+
+    async def _change(self, store: OptOutStore, number: str, opt_out: bool, reason: str) -> None:
+        try:
+            now = await asyncio.to_thread(store.set, number, opt_out, reason=reason)
+        except StoreError as exc:
+            self._say(str(exc), "error")
+            return
+        self._say(f"{display(number)} {now.describe(sentence_time)}.", "ok")
+        self.session.report(f"{display(number)} {state_text(opt_out)}", True)
+        await self._load(store)
+        self._select(number)
+
+    # ---- files -------------------------------------------------------------------------
+
+    def choose_import(self) -> None:
+        name, _filter = QFileDialog.getOpenFileName(
+            self, "Import numbers to opt out", str(Path.home()), FILE_FILTER
+        )
+        if name:
+            self.import_from(Path(name))
+
+    def import_from(self, path: Path) -> None:
+        store, profile = self._store(), self.session.profile
+        if store is None:
+            return
+        region = profile.region if profile else DEFAULT_REGION
+        self._say(f"Importing {path.name}…", "hint")
+        self.tasks.run(
+            self._import(store, path, region), key="file", owner=self, context="importing"
+        )
+
+    async def _import(self, store: OptOutStore, path: Path, region: str) -> None:
+        try:
+            report = await asyncio.to_thread(
+                import_file, store, path, region, reason=f"imported from {path.name}"
+            )
+        except (StoreError, OSError, ValueError) as exc:
+            self._say(f"{path.name} was not imported: {exc}", "error")
+            return
+        self._say(f"{path.name}: {report.summary()}.", "ok" if not report.invalid else "hint")
+        await self._load(store)
+
+    def choose_export(self) -> None:
+        suggested = Path.home() / f"gwdesk-optouts-{date.today():%Y%m%d}.csv"
+        name, _filter = QFileDialog.getSaveFileName(
+            self, "Export the opt-out list", str(suggested), "CSV files (*.csv)"
+        )
+        if name:
+            self.export_to(Path(name))
+
+    def export_to(self, path: Path) -> None:
+        store = self._store()
+        if store is None:
+            return
+        opted_in = self.show_opted_in.isChecked()
+        self.tasks.run(
+            self._export(store, path, opted_in), key="file", owner=self, context="exporting"
+        )
+
+    async def _export(self, store: OptOutStore, path: Path, opted_in: bool) -> None:
+        try:
+            count = await asyncio.to_thread(export_file, store, path, include_opted_in=opted_in)
+        except (StoreError, OSError) as exc:
+            self._say(f"The list was not exported: {exc}", "error")
+            return
+        self._say(f"{count:,} numbers written to {path}.", "ok")
+
+    def _say(self, text: str, role: str) -> None:
+        self.message.setText(text)
+        set_role(self.message, role)
