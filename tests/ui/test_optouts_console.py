@@ -287,7 +287,7 @@ async def test_a_header_sender_name_is_read_by_the_same_rules(ui: UiBundle, qtbo
 async def conversation_tab(ui: UiBundle, qtbot: QtBot) -> RepliesTab:
     tab = RepliesTab(ui.session, ui.tasks, ui.theme)
     qtbot.addWidget(tab)
-    await wait_until(lambda: tab.model is not None and tab.model.total == 1)
+    await wait_until(lambda: tab.model is not None and tab.model.total == 1, 20, "the reply listed")
     tab.open_conversation(CUSTOMER)
     return tab
 
