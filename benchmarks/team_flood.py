@@ -71,7 +71,7 @@ def console_main(url: str, name: str, out: Path, stop: Path) -> int:
     from gwdesk.store.shared import ServerData
 
     database = PostgresDatabase(url, upgrade=False, application=f"bench console {name}")
-    replies = ReplyStore(ServerData(database))
+    replies = ReplyStore(ServerData(database), local=out.with_suffix(".sqlite3"))
     catch_up = ReplyCatchUp(replies)
     changed = threading.Event()
 
