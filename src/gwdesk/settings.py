@@ -207,10 +207,16 @@ class PasswordVault:
 
     def delete(self, profile: Profile) -> None:
         """Forget the password; one that was never stored is not an error."""
+        self._remove(profile.keyring_key)
 
+    def delete_store(self, profile: Profile) -> None:
+        """Forget the shared store's password (kept or not)."""
+        self._remove(profile.store_keyring_key)
+
+    def _remove(self, key: str) -> None:
         def remove() -> None:
             try:
-                self.backend.delete_password(KEYRING_SERVICE, profile.keyring_key)
+                self.backend.delete_password(KEYRING_SERVICE, key)
             except keyring.errors.PasswordDeleteError:
                 return
 

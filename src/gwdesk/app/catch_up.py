@@ -26,14 +26,17 @@ class ReplyCatchUp:
         self.page = page
 
     def read(self) -> list[StoredReply]:
-        """Everything stored since the last read, oldest first; `last_id` moves past it."""
+        """Everything stored since the last read, oldest first; `last_id` moves past it
+        once all of it is read (a read that fails part way leaves it, to read it again)."""
         found: list[StoredReply] = []
+        last_id = self.last_id
         while True:
-            rows = self.replies.after(self.last_id, self.page)
+            rows = self.replies.after(last_id, self.page)
             found.extend(rows)
             if rows:
-                self.last_id = rows[-1].id
+                last_id = rows[-1].id
             if len(rows) < self.page:
+                self.last_id = last_id
                 return found
 
     def skip_to(self, last_id: int) -> None:

@@ -237,6 +237,8 @@ class ConversationEntry:
     reply_id: int | None = None
     order_at: datetime | None = None
     """Where it goes in time order, when finer than `at` (see `conversation`)."""
+    operator: str = ""
+    """Who sent it, for a message sent from a console of the team ("" when unknown)."""
 
 
 def number_variants(number: str) -> tuple[str, str]:
@@ -265,15 +267,23 @@ def conversation(
             ConversationEntry(at, True, text, None, True, message_id, reply_id, order_at)
         )
     known: set[str] = set()
-    for at, text, ok, status, message_id in shared.execute(
-        "SELECT at, text, ok, status, message_id FROM history WHERE recipients IN (?, ?) "
-        "ORDER BY at DESC, id DESC LIMIT ?",
+    for at, text, ok, status, message_id, operator in shared.execute(
+        "SELECT at, text, ok, status, message_id, operator FROM history "
+        "WHERE recipients IN (?, ?) ORDER BY at DESC, id DESC LIMIT ?",
         (*variants, limit),
     ):
         if message_id:
             known.add(message_id)
         entries.append(
-            ConversationEntry(datetime.fromisoformat(at), False, text, status, bool(ok), message_id)
+            ConversationEntry(
+                datetime.fromisoformat(at),
+                False,
+                text,
+                status,
+                bool(ok),
+                message_id,
+                operator=operator or "",
+            )
         )
     for message_id, lodged, sent, text, status in reading.sql.execute(
         "SELECT message_id, date_lodged, date_sent, message, status FROM log_records "

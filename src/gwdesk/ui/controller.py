@@ -10,6 +10,7 @@ from gwdesk.domain.profile import Profile
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.settings import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
+from gwdesk.store.database import StoreError
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.main_window import MainWindow, TabFactory
 from gwdesk.ui.sandbox_process import (
@@ -78,6 +79,8 @@ class AppController:
         self.sandbox: SandboxProcess | None = None
         self.session_passwords: dict[str, Secret] = {}
         """Passwords kept for this session only, where no keyring could store them."""
+        self.session_store_passwords: dict[str, Secret] = {}
+        """Team servers' passwords kept for this session only (by `store_keyring_key`)."""
         self._closed = asyncio.Event()
         window.closing.connect(self._closed.set)
         if window.closed:  # closed while the console was still starting
@@ -114,8 +117,23 @@ class AppController:
             )
             self.open_profiles()
             return
-        await self.session.activate(profile, password)
-        log.info("connected profile %r at %s", profile.name, profile.rest_url)
+        if await self.activate(profile, password):
+            log.info("connected profile %r at %s", profile.name, profile.rest_url)
+
+    async def activate(
+        self, profile: Profile, password: Secret, store_password: Secret | None = None
+    ) -> bool:
+        """Open `profile`; a store (file or team server) that cannot be opened is said in
+        the status bar, naming it, and nothing of the profile stays open."""
+        if store_password is None and profile.store_url is not None:
+            store_password = self.store_password_for(profile)
+        try:
+            await self.session.activate(profile, password, store_password=store_password)
+        except StoreError as exc:
+            log.warning("profile %r not opened: %s", profile.name, exc)
+            self.window.status.showMessage(f"The profile {profile.name!r} is not open: {exc}")
+            return False
+        return True
 
     def start_replies(self) -> None:
         """A profile was connected: its reply listener starts and fetches what it missed."""
@@ -132,6 +150,17 @@ class AppController:
             return kept
         try:
             return self.vault.get(profile)
+        except KeyringUnavailable:
+            return None
+
+    def store_password_for(self, profile: Profile) -> Secret | None:
+        """The team server's password: kept for this session, else the keyring's (None:
+        libpq's own, a `~/.pgpass` or a client certificate)."""
+        kept = self.session_store_passwords.get(profile.store_keyring_key)
+        if kept is not None:
+            return kept
+        try:
+            return self.vault.get_store(profile)
         except KeyringUnavailable:
             return None
 
@@ -171,6 +200,7 @@ class AppController:
             self.window,
             tasks=self.tasks,
             session_passwords=self.session_passwords,
+            session_store_passwords=self.session_store_passwords,
         )
         dialog.finished.connect(lambda _code: self._profiles_closed(dialog))
         dialog.open()
@@ -184,16 +214,21 @@ class AppController:
             return
         if dialog.chosen is None or dialog.password is None:
             return
+        kept = []
         if dialog.kept_for_session:
             self.session_passwords[dialog.chosen.keyring_key] = dialog.password
+            kept.append("password")
+        if dialog.store_kept_for_session:
+            kept.append("team store's password")
+        if kept:
             self.window.status.showMessage(
-                f"No system keyring: the password of {dialog.chosen.name!r} is kept "
-                "for this session only.",
+                f"No system keyring: the {' and the '.join(kept)} of {dialog.chosen.name!r} "
+                f"{'are' if len(kept) > 1 else 'is'} kept for this session only.",
                 15000,
             )
         self.session.password_kept_for_session = dialog.kept_for_session
         self.tasks.run(
-            self.session.activate(dialog.chosen, dialog.password),
+            self.activate(dialog.chosen, dialog.password, dialog.store_password),
             key="connect",
             context=f"connecting profile {dialog.chosen.name}",
         )

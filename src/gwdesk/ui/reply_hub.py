@@ -17,6 +17,14 @@ name and whether the listener should run are kept in the profile's store, beside
 the port and secret the listener already remembers there, so the `ReplyPath`
 configured at the gateway stays valid across restarts.
 
+A team profile (its replies on the office's server) works differently: the office's
+receiver (`gwdesk listen --store`) takes the replies, so this console's own listener
+does not start by itself (the operator may still start it). Every "replies" change the
+team hub reports (and the resync after a reconnection) makes the hub read what was
+stored past the last reply it handed over (`ReplyCatchUp`, off the GUI thread, one read
+at a time), and hand it to the views as a drain would. Two-way sends then route replies
+to the ReplyPath the receiver published (`template`), read again on "settings" changes.
+
 `gwdesk.replies` (and so aiohttp) is imported when the listener first starts, not
 when the console does.
 """
@@ -33,10 +41,12 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from gwdesk.domain.settings import LISTENER_ENABLED
+from gwdesk.app.catch_up import ReplyCatchUp
+from gwdesk.domain.settings import LISTENER_ENABLED, TEAM_REPLY_PATH
 from gwdesk.gateway.errors import GatewayError
+from gwdesk.store.changes import RESYNC
 from gwdesk.store.database import StoreError
-from gwdesk.store.replies import ReplyStore
+from gwdesk.store.replies import ReplyStore, StoredReply
 from gwdesk.store.reply_queries import unread_figures
 from gwdesk.ui.reply_state import (
     BackfillReport,
@@ -44,10 +54,12 @@ from gwdesk.ui.reply_state import (
     ListenerState,
     ListenerStatus,
     ReplyDelivery,
+    SettingsSource,
     read_settings,
     write_settings,
 )
 from gwdesk.ui.tasks import BlockingJob, StoreReads, off_thread
+from gwdesk.ui.team_hub import Coalesced
 
 if TYPE_CHECKING:
     from gwdesk.gateway.service import GatewayService
@@ -58,6 +70,12 @@ log = logging.getLogger("gwdesk.ui.replies")
 T = TypeVar("T")
 DRAIN_MS: Final = 100
 """How often stored replies are handed to the views: one batch per tick, not one per reply."""
+NO_TEAM_ROUTE: Final = (
+    "The office's reply receiver has not published its ReplyPath yet: start "
+    "`gwdesk listen --store postgresql://…` on the machine that receives the team's "
+    "replies (see docs/team.md), then send again."
+)
+LISTENER_OFF: Final = "The reply listener is not running: start it in the status bar."
 
 
 @dataclass
@@ -82,6 +100,8 @@ class ReplyHub(QObject):
     unread_changed = Signal(int)
     backfill_finished = Signal(object)
     """`BackfillReport` of a backfill on start or on demand."""
+    route_changed = Signal()
+    """Where two-way sends route replies changed (`template`, `route_problem`)."""
 
     def __init__(self, session: Session, *, drain_ms: int = DRAIN_MS) -> None:
         super().__init__(session)
@@ -101,10 +121,17 @@ class ReplyHub(QObject):
         """Starts (threads, a port) under way, each undone if its caller goes away."""
         self._reads: StoreReads | None = None
         """Reads of the session's store (counts, settings), off the GUI thread."""
+        self._team = False
+        """The profile's replies are on a team's server (see the module docstring)."""
+        self._catch_up: ReplyCatchUp | None = None
+        self._catching: Coalesced[list[StoredReply]] | None = None
+        self._route_read: Coalesced[ReplyTemplate | None] | None = None
+        self._team_template: ReplyTemplate | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(drain_ms)
         self._timer.timeout.connect(self.drain)
         session.changed.connect(self._session_changed)
+        session.team.changed.connect(self._team_changed)
 
     # ---- state -----------------------------------------------------------------------------
 
@@ -118,11 +145,26 @@ class ReplyHub(QObject):
 
     @property
     def template(self) -> ReplyTemplate | None:
-        """The listener's `ReplyPath` template while it listens."""
+        """Where two-way sends route replies: the listener's `ReplyPath` template while it
+        listens; for a team profile, the one the office's receiver published (or None)."""
+        if self._team:
+            return self._team_template
         running = self._running
         if running is None or running.listener is None or running.listener.info is None:
             return None
         return running.listener.info.template
+
+    @property
+    def team_route(self) -> bool:
+        """Replies are routed to the office's receiver (a team profile), not this console."""
+        return self._team
+
+    @property
+    def route_problem(self) -> str:
+        """Why there is no `template` to route replies to ("" when there is)."""
+        if self.template is not None:
+            return ""
+        return NO_TEAM_ROUTE if self._team else LISTENER_OFF
 
     @property
     def inbox(self) -> ReplyInbox | None:
@@ -141,6 +183,10 @@ class ReplyHub(QObject):
         if status != self._status:
             self._status = status
             self.status_changed.emit(status)
+            self.route_changed.emit()
+
+    def _stopped(self) -> ListenerStatus:
+        return ListenerStatus(ListenerState.STOPPED, team=self._team)
 
     def _set_unread(self, count: int) -> None:
         count = max(count, 0)
@@ -185,11 +231,13 @@ class ReplyHub(QObject):
             self._reads.deleteLater()
             self._reads = None
         store = self._session.store
-        self._set_status(
-            ListenerStatus(ListenerState.STOPPED if store else ListenerState.NO_PROFILE)
-        )
+        self._stop_team()
+        self._team = store is not None and store.team
+        self._set_status(self._stopped() if store else ListenerStatus(ListenerState.NO_PROFILE))
         if store is not None:
             self._reads = StoreReads(store.path, "replies-hub", self, shared=store.shared)
+            if self._team:
+                self._start_team(store.replies, store.settings)
             self._recount()
 
     def _recount(self) -> None:
@@ -218,8 +266,72 @@ class ReplyHub(QObject):
             self._latest_id = max(self._latest_id, figures.latest_id)
             later = sum(1 for reply_id in arrived if reply_id > figures.latest_id)
             self._set_unread(figures.unseen + later)
+            if self._team and self._catch_up is None and self._catching is not None:
+                # Views read the store as it is now; from here on, what others store.
+                self._catch_up = ReplyCatchUp(self._session_replies(), figures.latest_id)
+                self._catching.request()
 
         self._track(count())
+
+    def _session_replies(self) -> ReplyStore:
+        store = self._session.store
+        assert store is not None
+        return store.replies
+
+    # ---- a team's replies ----------------------------------------------------------------------
+
+    def _start_team(self, replies: ReplyStore, settings: SettingsSource) -> None:
+        """Follow the team's server: replies others stored, and the receiver's ReplyPath."""
+
+        def read_new() -> list[StoredReply]:
+            catch_up = self._catch_up
+            return catch_up.read() if catch_up is not None else []
+
+        def read_route() -> ReplyTemplate | None:
+            from gwdesk.replies.template import ReplyTemplate, TemplateError
+
+            published = settings.get(TEAM_REPLY_PATH)
+            if not published:
+                return None
+            try:
+                return ReplyTemplate.parse(published)
+            except TemplateError as exc:
+                log.warning("the team's published ReplyPath is not usable: %s", exc)
+                return None
+
+        self._catching = Coalesced(read_new, self._caught_up, "replies stored by the team")
+        self._route_read = Coalesced(read_route, self._route_read_done, "the team's ReplyPath")
+        self._route_read.request()
+
+    def _stop_team(self) -> None:
+        for reads in (self._catching, self._route_read):
+            if reads is not None:
+                reads.stop()
+        self._catching = self._route_read = None
+        self._catch_up = None
+        if self._team_template is not None:
+            self._team_template = None
+            self.route_changed.emit()
+
+    def _team_changed(self, tables: frozenset[str]) -> None:
+        """The team hub says what changed on the server: read what concerns replies."""
+        if not self._team:
+            return
+        everything = RESYNC in tables
+        reading = self._catching if self._catch_up is not None else None
+        if (everything or "replies" in tables) and reading is not None:
+            reading.request()
+        if (everything or "settings" in tables) and self._route_read is not None:
+            self._route_read.request()
+
+    def _caught_up(self, replies: list[StoredReply]) -> None:
+        if replies:
+            self._hand_over(replies, [], 0)
+
+    def _route_read_done(self, template: ReplyTemplate | None) -> None:
+        if template != self._team_template:
+            self._team_template = template
+            self.route_changed.emit()
 
     def _track(self, work: Coroutine[object, object, None]) -> None:
         """Run small bookkeeping work (counts, watermarks) that nobody waits for."""
@@ -237,13 +349,14 @@ class ReplyHub(QObject):
         return await reads.fetch(read_settings)
 
     async def autostart(self) -> None:
-        """After a profile is connected: listen (unless the operator stopped it), then backfill."""
+        """After a profile is connected: listen (unless the operator stopped it, or the
+        office's receiver listens for the team), then backfill."""
         if self._session.store is None:
             return
         generation = self._generation
         try:
             settings = await self.settings()
-            if settings.enabled:
+            if settings.enabled and not self._team:
                 await self.start()
             else:
                 await self._ensure_inbox()
@@ -368,7 +481,7 @@ class ReplyHub(QObject):
 
             await off_thread(halt)
             if self._running is running:
-                self._set_status(ListenerStatus(ListenerState.STOPPED))
+                self._set_status(self._stopped())
 
     async def configure(self, settings: ListenerSettings) -> None:
         """Save new settings; a running listener restarts with them."""
@@ -387,6 +500,8 @@ class ReplyHub(QObject):
             self._reads.close()
             self._reads.deleteLater()
             self._reads = None
+        self._stop_team()
+        self._team = False
         async with self._lock:
             await self._settle_starts()
             running, self._running = self._running, None
@@ -467,17 +582,23 @@ class ReplyHub(QObject):
 
     def _deliver(self, buffer: FeedBuffer) -> None:
         drained = buffer.drain()
-        if not drained.new and not drained.updated and not drained.dropped:
+        # A team's new replies, this console's included, come from the server's feed
+        # (`_caught_up`), in the order they were committed: handed over once, from there.
+        new = [] if self._team else drained.new
+        self._hand_over(new, drained.updated, drained.dropped)
+
+    def _hand_over(self, new: list[StoredReply], updated: list[StoredReply], dropped: int) -> None:
+        if not new and not updated and not dropped:
             return
-        delivery = ReplyDelivery(tuple(drained.new), tuple(drained.updated), drained.dropped)
-        if drained.new:
-            newest = max(reply.id for reply in drained.new)
+        delivery = ReplyDelivery(tuple(new), tuple(updated), dropped)
+        if new:
+            newest = max(reply.id for reply in new)
             self._latest_id = max(self._latest_id, newest)
-            unseen = [r.id for r in drained.new if r.id > self._seen_up_to]
+            unseen = [r.id for r in new if r.id > self._seen_up_to]
             if self._counting is not None:
                 self._counting.extend(unseen)
             self._set_unread(self._unread + len(unseen))
-        if drained.dropped and self._running is not None:
+        if dropped and self._running is not None:
             self._recount()
         self.replies_arrived.emit(delivery)
 

@@ -23,6 +23,11 @@ from gwdesk.store.settings import StoredSettings
 
 T = TypeVar("T")
 LOOPBACK: Final = LISTENER_HOST.default
+TEAM_STOPPED: Final = (
+    "The office's reply receiver (gwdesk listen --store) takes the team's replies, and every "
+    "console shows them. This console's own listener is off; start it only to take replies "
+    "here as well."
+)
 
 
 class ListenerState(StrEnum):
@@ -47,9 +52,13 @@ class ListenerStatus:
     """A free port to offer when the one wanted was taken."""
     warning: str | None = None
     """Set when bound to an address other machines can reach."""
+    team: bool = False
+    """A team profile: the office's receiver takes the replies while this one is off."""
 
     @property
     def short(self) -> str:
+        if self.state is ListenerState.STOPPED and self.team:
+            return "Replies: office receiver"
         if self.state is ListenerState.LISTENING:
             return f"Replies: {self.address.removeprefix('http://')}"
         if self.state is ListenerState.ERROR:
@@ -68,6 +77,8 @@ class ListenerStatus:
             return f"{text}\n{self.warning}" if self.warning else text
         if self.state is ListenerState.ERROR:
             return self.message
+        if self.state is ListenerState.STOPPED and self.team:
+            return TEAM_STOPPED
         if self.state is ListenerState.STOPPED:
             return "The reply listener is stopped: replies wait at the gateway (Fetch missed "
             "replies, or start it, to get them)."

@@ -26,9 +26,11 @@ from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import GatewayError
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
+from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.reply_hub import ReplyHub
 from gwdesk.ui.tasks import off_thread
+from gwdesk.ui.team_hub import TeamHub
 
 ServiceFactory = Callable[[Profile, Secret], GatewayService]
 NOT_CONNECTED = "No gateway is connected yet: choose a profile first."
@@ -57,6 +59,9 @@ class Session(QObject):
         """Every send of the profile: the application core's use cases, over its outbox."""
         self.is_sandbox = False
         self.password_kept_for_session = False
+        self.team = TeamHub(self)
+        """The link to the team's server of a team profile (idle for the others); made
+        before the reply hub, which follows its changes."""
         self.replies = ReplyHub(self)
         """The profile's reply listener and inbox (started by the controller, or on request)."""
 
@@ -76,10 +81,24 @@ class Session(QObject):
             raise GatewayError(NOT_CONNECTED)
         return self.sending
 
-    async def activate(self, profile: Profile, password: Secret, *, sandbox: bool = False) -> None:
+    async def activate(
+        self,
+        profile: Profile,
+        password: Secret,
+        *,
+        sandbox: bool = False,
+        store_password: Secret | None = None,
+    ) -> None:
+        """Close the current profile and open `profile` (`store_password`: its team
+        server's). A store that cannot be opened raises `StoreError` naming it, and leaves
+        nothing open."""
         await self.close()
         data = locate(profile, sandbox=sandbox, paths=self.paths)
-        self.store = await open_store(data)
+        try:
+            self.store = await open_store(data, store_password)
+        except StoreError:
+            self.changed.emit()  # the previous profile is closed: the views say so
+            raise
         # A draft or history row given up by the store's writer thread: once, in the status bar.
         loop = asyncio.get_running_loop()
         self.store.writer.on_failure = functools.partial(_report_from_thread, loop, self.report)
@@ -112,6 +131,7 @@ class Session(QObject):
         if self.store is not None:
             self.closing.emit()  # the tabs queue their last drafts; store.close writes them
         await self.replies.shutdown()  # first: its inbox writes into the store
+        await self.team.shutdown()  # before the pool its link borrows closes
         service, store = self.service, self.store
         self.service = self.store = self.profile = None
         self.data = self.sending = None
@@ -123,12 +143,14 @@ class Session(QObject):
             await off_thread(store.close)
 
 
-async def open_store(data: ProfileData) -> LocalStore:
-    """Open (and upgrade) a profile's file on a worker thread, never the GUI thread: each
-    of its connections takes the write lock to check its migrations, which another
-    process (`gwdesk send`, a second console) may hold for seconds. Cancelled meanwhile,
-    the store is closed once open: nobody else would."""
-    return await off_thread(lambda: open_profile(data), undo=LocalStore.close)
+async def open_store(data: ProfileData, store_password: Secret | None = None) -> LocalStore:
+    """Open (and upgrade) a profile's file, and its team's server if it has one, on a
+    worker thread, never the GUI thread: each of the file's connections takes the write
+    lock to check its migrations, which another process (`gwdesk send`, a second console)
+    may hold for seconds, and a server may be slow to answer. Cancelled meanwhile, the
+    store is closed once open: nobody else would."""
+    password = store_password.reveal() if store_password is not None else None
+    return await off_thread(lambda: open_profile(data, password), undo=LocalStore.close)
 
 
 def _report_from_thread(

@@ -1,4 +1,8 @@
-"""The status bar: which gateway, whether it answers, the balance, and the token's life."""
+"""The status bar: which gateway, whether it answers, the balance, and the token's life.
+
+For a team profile it also says whether the team's server is connected (and how many
+consoles are), or since when it is not, and what that means for the operator.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,42 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
 from gwdesk.gateway.errors import GatewayError
-from gwdesk.ui.plain_text import tooltip, visible
+from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
 from gwdesk.ui.replies.listener_status import ListenerStatusWidget
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.team_hub import TeamHub
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.elided_label import ElidedLabel
+from gwdesk.ui.widgets.validity import set_role
 
 ACTIVITY_CHARS = 40
 """Longest activity text shown in the bar; the whole text is in its tooltip."""
+
+
+def team_text(team: TeamHub) -> tuple[str, str, str]:
+    """(text, role, tooltip) of the team indicator; ("", "", "") without a team server."""
+    if not team.active:
+        return ("", "", "")
+    server = team.server
+    if team.connected is None:
+        return (f"Team store {server}: connecting…", "hint", f"Connecting to {server}.")
+    if not team.connected:
+        since = team.lost_at.strftime("%H:%M:%S") if team.lost_at else "now"
+        text = (
+            f"Team store disconnected since {since}: sends wait; your drafts are kept on this desk"
+        )
+        tip = (
+            f"The team's server {server} does not answer. Sends that need the team's opt-out "
+            "list wait or are refused; what you type stays on this desk. Replies, sends and "
+            "changes made meanwhile show here once the server is back."
+        )
+        return (text, "warning", tip)
+    count = len(team.consoles)
+    text = f"Team store {server} · {count} console{'' if count == 1 else 's'}"
+    lines = [f"Connected to the team's server {server}. Consoles connected:"]
+    lines += [f"{console.operator} ({console.host})" for console in team.consoles]
+    return (text, "", "\n".join(lines))
 
 
 def describe_expiry(expires_at: float | None, now: float) -> str:
@@ -53,6 +84,10 @@ class GatewayStatusBar(QStatusBar):
         self.balance_button.setAutoRaise(True)
         self.balance_button.clicked.connect(self.refresh_balance)
         self.token_label = QLabel("")
+        # Plain text: operators' and hosts' names come from the other consoles.
+        self.team_label = PlainLabel("")
+        self.team_label.setAccessibleName("Team store")
+        self.team_label.hide()
         self.listener = ListenerStatusWidget(session.replies, tasks, theme)
         self.listener.message.connect(lambda text: self.showMessage(text, 5000))
         # All permanent: a temporary message (showMessage) hides the normal widgets, and
@@ -64,6 +99,7 @@ class GatewayStatusBar(QStatusBar):
             self.balance_label,
             self.balance_button,
             self.token_label,
+            self.team_label,
             self.listener,
         ):
             self.addPermanentWidget(widget)
@@ -73,6 +109,8 @@ class GatewayStatusBar(QStatusBar):
         self._timer.start()
         session.changed.connect(self.on_session_changed)
         session.activity.connect(self.on_activity)
+        session.team.connection_changed.connect(self.update_team)
+        session.team.consoles_changed.connect(self.update_team)
         self.on_session_changed()
 
     def showMessage(self, text: str, timeout: int | None = 0) -> None:
@@ -94,6 +132,14 @@ class GatewayStatusBar(QStatusBar):
             self.refresh_balance()
         self.balance_button.setEnabled(session.active)
         self.update_token()
+        self.update_team()
+
+    def update_team(self, *_args: object) -> None:
+        text, role, tip = team_text(self._session.team)
+        self.team_label.setText(text)
+        self.team_label.setToolTip(tooltip(tip))
+        set_role(self.team_label, role)
+        self.team_label.setVisible(bool(text))
 
     def on_activity(self, what: str, ok: bool) -> None:
         """Show the latest call's outcome, shortened so the permanent items stay in view."""

@@ -2,7 +2,13 @@
 
 Checking is the `Profile` model's job; the form only turns what the model says
 (a pydantic error naming a field) into a red border and a line under that field,
-so the rules live in one place and the dialog cannot drift from the CLI.
+so the rules live in one place and the dialog cannot drift from the CLI. The model's
+messages never quote what was typed, so a password typed into the store address is
+refused without being shown again.
+
+The Team part names the office's PostgreSQL server that holds the shared data of a
+team profile, the server's password (kept in the keyring, like the gateway's) and the
+name the other consoles show for this operator.
 """
 
 from __future__ import annotations
@@ -27,12 +33,22 @@ from PySide6.QtWidgets import (
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.domain.operator import default_operator
 from gwdesk.domain.profile import DEFAULT_NAMESPACE, DEFAULT_TIMEZONE, Profile
 from gwdesk.ui.dialogs.profile_choices import AUTH_CHOICES, LODGE_PORTS, regions, time_zones
 from gwdesk.ui.widgets.field_errors import error_label
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
 PASSWORD = "password"  # noqa: S105 - the key of the password field
+STORE_PASSWORD = "store_password"  # noqa: S105 - the key of the store's password field
+STORE_URL_HINT = (
+    "postgresql://gwdesk_console@db.office.lan/gwdesk?sslmode=verify-full&sslrootcert=…"
+)
+TEAM_TEXT = (
+    "Optional. To share this account's replies, sent history, opt-outs and outbox with "
+    "the other desks, give the office's PostgreSQL server. Left empty, they stay on this "
+    "computer."
+)
 FIELD_LABELS = {
     "name": "&Name",
     "rest_url": "&REST base URL",
@@ -45,7 +61,11 @@ FIELD_LABELS = {
     "region": "Default re&gion",
     "lodge_port": "Preferred Lodge p&ort",
     "ca_bundle": "CA &bundle",
+    "store_url": "Stor&e address",
+    STORE_PASSWORD: "Store &password",
+    "operator": "&Your name",
 }
+TEAM_FIELDS = ("store_url", STORE_PASSWORD, "operator")
 
 
 def plain_message(error: Any) -> str:
@@ -130,6 +150,32 @@ class ProfileForm(QWidget):
         self.password_hint = QLabel()
         self.password_hint.setProperty("role", "hint")
         self.password_hint.setWordWrap(True)
+        self.store_edit = QLineEdit()
+        self.store_edit.setPlaceholderText(STORE_URL_HINT)
+        self.store_edit.setToolTip(
+            "The team's PostgreSQL server: postgresql://role@host[:port]/database, with "
+            "sslmode=verify-full and sslrootcert=CA file to check the server. No password "
+            "here: it goes in the field below, and from there to the keyring."
+        )
+        self.store_password_edit = QLineEdit()
+        self.store_password_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.store_password_edit.setToolTip(
+            "The store role's password, kept in the system keyring. Leave it empty to use "
+            "~/.pgpass or a client certificate named in the address."
+        )
+        self.store_hint = QLabel()
+        self.store_hint.setProperty("role", "hint")
+        self.store_hint.setWordWrap(True)
+        self.operator_edit = QLineEdit()
+        self.operator_edit.setPlaceholderText(default_operator())
+        self.operator_edit.setMaxLength(200)
+        self.operator_edit.setToolTip(
+            "Shown to the other desks beside what you send and change, and while you type "
+            "a reply (empty: this computer's user name)"
+        )
+        self.team_text = QLabel(TEAM_TEXT)
+        self.team_text.setProperty("role", "hint")
+        self.team_text.setWordWrap(True)
 
         self.inputs: dict[str, QWidget] = {
             "name": self.name_edit,
@@ -143,16 +189,24 @@ class ProfileForm(QWidget):
             "region": self.region_combo,
             "lodge_port": self.port_combo,
             "ca_bundle": self.ca_edit,
+            "store_url": self.store_edit,
+            STORE_PASSWORD: self.store_password_edit,
+            "operator": self.operator_edit,
         }
         self.errors: dict[str, QLabel] = {}
         layout = QFormLayout(self)
         layout.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         layout.setVerticalSpacing(6)
         for key, widget in self.inputs.items():
+            if key == TEAM_FIELDS[0]:
+                heading = QLabel("Team")
+                heading.setStyleSheet("font-weight: 600; margin-top: 8px;")
+                layout.addRow(heading, self.team_text)
             widget.setAccessibleName(FIELD_LABELS[key].replace("&", ""))
             caption = QLabel(FIELD_LABELS[key])
             caption.setBuddy(widget)
             layout.addRow(caption, self._field_box(key, widget))
+        self.operator_edit.setAccessibleName("Your name (operator)")
         self._wire_edits()
         self.clear()
 
@@ -171,6 +225,8 @@ class ProfileForm(QWidget):
             column.addWidget(widget)
         if key == PASSWORD:
             column.addWidget(self.password_hint)
+        if key == STORE_PASSWORD:
+            column.addWidget(self.store_hint)
         error = error_label(f"{FIELD_LABELS[key].replace('&', '')} error")
         column.addWidget(error)
         self.errors[key] = error
@@ -198,6 +254,9 @@ class ProfileForm(QWidget):
             self.username_edit,
             self.password_edit,
             self.ca_edit,
+            self.store_edit,
+            self.store_password_edit,
+            self.operator_edit,
         ):
             edit.clear()
         self.namespace_edit.setText(DEFAULT_NAMESPACE)
@@ -219,6 +278,8 @@ class ProfileForm(QWidget):
         self._select(self.region_combo, profile.region)
         self._select(self.port_combo, profile.lodge_port)
         self.ca_edit.setText(str(profile.ca_bundle) if profile.ca_bundle else "")
+        self.store_edit.setText(profile.store_url or "")
+        self.operator_edit.setText(profile.operator or "")
         self.clear_errors()
 
     @staticmethod
@@ -239,6 +300,8 @@ class ProfileForm(QWidget):
             "region": self.region_combo.currentData(),
             "lodge_port": self.port_combo.currentData(),
             "ca_bundle": ca_text or None,
+            "store_url": self.store_edit.text().strip() or None,
+            "operator": self.operator_edit.text() or None,
         }
 
     def profile(self) -> Profile | None:
@@ -260,6 +323,10 @@ class ProfileForm(QWidget):
 
     def typed_password(self) -> Secret | None:
         text = self.password_edit.text()
+        return Secret(text) if text else None
+
+    def typed_store_password(self) -> Secret | None:
+        text = self.store_password_edit.text()
         return Secret(text) if text else None
 
     # ---- errors ----------------------------------------------------------------------------
@@ -292,6 +359,11 @@ class ProfileForm(QWidget):
         self.password_hint.setText(text)
         self.password_hint.setVisible(bool(text))
         set_role(self.password_hint, role)
+
+    def set_store_hint(self, text: str, role: str = "hint") -> None:
+        self.store_hint.setText(text)
+        self.store_hint.setVisible(bool(text))
+        set_role(self.store_hint, role)
 
     def choose_ca_bundle(self) -> None:
         start = self.ca_edit.text().strip() or str(Path.home())

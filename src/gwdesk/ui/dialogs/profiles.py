@@ -1,11 +1,13 @@
 """The profiles dialog: choose, add, edit, duplicate and delete gateway profiles.
 
 What the controller reads when the dialog finishes: `chosen` and `password` (the
-profile to connect, with its password), `kept_for_session` (no keyring could
-store that password) and `use_sandbox` (the built-in sandbox was chosen).
+profile to connect, with its password), `store_password` (its team server's, if
+one is known), `kept_for_session` and `store_kept_for_session` (no keyring could
+store them) and `use_sandbox` (the built-in sandbox was chosen).
 Passwords go to the system keyring through `PasswordVault` only; where there is
-none the dialog says so and keeps them in the `session_passwords` it was given,
-which live in memory for this run of the console.
+none the dialog says so and keeps them in the `session_passwords` (and
+`session_store_passwords`) it was given, which live in memory for this run of the
+console.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.widgets.validity import set_role
 
 NO_KEYRING_TEXT: Final = "No system keyring: the password is kept for this session only."
+NO_KEYRING_STORE_TEXT: Final = (
+    "No system keyring: the store password is kept for this session only."
+)
 SANDBOX_LABEL: Final = "Sandbox (local, built in)"
 SANDBOX_TEXT: Final = (
     "The sandbox is a simulated gateway that runs on this computer. It has a demo "
@@ -67,6 +72,7 @@ class ProfilesDialog(QDialog):
         *,
         tasks: TaskRunner | None = None,
         session_passwords: MutableMapping[str, Secret] | None = None,
+        session_store_passwords: MutableMapping[str, Secret] | None = None,
     ) -> None:
         super().__init__(parent)
         self.store = store
@@ -75,9 +81,14 @@ class ProfilesDialog(QDialog):
         self.session_passwords: MutableMapping[str, Secret] = (
             {} if session_passwords is None else session_passwords
         )
+        self.session_store_passwords: MutableMapping[str, Secret] = (
+            {} if session_store_passwords is None else session_store_passwords
+        )
         self.chosen: Profile | None = None
         self.password: Secret | None = None
+        self.store_password: Secret | None = None
         self.kept_for_session = False
+        self.store_kept_for_session = False
         self.use_sandbox = False
         self._saved: dict[str, Profile] = {}
         self._default: str | None = None
@@ -85,11 +96,13 @@ class ProfilesDialog(QDialog):
         """The saved profile the form shows (None: a new one), to spot renames."""
         self._stored_password: Secret | None = None
         """The edited (or duplicated) profile's password from the keyring or this session."""
+        self._stored_store_password: Secret | None = None
+        """Likewise its team server's password."""
         self.confirmation: QMessageBox | None = None
 
         self.setWindowTitle("Gateway profiles")
         self.setModal(True)
-        self.resize(900, 600)
+        self.resize(940, 760)
         self._build()
         self.keyring_warning.setVisible(not self._keyring_works())
         self.reload(select=current or self._default)
@@ -250,6 +263,7 @@ class ProfilesDialog(QDialog):
             self.form.load(profile)
             self._editing = profile
             self._stored_password = self._stored_for(profile)
+            self._stored_store_password = self._stored_store_for(profile)
             self.form_box.setTitle(f"Profile {profile.name}")
         if kind == NEW:
             self.form_box.setTitle("New profile")
@@ -266,6 +280,18 @@ class ProfilesDialog(QDialog):
             self.keyring_warning.show()
             return None
 
+    def _stored_store_for(self, profile: Profile) -> Secret | None:
+        if profile.store_url is None:
+            return None
+        kept = self.session_store_passwords.get(profile.store_keyring_key)
+        if kept is not None:
+            return kept
+        try:
+            return self.vault.get_store(profile)
+        except KeyringUnavailable:
+            self.keyring_warning.show()
+            return None
+
     def _update_password_hint(self) -> None:
         if self._stored_password is not None and self.form.password_edit.text() == "":
             self.form.set_password_hint("A password is saved; type a new one to replace it.")
@@ -273,6 +299,13 @@ class ProfilesDialog(QDialog):
             self.form.set_password_hint("No password is saved for this profile: type it.")
         else:
             self.form.set_password_hint("")
+        editing = self._editing
+        if self._stored_store_password is None or self.form.store_password_edit.text():
+            self.form.set_store_hint("")
+        elif editing is not None and editing.store_keyring_key in self.session_store_passwords:
+            self.form.set_store_hint(NO_KEYRING_STORE_TEXT, "warning")
+        else:
+            self.form.set_store_hint("A store password is saved; type a new one to replace it.")
 
     def _update_buttons(self) -> None:
         kind = self._kind()
@@ -310,6 +343,7 @@ class ProfilesDialog(QDialog):
     def add_profile(self) -> None:
         self._editing = None
         self._stored_password = None
+        self._stored_store_password = None
         self.form.clear()
         self._start_new("New profile (unsaved)")
         self.form.name_edit.setFocus()
@@ -318,12 +352,13 @@ class ProfilesDialog(QDialog):
         source = self._editing
         if source is None or self._kind() != SAVED:
             return
-        stored = self._stored_password
+        stored, stored_store = self._stored_password, self._stored_store_password
         name = self._free_name(f"{source.name} (copy)")
         self.form.load(source)
         self.form.name_edit.setText(name)
         self._editing = None
         self._stored_password = stored
+        self._stored_store_password = stored_store
         self._start_new(f"{name} (unsaved)")
         self.form.name_edit.setFocus()
         self.form.name_edit.selectAll()
@@ -362,8 +397,10 @@ class ProfilesDialog(QDialog):
             self.show_message(str(exc), ok=False)
             return
         self.session_passwords.pop(profile.keyring_key, None)
+        self.session_store_passwords.pop(profile.store_keyring_key, None)
         try:
             self.vault.delete(profile)
+            self._forget_store_password(profile)
         except KeyringUnavailable:
             self.keyring_warning.show()
         self.reload()
@@ -434,7 +471,43 @@ class ProfilesDialog(QDialog):
                     self.keyring_warning.show()
         elif profile.keyring_key in self.session_passwords:
             self.kept_for_session = True
+        self._store_store_password(old, profile)
         return True
+
+    def _store_store_password(self, old: Profile | None, profile: Profile) -> None:
+        """The team server's password: typed (or moved with a renamed profile) to the
+        keyring, else kept for this session; a profile without a server forgets it."""
+        self.store_kept_for_session = False
+        typed = self.form.typed_store_password()
+        password = typed or self._stored_store_password
+        key_changed = old is None or old.store_keyring_key != profile.store_keyring_key
+        if profile.store_url is None:
+            password = None
+        elif password is not None and (typed is not None or key_changed):
+            try:
+                self.vault.set_store(profile, password)
+                self.session_store_passwords.pop(profile.store_keyring_key, None)
+            except KeyringUnavailable:
+                self.store_kept_for_session = True
+                self.session_store_passwords[profile.store_keyring_key] = password
+                self.keyring_warning.show()
+        elif profile.store_keyring_key in self.session_store_passwords:
+            self.store_kept_for_session = True
+        if (
+            old is not None
+            and old.store_url is not None
+            and (key_changed or profile.store_url is None)
+        ):
+            self.session_store_passwords.pop(old.store_keyring_key, None)
+            try:
+                self._forget_store_password(old)
+            except KeyringUnavailable:
+                self.keyring_warning.show()
+        self.store_password = password
+
+    def _forget_store_password(self, profile: Profile) -> None:
+        if profile.store_url is not None:
+            self.vault.delete_store(profile)
 
     def save(self) -> bool:
         checked = self._checked()
@@ -445,7 +518,13 @@ class ProfilesDialog(QDialog):
             return False
         self.reload(select=profile.name)
         where = "for this session only" if self.kept_for_session else "in the system keyring"
-        self.show_message(f"Saved {profile.name!r}; its password is kept {where}.", ok=True)
+        text = f"Saved {profile.name!r}; its password is kept {where}"
+        if self.store_password is not None:
+            store_where = (
+                "for this session only" if self.store_kept_for_session else "in the keyring"
+            )
+            text += f", the store's {store_where}"
+        self.show_message(f"{text}.", ok=True)
         return True
 
     def connect_selected(self) -> None:

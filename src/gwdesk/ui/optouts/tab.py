@@ -4,7 +4,9 @@ The list is the account's own (`gwdesk.store.optouts`): keyword replies change i
 they are stored, from any channel; here an operator searches it, opts a number out or
 back in by hand (always with a reason, kept in the number's history), imports a list
 and exports it. Every read and write runs off the GUI thread; the view refreshes when
-replies arrive (a STOP may have changed it) and when the profile switches. Beside the
+replies arrive (a STOP may have changed it), when the profile switches and, for a team
+profile, when another desk changed the list (its change reaches the team's sends at
+once: the team's rules are read again when they change there). Beside the
 list, the profile's Rules: which keywords opt out and back in, whether a new message
 is marketing, and the instruction a marketing message ends with.
 """
@@ -46,6 +48,7 @@ from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner, off_thread
+from gwdesk.ui.team_hub import OPTOUT_TABLES, TableWatch
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
@@ -201,6 +204,9 @@ class OptOutsTab(BaseTab):
         self.export_button.clicked.connect(self.choose_export)
         self.rules.save_requested.connect(self.save_rules)
         self.connect_tracked(session.replies.replies_arrived, lambda _d: self._search_timer.start())
+        # A team's list changes at other desks too (a STOP they stored, a number they added).
+        TableWatch(session.team, OPTOUT_TABLES, self._search_timer.start, self)
+        TableWatch(session.team, {"settings"}, self._team_settings_changed, self)
         self.on_session_changed()
 
     # ---- reading -----------------------------------------------------------------------
@@ -298,6 +304,16 @@ class OptOutsTab(BaseTab):
             self.history_model.set_rows(list(reversed(changes)))
 
     # ---- rules -------------------------------------------------------------------------
+
+    def _team_settings_changed(self) -> None:
+        """Another desk may have changed the team's rules: sends and replies follow them."""
+        if self.session.store is not None:
+            self.tasks.run(
+                self.session.apply_rules(),
+                key="apply-rules",
+                owner=self,
+                context="reading the team's rules",
+            )
 
     async def _load_rules(self, store: LocalStore) -> None:
         try:

@@ -178,6 +178,9 @@ class OutboxDialog(QDialog):
 
     # ---- resuming and discarding -------------------------------------------------------
 
+    def resuming(self) -> bool:
+        return self.tasks.running(RESUME_KEY, owner=self)
+
     def resume(self) -> None:
         batches = self.selected()
         if not batches or self.tasks.running(RESUME_KEY, owner=self):

@@ -8,6 +8,10 @@ what it found, and when batches are left to finish (or something was settled) th
 small `OutboxDialog` lists them with Resume and Discard. Nothing is resent without
 the operator asking. Both use the session's `Recovery` (`session.sending.recovery`),
 the application core's, as `gwdesk outbox` does.
+
+In a team profile the outbox is the team's: when a batch changes on the server (another
+desk sending, resuming or giving one up), the monitor reads the unfinished batches again
+and an open Outbox window shows them (never while it is resuming).
 """
 
 from __future__ import annotations
@@ -15,16 +19,21 @@ from __future__ import annotations
 import logging
 from typing import Final
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMainWindow
 
 from gwdesk.app.recovery import ReconcileReport
 from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.team_hub import TableWatch
 
 log = logging.getLogger("gwdesk.ui.outbox")
 CHECK_KEY: Final = "outbox-check"
+RELOAD_KEY: Final = "outbox-reload"
+RELOAD_MS: Final = 300
+"""Changes of a burst (a batch lodging thousands of entries) are read once."""
+OUTBOX_TABLES: Final = frozenset({"outbox_batches", "outbox_entries"})
 MESSAGE_MS: Final = 20000
 
 
@@ -67,7 +76,12 @@ class OutboxMonitor(QObject):
         self.report = ReconcileReport()
         self.batches: list[OutboxBatch] = []
         self.dialog: QObject | None = None
+        self._reload_timer = QTimer(self)
+        self._reload_timer.setSingleShot(True)
+        self._reload_timer.setInterval(RELOAD_MS)
+        self._reload_timer.timeout.connect(self.reload)
         session.changed.connect(self._session_changed)
+        TableWatch(session.team, OUTBOX_TABLES, self._reload_timer.start, self)
 
     def _session_changed(self) -> None:
         if self.session.active:
@@ -94,6 +108,23 @@ class OutboxMonitor(QObject):
         if self.show_dialog and (self.batches or self.report.settled):
             self.open_dialog()
         self.checked.emit()
+
+    def reload(self) -> None:
+        """Read the unfinished batches again (the team's outbox changed)."""
+        if self.session.sending is not None and not self.tasks.running(CHECK_KEY, owner=self):
+            self.tasks.run(self._reload(), key=RELOAD_KEY, owner=self, context="reading the outbox")
+
+    async def _reload(self) -> None:
+        sending = self.session.require_sending()
+        batches = await sending.recovery.open_batches()
+        if sending is not self.session.sending:
+            return
+        self.batches = batches
+        from gwdesk.ui.outbox.dialog import OutboxDialog
+
+        dialog = self.dialog
+        if isinstance(dialog, OutboxDialog) and dialog.isVisible() and not dialog.resuming():
+            dialog.show_batches(batches)
 
     def open_dialog(self) -> None:
         """Show (or raise) the Outbox window with the last check's findings."""

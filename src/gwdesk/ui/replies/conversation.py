@@ -8,12 +8,21 @@ Send tab would (same checks, same exactly-once send, same history); a send that
 fails keeps its text in the box, with the reason under it. A number that opted out
 says so above the transcript (how and when), and the box refuses to text it as the
 Send tab does, unless the reply is marked purely factual (no marketing).
+
+In a team profile, each message sent from a console names its operator, and the pane
+follows the team's server: a send from another desk (a "history" change) is read in,
+and while this operator types a reply the others are told ("Sam is typing a reply…",
+a typing note renewed every few seconds while typing, released on send, on clearing
+the text, on switching conversation and on close); the notes of the others are shown
+above the reply box, read again when they change and when one lapses. Two-way replies
+go to the team's receiver, whose ReplyPath the reply hub knows.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -32,6 +41,7 @@ from PySide6.QtWidgets import (
 from gwdesk.app.optouts import OptedOutError, OptOutGuard
 from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
 from gwdesk.app.sms import Channel, SmsForm
+from gwdesk.app.team import conversation_subject
 from gwdesk.domain.numbers import display
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
 from gwdesk.store.database import StoreError
@@ -40,11 +50,13 @@ from gwdesk.store.optouts import OptOut, list_number
 from gwdesk.store.reader import Reading
 from gwdesk.store.reply_queries import ConversationEntry, conversation, number_variants
 from gwdesk.store.shared import SharedData
+from gwdesk.store.team import Claim
 from gwdesk.ui.formatting import local_time, optout_sentence, refusal_sentence
 from gwdesk.ui.plain_text import PlainLabel, html_text
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import StoreReads, TaskRunner, alive
+from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.compliance import FACTUAL_TIP
 from gwdesk.ui.widgets.message_editor import MessageEditor
@@ -54,6 +66,20 @@ log = logging.getLogger("gwdesk.ui.replies")
 RELOAD_MS: Final = 150
 EMPTY_TEXT: Final = "Choose a reply to see the conversation with its number."
 REPLY_DETAIL: Final = "Sent from the conversation in the Replies tab."
+RENEW_TYPING: Final = 5.0
+"""Seconds between renewals of this operator's typing note while they type (it lasts 15)."""
+ROUTE_HERE: Final = "Route their replies to this console"
+ROUTE_TEAM: Final = "Route their replies to the team's receiver"
+
+
+def typing_text(operators: Sequence[str]) -> str:
+    """ "Sam is typing a reply…", "Sam and Lee are typing…" ("" for nobody)."""
+    names = list(dict.fromkeys(name or "Someone" for name in operators))
+    if not names:
+        return ""
+    if len(names) == 1:
+        return f"{names[0]} is typing a reply…"
+    return f"{', '.join(names[:-1])} and {names[-1]} are typing…"
 
 
 def _bubble_colours(palette: QPalette) -> tuple[str, str, str]:
@@ -82,6 +108,8 @@ def transcript_html(entries: Sequence[ConversationEntry], palette: QPalette) -> 
             meta = f"{when} · <span style='color:#d32f2f'>not sent</span>"
         else:
             meta = f"{when} · {html_text(entry.status or 'sent')}"
+        if not entry.incoming and entry.operator:
+            meta = f"{meta} · {html_text(entry.operator)}"
         align, fill, pad = (
             ("left", incoming_fill, '<td width="22%"></td>')
             if entry.incoming
@@ -140,8 +168,13 @@ class ConversationPane(QWidget):
         self.editor.edit.setPlaceholderText("Type a reply to this number. Ctrl+Enter sends.")
         self.editor.edit.setMinimumHeight(56)
         self.editor.edit.setMaximumHeight(96)
-        self.route_box = QCheckBox("Route their replies to this console")
-        self.route_box.setAccessibleName("Route their replies to this console")
+        self.typing_label = PlainLabel("")  # operators' names come from the other desks
+        self.typing_label.setAccessibleName("Others typing")
+        self.typing_label.setWordWrap(True)
+        self.typing_label.setProperty("role", "warning")
+        self.typing_label.hide()
+        self.route_box = QCheckBox(ROUTE_HERE)
+        self.route_box.setAccessibleName("Route their replies")
         self.route_box.setChecked(True)
         self.factual_box = QCheckBox("Purely factual (no marketing)")
         self.factual_box.setAccessibleName("Purely factual (no marketing)")
@@ -165,6 +198,7 @@ class ConversationPane(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.optout_label)
         layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.typing_label)
         layout.addWidget(self.editor)
         layout.addWidget(self.result_label)
         layout.addWidget(self.factual_box)  # a line of its own: the pane stays narrow
@@ -180,7 +214,19 @@ class ConversationPane(QWidget):
         shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
         shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         shortcut.activated.connect(self.send)
-        session.replies.status_changed.connect(self._listener_changed)
+        session.replies.route_changed.connect(self._listener_changed)
+        self._typing_subject: str | None = None
+        """The conversation this operator's typing note is about (None: no note)."""
+        self._typed_at = 0.0
+        self._notes = asyncio.Lock()
+        """Typing notes are written in the order they were asked for."""
+        self._lapse_timer = QTimer(self)
+        self._lapse_timer.setSingleShot(True)
+        self._lapse_timer.timeout.connect(self.refresh_typists)
+        self.editor.edit.textChanged.connect(self._text_edited)
+        TableWatch(session.team, {"claims"}, self.refresh_typists, self)
+        TableWatch(session.team, {"history"}, self._reload_soon, self)
+        session.closing.connect(self.stop_typing)
         self._listener_changed()
         self._enable()
 
@@ -190,9 +236,11 @@ class ConversationPane(QWidget):
         """The session's store changed: read from the new one (and forget the number);
         `shared`: where its shared data is (None: the same file)."""
         self.close_reader()
+        self.stop_typing()
         self._path = path
         self._shared = shared
         self.number = None
+        self._show_typists([])
         self.entries = []
         self._set_optout(None)
         self.transcript.clear()
@@ -204,6 +252,8 @@ class ConversationPane(QWidget):
     def open(self, number: str) -> None:
         """Show the conversation with `number` (a reply's From)."""
         if number != self.number:
+            self.stop_typing()
+            self._show_typists([])
             self.number = number
             self.entries = []
             self._set_optout(None)
@@ -214,6 +264,7 @@ class ConversationPane(QWidget):
         self.transcript.setPlaceholderText("No messages with this number yet.")
         self._enable()
         self.reload()
+        self.refresh_typists()
 
     def _set_title(self, text: str, *, heading: bool) -> None:
         self.title.setText(text)
@@ -227,6 +278,10 @@ class ConversationPane(QWidget):
             return
         variants = number_variants(self.number)
         if any(r.from_number in variants for r in (*delivery.new, *delivery.updated)):
+            self._reload_timer.start()
+
+    def _reload_soon(self) -> None:
+        if self.number is not None:
             self._reload_timer.start()
 
     def reload(self) -> None:
@@ -314,7 +369,20 @@ class ConversationPane(QWidget):
         return self._in_flight
 
     def _listener_changed(self, *_args: object) -> None:
-        listening = self.session.replies.listening
+        hub = self.session.replies
+        if hub.team_route:
+            # Kept usable without a published ReplyPath: a send then says what to start.
+            self.route_box.setText(ROUTE_TEAM)
+            self.route_box.setEnabled(True)
+            self.route_box.setToolTip(
+                "Sent two-way, with the office's receiver as the ReplyPath, so the answer "
+                "reaches every console of the team."
+                if hub.template is not None
+                else hub.route_problem
+            )
+            return
+        listening = hub.listening
+        self.route_box.setText(ROUTE_HERE)
         self.route_box.setEnabled(listening)
         self.route_box.setToolTip(
             "Sent two-way, with this console's listener as the ReplyPath, so the answer "
@@ -322,6 +390,64 @@ class ConversationPane(QWidget):
             if listening
             else "The reply listener is not running: start it (status bar) to route replies here."
         )
+
+    # ---- typing notes ------------------------------------------------------------------------
+
+    def _text_edited(self) -> None:
+        """Tell the team this operator is answering (renewed while they type), or no longer."""
+        team, number = self.session.team, self.number
+        if not team.active or number is None or self.sending():
+            return
+        if not self.editor.text().strip():
+            self.stop_typing()
+            return
+        subject = conversation_subject(number)
+        now = time.monotonic()
+        if self._typing_subject == subject and now - self._typed_at < RENEW_TYPING:
+            return
+        self._typing_subject, self._typed_at = subject, now
+        self.tasks.run(self._note(team.typing, subject), owner=self, context="a typing note")
+
+    def stop_typing(self) -> None:
+        """Release this operator's typing note, if there is one."""
+        subject, self._typing_subject = self._typing_subject, None
+        if subject is not None:
+            team = self.session.team
+            self.tasks.run(self._note(team.done_typing, subject), context="a typing note")
+
+    async def _note(self, write: Any, subject: str) -> None:
+        async with self._notes:
+            await write(subject)
+
+    def refresh_typists(self) -> None:
+        """Read who else is answering the number shown (off the GUI thread)."""
+        number, team = self.number, self.session.team
+        if number is None or not team.active:
+            self._show_typists([])
+            return
+        self.tasks.run(
+            self._read_typists(number), key="typists", owner=self, context="typing notes"
+        )
+
+    async def _read_typists(self, number: str) -> None:
+        claims = await self.session.team.typists(conversation_subject(number))
+        if self.number == number:
+            self._show_typists(claims)
+
+    def _show_typists(self, claims: list[Claim]) -> None:
+        text = typing_text([claim.operator for claim in claims])
+        self.typing_label.setText(text)
+        self.typing_label.setToolTip(
+            "Another operator is answering this customer: agree who replies, so they are "
+            "not answered twice."
+            if text
+            else ""
+        )
+        self.typing_label.setVisible(bool(text))
+        self._lapse_timer.stop()
+        if claims:  # read again when the first note lapses, unless it is renewed first
+            left_ms = min(c.until_us for c in claims) // 1000 - int(time.time() * 1000)
+            self._lapse_timer.start(max(left_ms, 0) + 200)
 
     def _enable(self) -> None:
         usable = self.number is not None and not self.sending()
@@ -333,12 +459,13 @@ class ConversationPane(QWidget):
         number = self.number
         if number is None or self.sending():
             return
-        template = self.session.replies.template
-        route = (
-            ("HTTP", template.render())
-            if template is not None and self.route_box.isChecked() and self.route_box.isEnabled()
-            else None
-        )
+        hub = self.session.replies
+        template = hub.template
+        routed = self.route_box.isChecked() and self.route_box.isEnabled()
+        if routed and template is None and hub.team_route:
+            self._show_result(f"Not sent: {hub.route_problem} Your text is kept.", "error")
+            return
+        route = ("HTTP", template.render()) if template is not None and routed else None
         form = SmsForm(
             channel=Channel.REST_SMS,
             recipient=number,
@@ -354,6 +481,7 @@ class ConversationPane(QWidget):
             return
         self._show_result(f"Sending to {display(ready.recipient)}…", "hint")
         self.send_button.setText("Sending…")
+        self.stop_typing()
         task = self.tasks.run(
             self._send(sending, ready, number), key="send", owner=self, context="replying"
         )

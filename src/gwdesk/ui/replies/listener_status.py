@@ -57,6 +57,7 @@ class ListenerStatusWidget(QWidget):
         self.copy_button.clicked.connect(self.copy_reply_path)
         self.offer_button.clicked.connect(self.use_offered_port)
         hub.status_changed.connect(self.show_status)
+        hub.route_changed.connect(self._route_changed)
         self.show_status(hub.status)
 
     def show_status(self, status: ListenerStatus | None = None) -> None:
@@ -79,12 +80,22 @@ class ListenerStatusWidget(QWidget):
             if listening
             else "Start the reply listener"
         )
-        self.copy_button.setEnabled(listening)
+        self._route_changed()
         offer = status.suggestion if state is ListenerState.ERROR else None
         self.offer_button.setVisible(offer is not None)
         if offer is not None:
             self.offer_button.setText(f"Use port {offer}")
             self.offer_button.setToolTip(tooltip(status.message))
+
+    def _route_changed(self) -> None:
+        """The ReplyPath to copy: this console's listener's, or the team receiver's."""
+        self.copy_button.setEnabled(self.hub.template is not None)
+        self.copy_button.setToolTip(
+            "Copy the team's ReplyPath (the office's receiver), for two-way messages sent "
+            "from elsewhere"
+            if self.hub.team_route
+            else "Copy this console's ReplyPath (for two-way messages sent from elsewhere)"
+        )
 
     def toggle(self) -> None:
         work = self.hub.stop() if self.hub.listening else self.hub.start()

@@ -70,6 +70,7 @@ from gwdesk.ui.reply_state import BackfillReport, ListenerState, ListenerStatus,
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.team_hub import OPTOUT_TABLES, TableWatch
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
@@ -84,6 +85,11 @@ NO_REPLIES: Final = (
     "(Send tab ▸ Two way ▸ Use this console's listener): customers' answers appear "
     "here the moment they arrive. Replies sent while the console was closed are "
     "fetched when it starts, or with Fetch missed replies."
+)
+NO_REPLIES_TEAM: Final = (
+    "No replies yet.\n\nSend a two-way message with the team's receiver as its ReplyPath "
+    "(Send tab ▸ Two way ▸ Use the team's receiver): customers' answers appear here, and "
+    "at every desk of the team, the moment the office's receiver stores them."
 )
 NO_MATCH: Final = "No replies match the search."
 WIDTHS: Final = {RECEIVED: 104, FROM: 128, TO: 120, OPT_OUT: 100, IN_REPLY_TO: 180}
@@ -215,6 +221,7 @@ class RepliesTab(BaseTab):
         self.connect_tracked(self.hub.status_changed, self.on_listener_status)
         self.connect_tracked(self.hub.backfill_finished, self.on_backfill)
         self.connect_tracked(session.rules_changed, self._rules_changed)
+        TableWatch(session.team, OPTOUT_TABLES, self._opted_timer.start, self)
         app = QGuiApplication.instance()
         if isinstance(app, QGuiApplication):
             self.connect_tracked(app.focusWindowChanged, lambda _w: self.mark_seen_if_watching())
@@ -398,7 +405,8 @@ class RepliesTab(BaseTab):
         unread = self.hub.unread
         self.count_label.setText(f"{text} · {unread:,} unread" if unread else text)
         if total == 0 and not model.pending:
-            self.empty_label.setText(NO_MATCH if searching else NO_REPLIES)
+            empty = NO_REPLIES_TEAM if self.hub.team_route else NO_REPLIES
+            self.empty_label.setText(NO_MATCH if searching else empty)
             self.table_stack.setCurrentWidget(self.empty_label)
         else:
             self.table_stack.setCurrentWidget(self.table)

@@ -32,15 +32,22 @@ from gwdesk.ui.widgets.validity import set_invalid
 
 
 class ListenerSource(Protocol):
-    """Where the console's reply listener is told (the replies hub): its template while
-    it listens, and a signal when that changes. A protocol, so this widget (shared by
-    the Send and Batch tabs) knows no tab's code."""
+    """Where replies can be routed (the replies hub): the console's listener's template
+    while it listens, or for a team profile the office's receiver's; whether it is the
+    team's; why there is none; and a signal when that changes. A protocol, so this
+    widget (shared by the Send and Batch tabs) knows no tab's code."""
 
     @property
     def template(self) -> ReplyTemplate | None: ...
 
     @property
-    def status_changed(self) -> SignalInstance: ...
+    def team_route(self) -> bool: ...
+
+    @property
+    def route_problem(self) -> str: ...
+
+    @property
+    def route_changed(self) -> SignalInstance: ...
 
 
 class ReplyMode(StrEnum):
@@ -79,6 +86,12 @@ LISTENER_TIP: Final = (
 )
 LISTENER_OFF_TIP: Final = (
     "The reply listener is not running: start it in the status bar to use it here."
+)
+LISTENER_TEXT: Final = "Use this console's listener"
+TEAM_TEXT: Final = "Use the team's receiver"
+TEAM_TIP: Final = (
+    "Two way, with the office's reply receiver as the ReplyPath: the answers appear in "
+    "every console's Replies tab."
 )
 SENDER_TIP: Final = (
     "ReplyType HEADER: this becomes the sender the recipient sees (a number of 8 to 15 "
@@ -152,8 +165,8 @@ class ReplyOptions(QWidget):
         radios.addWidget(self.two_way)
         radios.addWidget(self.header)
         radios.addStretch(1)
-        self.listener_button = QPushButton("Use this console's listener")
-        self.listener_button.setAccessibleName("Use this console's listener")
+        self.listener_button = QPushButton(LISTENER_TEXT)
+        self.listener_button.setAccessibleName(LISTENER_TEXT)
         self.listener_button.hide()  # until a listener is attached (`attach_listener`)
         self._hub: ListenerSource | None = None
         radios.addWidget(self.listener_button)
@@ -176,13 +189,21 @@ class ReplyOptions(QWidget):
         """Offer the console's reply listener as this message's reply route."""
         self._hub = hub
         self.listener_button.show()
-        hub.status_changed.connect(self._listener_changed)
+        hub.route_changed.connect(self._listener_changed)
         self._listener_changed()
 
     def _listener_changed(self, *_args: object) -> None:
-        listening = self._hub is not None and self._hub.template is not None
-        self.listener_button.setEnabled(listening)
-        self.listener_button.setToolTip(LISTENER_TIP if listening else LISTENER_OFF_TIP)
+        hub = self._hub
+        routed = hub is not None and hub.template is not None
+        team = hub is not None and hub.team_route
+        text = TEAM_TEXT if team else LISTENER_TEXT
+        self.listener_button.setText(text)
+        self.listener_button.setAccessibleName(text)
+        self.listener_button.setEnabled(routed)
+        if routed:
+            self.listener_button.setToolTip(TEAM_TIP if team else LISTENER_TIP)
+        else:
+            self.listener_button.setToolTip(hub.route_problem if team and hub else LISTENER_OFF_TIP)
 
     def use_listener(self) -> None:
         """Two way, ReplyType HTTP, ReplyPath: the listener's template (placeholders and all)."""

@@ -1,0 +1,307 @@
+"""The console's side of a team's server: one per session, bridged to the GUI thread.
+
+For a team profile (its shared data on the office's PostgreSQL server) the hub runs the
+session's `TeamLink` (`gwdesk.app.team`): presence, the change feed, typing notes.
+The link calls back on threads of its own; the hub hands every call to the GUI thread
+through a queued signal, and there says:
+
+- `changed(tables)`: the shared tables another client (or this one) committed to, a
+  frozenset of names; `{"*"}` after every (re)connection, when everything past a
+  view's last position must be read again. Views subscribe with `TableWatch`;
+- `connection_changed(connected)`, with `lost_at` the moment it was lost;
+- `consoles_changed(consoles)`: who is connected, read again (off the GUI thread) when
+  the consoles table changes.
+
+Starting the link (it says it is there: a write) and stopping it (threads joined, a
+goodbye written) run off the GUI thread; `Session.close` calls `shutdown` before the
+store whose pool the link borrows closes. A profile without a server has no link: the
+hub stays idle and says nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from urllib.parse import urlsplit
+
+from PySide6.QtCore import QObject, Signal
+
+from gwdesk.app.team import Member, TeamLink
+from gwdesk.store.changes import RESYNC
+from gwdesk.store.database import StoreError
+from gwdesk.store.team import Claim, Console
+from gwdesk.ui.tasks import BlockingJob, off_thread
+
+if TYPE_CHECKING:
+    from gwdesk.store.local import LocalStore
+    from gwdesk.ui.session import Session
+
+log = logging.getLogger("gwdesk.ui.team")
+T = TypeVar("T")
+STATE: Final = "state"
+CHANGE: Final = "change"
+OPTOUT_TABLES: Final = frozenset({"optouts", "optout_changes"})
+
+
+class TableWatch(QObject):
+    """How a view follows the shared tables it shows: `slot()` is called (on the GUI
+    thread) when one of `tables` changed, or everything may have (a reconnection). A
+    child of `owner`, so the subscription ends when the view goes; nobody polls."""
+
+    def __init__(
+        self, team: TeamHub, tables: Iterable[str], slot: Callable[[], object], owner: QObject
+    ) -> None:
+        super().__init__(owner)
+        self.tables = frozenset(tables)
+        self._slot = slot
+        team.changed.connect(self._changed)
+
+    def _changed(self, changed: frozenset[str]) -> None:
+        if RESYNC in changed or self.tables & changed:
+            self._slot()
+
+
+def server_name(store_url: str | None) -> str:
+    """The team server's host, as the status bar names it (never a password)."""
+    if not store_url:
+        return ""
+    try:
+        return urlsplit(store_url).hostname or "localhost"
+    except ValueError:
+        return "the team's server"
+
+
+class Coalesced(Generic[T]):
+    """A blocking read run off the GUI thread, one at a time: asked for again while one
+    runs, exactly one more follows, however often it was asked. `done(result)` is called
+    on the GUI thread; a read that fails (a server away) is logged and waits for the
+    next request (the change feed asks again when the server is back)."""
+
+    def __init__(self, read: Callable[[], T], done: Callable[[T], None], what: str) -> None:
+        self._read = read
+        self._done = done
+        self._what = what
+        self._task: asyncio.Task[None] | None = None
+        self._again = False
+        self._stopped = False
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None
+
+    def request(self) -> None:
+        if self._stopped:
+            return
+        if self._task is not None:
+            self._again = True
+            return
+        self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                self._again = False
+                try:
+                    result = await off_thread(self._read)
+                except StoreError as exc:
+                    log.info("%s: not read (%s)", self._what, exc)
+                else:
+                    if self._stopped:
+                        return
+                    self._done(result)
+                if not self._again or self._stopped:
+                    return
+        finally:
+            self._task = None
+
+    def stop(self) -> None:
+        """No more reads; one under way is dropped (its result is never handed over)."""
+        self._stopped = True
+        if self._task is not None:
+            self._task.cancel()
+
+
+class TeamHub(QObject):
+    """The session's link to its team's server, for the console's views."""
+
+    changed = Signal(object)
+    """frozenset[str]: the shared tables that changed (`{"*"}`: re-read everything)."""
+    connection_changed = Signal(bool)
+    consoles_changed = Signal(object)
+    """list[Console]: the consoles heard from lately, the longest there first."""
+    _heard = Signal(int, str, object)
+    """(generation, what, value) from the link's threads; queued to the GUI thread."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self._session = session
+        self._generation = 0
+        self._link: TeamLink | None = None
+        self._starting: BlockingJob[TeamLink] | None = None
+        self._start_task: asyncio.Task[None] | None = None
+        self._consoles_read: Coalesced[list[Console]] | None = None
+        self.server = ""
+        """The team server's host name ("" for a profile without one)."""
+        self.connected: bool | None = None
+        """None until the link has first connected (or failed to)."""
+        self.lost_at: datetime | None = None
+        """When the connection was lost (local time), while it is."""
+        self.consoles: list[Console] = []
+        self._heard.connect(self._on_heard)
+        session.changed.connect(self._session_changed)
+
+    @property
+    def active(self) -> bool:
+        """Whether the session's profile has a team server."""
+        return bool(self.server)
+
+    @property
+    def link(self) -> TeamLink | None:
+        return self._link
+
+    # ---- the session -------------------------------------------------------------------------
+
+    def _session_changed(self) -> None:
+        store, data = self._session.store, self._session.data
+        self._reset()
+        if store is None or data is None or not store.team:
+            return
+        self.server = server_name(data.store_url)
+        generation = self._generation
+        self._consoles_read = Coalesced(self._read_consoles, self._show_consoles, "consoles")
+        task = self._start_task = asyncio.ensure_future(self._start(store, generation))
+        task.add_done_callback(_retrieved)
+
+    def _reset(self) -> None:
+        self._generation += 1
+        if self._consoles_read is not None:
+            self._consoles_read.stop()
+            self._consoles_read = None
+        was_active = self.active
+        self.server = ""
+        self.connected = None
+        self.lost_at = None
+        self.consoles = []
+        if was_active:
+            self.consoles_changed.emit([])
+
+    async def _start(self, store: LocalStore, generation: int) -> None:
+        database: Any = getattr(store.shared, "database", None)
+        if database is None:
+            return
+        member = Member(store.operator, console=store.console)
+
+        def start() -> TeamLink:
+            return TeamLink(
+                database,
+                member,
+                on_change=lambda tables: self._tell(generation, CHANGE, tables),
+                on_state=lambda connected: self._tell(generation, STATE, connected),
+                connect=database.connect,
+            ).start()
+
+        job: BlockingJob[TeamLink] = BlockingJob()
+        self._starting = job
+        try:
+            link = await job.run(lambda _job: start(), undo=TeamLink.close)
+        except asyncio.CancelledError:
+            return  # `shutdown` settles the job (and closes the link it made)
+        except StoreError as exc:
+            log.warning("team: the link did not start: %s", exc)
+            return
+        finally:
+            if self._starting is job:
+                self._starting = None
+        if generation != self._generation:
+            await off_thread(link.close)
+            return
+        self._link = link
+
+    def _tell(self, generation: int, what: str, value: object) -> None:
+        """From a link thread: hand the call to the GUI thread (dropped once the hub is gone)."""
+        with contextlib.suppress(RuntimeError):
+            self._heard.emit(generation, what, value)
+
+    def _on_heard(self, generation: int, what: str, value: object) -> None:
+        if generation != self._generation:
+            return  # a link of a profile closed since
+        if what == STATE:
+            connected = bool(value)
+            if connected:
+                self.lost_at = None
+            elif self.lost_at is None:
+                self.lost_at = datetime.now()
+            self.connected = connected
+            self.connection_changed.emit(connected)
+            return
+        tables = frozenset(value) if isinstance(value, frozenset | set) else frozenset()
+        if (RESYNC in tables or "consoles" in tables) and self._consoles_read is not None:
+            self._consoles_read.request()
+        self.changed.emit(tables)
+
+    # ---- who is there ------------------------------------------------------------------------
+
+    def _read_consoles(self) -> list[Console]:
+        link = self._link
+        return link.presence.live() if link is not None else []
+
+    def _show_consoles(self, consoles: list[Console]) -> None:
+        self.consoles = consoles
+        self.consoles_changed.emit(consoles)
+
+    # ---- typing notes (each blocks on the server: run off the GUI thread) ----------------------
+
+    async def typing(self, subject: str) -> None:
+        """Note (or renew the note) that this operator is answering `subject`."""
+        link = self._link
+        if link is not None:
+            try:
+                await off_thread(lambda: link.typing(subject))
+            except StoreError as exc:
+                log.info("team: typing note not written (%s)", exc)
+
+    async def done_typing(self, subject: str) -> None:
+        link = self._link
+        if link is not None:
+            try:
+                await off_thread(lambda: link.done_typing(subject))
+            except StoreError as exc:
+                log.info("team: typing note not released (%s)", exc)
+
+    async def typists(self, subject: str) -> list[Claim]:
+        """The other operators answering `subject` now ([] without a server, or while it is
+        away)."""
+        link = self._link
+        if link is None:
+            return []
+        try:
+            return await off_thread(lambda: link.typists(subject))
+        except StoreError as exc:
+            log.info("team: typing notes not read (%s)", exc)
+            return []
+
+    # ---- closing -----------------------------------------------------------------------------
+
+    async def shutdown(self) -> None:
+        """The session is closing: stop the link (it leaves) before the store's pool closes."""
+        self._reset()
+        link, self._link = self._link, None
+        task, self._start_task = self._start_task, None
+        if task is not None and not task.done():
+            task.cancel()  # its job is settled below: the link it made is closed once
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            with contextlib.suppress(Exception):
+                await starting.settle()
+        if link is not None:
+            await off_thread(link.close)
+
+
+def _retrieved(task: asyncio.Task[None]) -> None:
+    """A start that failed unexpectedly is logged, not left unretrieved."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("team: the link failed to start", exc_info=task.exception())
