@@ -74,7 +74,8 @@ def opener(shared: SharedData) -> str:
     """Python that opens an outbox on `shared` in another process."""
     if isinstance(shared, FileData):
         return f"OutboxStore({str(shared.path)!r})"
-    assert isinstance(shared, ServerData) and isinstance(shared.database, PostgresDatabase)
+    assert isinstance(shared, ServerData)
+    assert isinstance(shared.database, PostgresDatabase)
     return f"OutboxStore(ServerData(PostgresDatabase({shared.database.url!r})))"
 
 
@@ -388,7 +389,7 @@ def test_a_lost_claim_connection_makes_begin_refuse_rather_than_send(
         assert outbox.begin(first)[0]
         assert outbox.claim_pid
         terminate(pg_url, outbox.claim_pid)
-        with pytest.raises(OutboxBusy, match="claim on outbox batch .* was lost"):
+        with pytest.raises(OutboxBusy, match=r"claim on outbox batch \d+ was lost"):
             outbox.begin(second)
         assert state(outbox, second) is EntryState.PENDING  # nothing was marked to send
         outbox.lodged(first, message_id="M1")  # an answer already received is still kept

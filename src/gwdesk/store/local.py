@@ -15,6 +15,7 @@ from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.contacts import ContactStore
 from gwdesk.store.database import StoreError, connect, store_methods
 from gwdesk.store.drafts import DraftStore
+from gwdesk.store.engine import SqliteDatabase
 from gwdesk.store.history import HistoryStore
 from gwdesk.store.optouts import OptOutStore
 from gwdesk.store.outbox import OutboxStore
@@ -40,11 +41,11 @@ class LocalStore:
         memory = str(path) == ":memory:"
         self.writer = BackgroundWriter(path, shared=self.conn if memory else None)
         self.drafts = DraftStore(self.conn, self.writer)
-        self.history = HistoryStore(self.conn, self.writer)
         shared = LockedConnection(self.conn)
+        self.history = HistoryStore(SqliteDatabase(self.conn, shared.lock), self.writer)
         self.settings = StoredSettings(shared)
         """The profile's settings (`gwdesk.domain.settings`, those kept in the profile store)."""
-        self.templates = TemplateStore(shared)
+        self.templates = TemplateStore(SqliteDatabase(self.conn, shared.lock))
         # Its own connections: the reply listener writes from its own thread (group commit).
         self.replies = ReplyStore(path)
         self.optouts = OptOutStore(path, account or "")

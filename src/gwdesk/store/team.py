@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from gwdesk.store.database import store_methods
-from gwdesk.store.engine import Database
+from gwdesk.store.engine import Database, Session
 
 HEARTBEAT: Final = 10.0
 """Seconds between a console's "still here"."""
@@ -151,6 +151,25 @@ class Claims:
         return None if row is None else Claim(row[0], row[1], row[2], int(row[3]))
 
 
+def record_audit(
+    session: Session, operator: str, console: str, action: str, subject: str = "", detail: str = ""
+) -> None:
+    """Append an audit entry in `session`: inside the transaction of the change it tells
+    of (a template saved, an opt-out changed), so the two stand or fall together."""
+    session.execute(
+        "INSERT INTO audit(at, operator, console, action, subject, detail) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            now_iso(),
+            operator[:200],
+            console[:100],
+            action[:100],
+            subject[:MAX_TEXT],
+            detail[:MAX_TEXT],
+        ),
+    )
+
+
 @store_methods
 class Audit:
     """Who did what (see the module docstring)."""
@@ -162,18 +181,7 @@ class Audit:
         self, operator: str, console: str, action: str, subject: str = "", detail: str = ""
     ) -> None:
         with self.database.session() as session:
-            session.execute(
-                "INSERT INTO audit(at, operator, console, action, subject, detail) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    now_iso(),
-                    operator[:200],
-                    console[:100],
-                    action[:100],
-                    subject[:MAX_TEXT],
-                    detail[:MAX_TEXT],
-                ),
-            )
+            record_audit(session, operator, console, action, subject, detail)
 
     def entries(self, *, after_id: int = 0, limit: int = 1000) -> list[AuditEntry]:
         with self.database.session() as session:
