@@ -9,7 +9,8 @@ import sys
 import textwrap
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
@@ -26,6 +27,7 @@ from gwdesk.store.postgres import PostgresDatabase
 from gwdesk.store.shared import FileData, ServerData, SharedData
 
 BODY = {"text": "Hello", "source": None}
+WAIT = 60.0
 
 
 def new_entries(count: int, prefix: str) -> list[NewEntry]:
@@ -279,50 +281,50 @@ def test_the_claim_of_a_console_killed_with_sigkill_is_free_at_once(
     assert state(outbox, entry_id) is EntryState.IN_FLIGHT
 
 
+def all_at_once(consoles: list[OutboxStore], work: Callable[[OutboxStore], None]) -> None:
+    """`work` for each console on a thread of its own, all starting together; then the
+    consoles close. What any of them raised is raised here."""
+    start = threading.Barrier(len(consoles))
+
+    def run(outbox: OutboxStore) -> None:
+        start.wait(WAIT)
+        work(outbox)
+
+    try:
+        with ThreadPoolExecutor(len(consoles)) as pool:
+            for running in [pool.submit(run, console) for console in consoles]:
+                running.result(WAIT)
+    finally:
+        for console in consoles:
+            console.close()
+
+
 def test_two_consoles_racing_to_resume_a_batch_begin_each_entry_once(
     shared: SharedData,
 ) -> None:
     consoles = [OutboxStore(shared, operator=name) for name in ("alex", "sam")]
     ids = record(consoles[0], 40, prefix="gwd-race")
     batch_id = batch_of(consoles[0], ids[0])
-    begun: list[tuple[str, int]] = []
-    failures: list[BaseException] = []
-    guard = threading.Lock()
-    start = threading.Barrier(len(consoles))
+    begun: list[int] = []
 
     def resume(outbox: OutboxStore) -> None:
         """Claim, send a few, let go (as a halted run does), again until none are left."""
-        try:
-            start.wait()
-            while outbox.entries(batch_id, {EntryState.PENDING}):
-                try:
-                    outbox.claim(batch_id)
-                except OutboxBusy:
-                    threading.Event().wait(0.001)
-                    continue
-                try:
-                    for entry in outbox.entries(batch_id, {EntryState.PENDING})[:5]:
-                        started, _now = outbox.begin(entry.id)
-                        if started:
-                            with guard:
-                                begun.append((outbox.operator, entry.id))
-                            outbox.lodged(entry.id, message_id=f"M{entry.id}")
-                finally:
-                    outbox.release(batch_id)
-        except BaseException as exc:
-            failures.append(exc)
+        while outbox.entries(batch_id, {EntryState.PENDING}):
+            try:
+                outbox.claim(batch_id)
+            except OutboxBusy:
+                threading.Event().wait(0.001)
+                continue
+            try:
+                for entry in outbox.entries(batch_id, {EntryState.PENDING})[:5]:
+                    if outbox.begin(entry.id)[0]:
+                        begun.append(entry.id)  # list.append: one at a time
+                        outbox.lodged(entry.id, message_id=f"M{entry.id}")
+            finally:
+                outbox.release(batch_id)
 
-    threads = [threading.Thread(target=resume, args=(c,)) for c in consoles]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
-    finally:
-        for console in consoles:
-            console.close()
-    assert failures == []
-    assert Counter(entry_id for _who, entry_id in begun) == Counter(ids)  # each once
+    all_at_once(consoles, resume)
+    assert Counter(begun) == Counter(ids)  # each once
     check = OutboxStore(shared)
     try:
         batch = check.batch(batch_id)
@@ -338,25 +340,11 @@ def test_consoles_beginning_entries_without_claims_still_begin_each_once(
     consoles = [OutboxStore(shared) for _ in range(3)]
     ids = record(consoles[0], 30, prefix="gwd-unclaimed")
     begun: list[int] = []
-    guard = threading.Lock()
-    start = threading.Barrier(len(consoles))
 
     def begin_all(outbox: OutboxStore) -> None:
-        start.wait()
-        for entry_id in ids:
-            if outbox.begin(entry_id)[0]:
-                with guard:
-                    begun.append(entry_id)
+        begun.extend(entry_id for entry_id in ids if outbox.begin(entry_id)[0])
 
-    threads = [threading.Thread(target=begin_all, args=(c,)) for c in consoles]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
-    finally:
-        for console in consoles:
-            console.close()
+    all_at_once(consoles, begin_all)
     assert sorted(begun) == sorted(ids)
 
 
