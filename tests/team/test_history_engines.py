@@ -81,8 +81,8 @@ def test_a_queued_row_is_listed_once_before_and_after_it_is_written(
 ) -> None:
     gate = threading.Event()
     writer = BackgroundWriter(database)
-    writer.submit(lambda _session: gate.wait(WAIT), what="a held write")  # the writer waits
     history = HistoryStore(shared, writer, operator="alex")
+    writer.submit(lambda _session: gate.wait(WAIT), what="a held write")  # the writer waits
     try:
         written = history.queue(row("Hi"))
         before = history.since(datetime.now(UTC) - timedelta(minutes=1))
