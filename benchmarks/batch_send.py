@@ -35,6 +35,10 @@ round, 20 ms between rounds) in the same process that answers the requests, so "
 created" is its pace as much as gwdesk's, and it shares the machine's two cores with
 the client: the CPU figures say which side the time goes to.
 
+With `--store postgresql://…` (a throwaway database: the benchmark writes batches and
+history rows into it) the outbox and the history are a team's server's instead of the
+profile file's, as a team profile's are; the rest of the profile stays in its file.
+
 The last line of the output is one JSON object with every figure.
 """
 
@@ -42,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import csv
 import io
 import json
@@ -52,7 +57,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,8 +77,11 @@ from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.service import GatewayService
 from gwdesk.importing.recipients import import_file
+from gwdesk.store.background_writer import BackgroundWriter
+from gwdesk.store.history import HistoryStore
 from gwdesk.store.local import LocalStore
-from gwdesk.store.outbox import EntryState, OutboxEntry
+from gwdesk.store.outbox import EntryState, OutboxEntry, OutboxStore
+from gwdesk.store.shared import ServerData
 
 CREATED_TIMEOUT = 900.0
 POLL_INTERVAL = 0.1
@@ -161,17 +169,41 @@ async def wait_created(db: Path, count: int, started: float) -> float:
 
 
 @contextmanager
-def profile_sending(service: GatewayService, folder: Path) -> Iterator[Sending]:
+def profile_sending(
+    service: GatewayService, folder: Path, store_url: str | None = None
+) -> Iterator[Sending]:
     """What the console's session (and `gwdesk send`) builds: the profile's `Sending`
-    over its store (outbox and history), on a throw-away file."""
+    over its store (outbox and history), on a throw-away file, or with its outbox and
+    history on a team's server (`store_url`)."""
     data = ProfileData(
         folder / "profile.sqlite3", account_key(service.profile), service.profile.region
     )
     store = LocalStore(data.path)
-    try:
-        yield sending_for(service, store, data)
-    finally:
-        store.close()
+    with contextlib.ExitStack() as team:
+        try:
+            if store_url:
+                team.callback(on_server(store, store_url))
+            yield sending_for(service, store, data)
+        finally:
+            store.close()
+
+
+def on_server(store: LocalStore, url: str) -> Callable[[], None]:
+    """Move the store's outbox and history onto a team's server (as a team profile has
+    them); what closes the server's side afterwards."""
+    from gwdesk.store.postgres import PostgresDatabase
+
+    server = ServerData(PostgresDatabase(url))
+    writer = BackgroundWriter(server.open())
+    store.outbox.close()
+    store.outbox = OutboxStore(server)
+    store.history = HistoryStore(server, writer)
+
+    def close() -> None:
+        writer.close()
+        server.close()
+
+    return close
 
 
 def message_for(profile: Profile) -> SmsMessage:
@@ -183,7 +215,13 @@ def profile_for(url: str) -> Profile:
 
 
 async def tab_send(
-    sandbox: Sandbox, file: Path, count: int, lanes: int, *, follow_to_end: bool = True
+    sandbox: Sandbox,
+    file: Path,
+    count: int,
+    lanes: int,
+    *,
+    follow_to_end: bool = True,
+    store_url: str | None = None,
 ) -> dict[str, Any]:
     """The Batch tab's path: import, record in the outbox, send in lanes while following.
 
@@ -193,7 +231,7 @@ async def tab_send(
     rss_before = rss_mb()
     profile = profile_for(sandbox.url)
     async with GatewayService(profile, Secret("demo")) as service:
-        with profile_sending(service, sandbox.folder) as sending:
+        with profile_sending(service, sandbox.folder, store_url) as sending:
             # The tab imports on a worker thread: read, guess the column, normalise, dedup.
             started = time.perf_counter()
             _table, checked = await asyncio.to_thread(import_file, file, profile.region)
@@ -261,14 +299,16 @@ async def tab_send(
     }
 
 
-async def cli_send(sandbox: Sandbox, file: Path, count: int) -> tuple[float, float]:
+async def cli_send(
+    sandbox: Sandbox, file: Path, count: int, store_url: str | None = None
+) -> tuple[float, float]:
     """`gwdesk send --csv FILE`'s path: (seconds to read and check the file, seconds to
     read it, check it and send it through `Sending.send_list`: record, lodge, history)."""
     profile = profile_for(sandbox.url)
     args = argparse.Namespace(csv=str(file), column=None, to=None, skip_invalid=False)
     notes = Output(json_mode=False, out=io.StringIO(), err=io.StringIO())
     async with GatewayService(profile, Secret("demo")) as service:
-        with profile_sending(service, sandbox.folder) as sending:
+        with profile_sending(service, sandbox.folder, store_url) as sending:
             # The reading and checking alone first.
             started = time.perf_counter()
             check = await send_recipients(args, profile.region, notes)
@@ -329,6 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--naive-recipients", type=int, default=10_000, help="the naive loop's batch (scaled)"
     )
+    parser.add_argument(
+        "--store", metavar="URL", help="outbox and history on this (throwaway) PostgreSQL database"
+    )
     args = parser.parse_args(argv)
     count = args.recipients
     if count < 1 or args.parallel < 1:
@@ -339,6 +382,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "recipients": count,
         "parallel": args.parallel,
+        "store": "postgresql" if args.store else "sqlite",
     }
     with tempfile.TemporaryDirectory(prefix="gwdesk-batch-") as temp_name:
         temp = Path(temp_name)
@@ -346,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sweep_file = write_csv(temp / "sweep.csv", sweep_count)
         with phase(temp, "tab") as sandbox:
             say(f"sandbox at {sandbox.url}")
-            tab = asyncio.run(tab_send(sandbox, file, count, args.parallel))
+            tab = asyncio.run(tab_send(sandbox, file, count, args.parallel, store_url=args.store))
         peak = peak_rss_mb()
         rate = count / tab["lodge_seconds"]
         say(
@@ -376,7 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"(+{peak - tab['rss_before_mb']:.0f} MB)"
         )
         with phase(temp, "cli") as sandbox:
-            cli_check, cli = asyncio.run(cli_send(sandbox, file, count))
+            cli_check, cli = asyncio.run(cli_send(sandbox, file, count, args.store))
         say(
             f"cli:    gwdesk send --csv's path (send_recipients: gwdesk.importing once; "
             f"Sending.send_list: record, lodge, parallel {DEFAULT_LANES}): {cli:.2f} s, "
@@ -387,7 +431,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for level in (1, 4, 8):
             with phase(temp, f"parallel-{level}") as sandbox:
                 done = asyncio.run(
-                    tab_send(sandbox, sweep_file, sweep_count, level, follow_to_end=False)
+                    tab_send(
+                        sandbox,
+                        sweep_file,
+                        sweep_count,
+                        level,
+                        follow_to_end=False,
+                        store_url=args.store,
+                    )
                 )
             sweep[str(level)] = {
                 "lodge_seconds": round(done["lodge_seconds"], 3),

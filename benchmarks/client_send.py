@@ -18,6 +18,9 @@ subprocess and measures over loopback HTTP:
   100 through the runner's 4 lanes): how fast the gateway accepted them, and how fast
   its messages were all created.
 
+With `--store postgresql://…` (a throwaway database) the outbox and the history are a
+team's server's, as a team profile's are (`batch_send.on_server`).
+
 The last line of the output is one JSON object with every figure (the keys keep
 their names across versions, so runs compare).
 """
@@ -39,6 +42,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.batch_send import on_server
 from benchmarks.sandbox_throughput import sandbox_process
 from gwdesk.app.profile_data import ProfileData, account_key, open_profile, sending_for
 from gwdesk.app.sending import Sending
@@ -57,21 +61,29 @@ def numbers(start: int, count: int) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def gwdesk_sending(url: str, folder: Path) -> AsyncIterator[tuple[GatewayService, Sending]]:
-    """A profile's gateway and its sends, over a temporary store (outbox and history)."""
+async def gwdesk_sending(
+    url: str, folder: Path, store_url: str | None = None
+) -> AsyncIterator[tuple[GatewayService, Sending]]:
+    """A profile's gateway and its sends, over a temporary store (outbox and history),
+    or with its outbox and history on a team's server (`store_url`)."""
     profile = Profile(name="bench", rest_url=url, username="demo")
     data = ProfileData(folder / "profile.sqlite3", account_key(profile), profile.region)
     store = await asyncio.to_thread(open_profile, data)
+    close_team = await asyncio.to_thread(on_server, store, store_url) if store_url else None
     try:
         async with GatewayService(profile, Secret("demo")) as service:
             yield service, sending_for(service, store, data)
     finally:
         await asyncio.to_thread(store.close)
+        if close_team is not None:
+            await asyncio.to_thread(close_team)
 
 
-async def facade_sends(url: str, folder: Path, count: int, concurrency: int) -> float:
+async def facade_sends(
+    url: str, folder: Path, count: int, concurrency: int, store_url: str | None = None
+) -> float:
     gate = asyncio.Semaphore(concurrency)
-    async with gwdesk_sending(url, folder) as (_service, sending):
+    async with gwdesk_sending(url, folder, store_url) as (_service, sending):
 
         async def one(number: str) -> None:
             form = SmsForm(Channel.REST_SMS, recipient=number, text="Benchmark message")
@@ -102,10 +114,12 @@ def naive_sends(url: str, count: int) -> float:
     return time.perf_counter() - started
 
 
-async def big_send(url: str, folder: Path, count: int) -> tuple[float, float, int]:
+async def big_send(
+    url: str, folder: Path, count: int, store_url: str | None = None
+) -> tuple[float, float, int]:
     """Seconds until the gateway accepted every request (recording included), until all
     messages existed; the number of requests."""
-    async with gwdesk_sending(url, folder) as (service, sending):
+    async with gwdesk_sending(url, folder, store_url) as (service, sending):
         before = (await service.logs()).total_records
         message = SmsMessage(Channel.REST_SMS, "Benchmark batch")
         started = time.perf_counter()
@@ -124,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.client_send", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="100 sends and a 1,000-recipient send")
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--store", metavar="URL", help="outbox and history on this (throwaway) PostgreSQL database"
+    )
     args = parser.parse_args(argv)
     sends = 100 if args.quick else 1000
     recipients = 1000 if args.quick else 10_000
@@ -132,13 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sends": sends,
         "concurrency": args.concurrency,
         "batch_recipients": recipients,
+        "store": "postgresql" if args.store else "sqlite",
     }
     with (
         tempfile.TemporaryDirectory(prefix="gwdesk-bench-") as temp,
         sandbox_process(Path(temp) / "sandbox.sqlite3", Path(temp) / "sandbox.log") as url,
     ):
         say(f"sandbox at {url}")
-        facade = asyncio.run(facade_sends(url, Path(temp), sends, args.concurrency))
+        facade = asyncio.run(facade_sends(url, Path(temp), sends, args.concurrency, args.store))
         say(
             f"gwdesk: {sends} one-recipient sends through the outbox, concurrency "
             f"{args.concurrency}: {facade:.2f} s, {sends / facade:,.0f} messages/s"
@@ -149,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{naive:.2f} s, {sends / naive:,.0f} messages/s"
         )
         say(f"        gwdesk is {naive / facade:.1f}x the naive rate")
-        accepted, created, requests = asyncio.run(big_send(url, Path(temp), recipients))
+        accepted, created, requests = asyncio.run(big_send(url, Path(temp), recipients, args.store))
         say(
             f"batch:  one send to {recipients:,} recipients in {requests} requests: accepted "
             f"in {accepted:.2f} s ({recipients / accepted:,.0f} recipients/s), all messages "

@@ -24,6 +24,8 @@ from gwdesk.domain.templates import field_key
 
 MAX_NAME: Final = 200
 MAX_NUMBERS: Final = 20
+MAX_NUMBER: Final = 64
+"""Characters of one number (a normalised one has at most 15 digits; as typed, 64)."""
 MAX_FIELDS: Final = 100
 MAX_FIELD_NAME: Final = 64
 MAX_VALUE: Final = 1_000
@@ -96,6 +98,10 @@ def card_problem(card: ContactCard) -> str | None:
         return "it has no phone number"
     if len(card.numbers) > MAX_NUMBERS:
         return f"it has {len(card.numbers)} numbers; a contact keeps at most {MAX_NUMBERS}"
+    for number in card.numbers:  # normalised by every import path; a caller's may not be
+        problem = _text_problem(f"the number {number[:30]!r}", number, MAX_NUMBER)
+        if problem:
+            return problem
     problem = _text_problem("the name", card.name, MAX_NAME)
     if problem:
         return problem

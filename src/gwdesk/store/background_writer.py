@@ -2,15 +2,20 @@
 
 The console hands these writes over and goes on: another process (`gwdesk send`,
 `gwdesk outbox resume`, a second console) may hold the file's write lock for
-seconds, and the window must not wait for it. One worker thread per open store
-applies the writes in the order they came, on a connection of its own. A newer
-write with the same key (a draft's) replaces an older one not yet written, so
-only the newest draft of a key reaches the file. A busy file is retried with
-back-off for `retry_for` seconds; a write that still fails is logged and
-reported once through `on_failure` (until a write succeeds again), never raised
-at whoever handed it over (its future holds a `StoreError`). `flush()` settles
-once everything handed over before it is written or given up; `close()` flushes
-and stops the thread.
+seconds, or a team's server may be restarting, and the window must not wait for
+it. One worker thread per writer applies the writes in the order they came, each
+`apply(session)` inside one transaction of a `Database` (`gwdesk.store.engine`): a
+profile's file, on a connection of the writer's own, or a team's server (its pool).
+So drafts (always the local file) and history rows (the shared store) each have a
+writer; on a one-desk profile one writer serves both.
+
+A newer write with the same key (a draft's) replaces an older one not yet written,
+so only the newest draft of a key reaches the file. A busy file (SQLite) or a server
+that cannot be reached (PostgreSQL) is retried with back-off for `retry_for`
+seconds; a write that still fails is logged and reported once through `on_failure`
+(until a write succeeds again), never raised at whoever handed it over (its future
+holds a `StoreError`). `flush()` settles once everything handed over before it is
+written or given up; `close()` flushes and stops the thread.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -27,7 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from gwdesk.store.database import is_busy, store_error
+from gwdesk.store.database import (
+    StoreError,
+    StoreUnavailable,
+    is_busy,
+    store_error,
+    store_errors,
+)
+from gwdesk.store.engine import Database, Session, SqliteDatabase
 
 log = logging.getLogger("gwdesk.store.writer")
 T = TypeVar("T")
@@ -39,7 +52,20 @@ BUSY_TIMEOUT_MS: Final = 100
 FIRST_BACKOFF: Final = 0.02
 MAX_BACKOFF: Final = 0.5
 
-Apply = Callable[[sqlite3.Connection], Any]
+Apply = Callable[[Session], Any]
+
+
+def as_store_error(error: BaseException, where: str = "") -> BaseException:
+    """The store's error for an engine's (SQLite's or psycopg's), so whoever waits on a
+    write catches the store's errors only; any other error as it is."""
+    if isinstance(error, sqlite3.Error):
+        return store_error(error)
+    psycopg = sys.modules.get("psycopg")  # loaded only when a team's server is used
+    if psycopg is not None and isinstance(error, psycopg.Error):
+        from gwdesk.store.postgres import store_error as server_error
+
+        return server_error(error, where)
+    return error
 
 
 @dataclass(eq=False)
@@ -53,8 +79,8 @@ class _Write:
     """Futures of older writes of the same key that this one stands for."""
 
     def settle(self, result: Any = None, error: BaseException | None = None) -> None:
-        if isinstance(error, sqlite3.Error):
-            error = store_error(error)  # whoever waits catches the store's errors only
+        if error is not None:
+            error = as_store_error(error)  # whoever waits catches the store's errors only
         for future in (self.future, *self.replaced):
             if error is None:
                 future.set_result(result)
@@ -82,16 +108,22 @@ def _merge(into: list[_Write], writes: list[_Write]) -> None:
 
 
 class BackgroundWriter:
-    """The writer of one store file; `submit` returns at once with a concurrent future."""
+    """The writer of one store file or server; `submit` returns at once with a concurrent
+    future.
+
+    `target`: a profile file's path (the writer opens a connection of its own, with a
+    short busy wait), or a `Database` it writes through (a team's server; it stays its
+    giver's). `shared`: the store's own connection, for `:memory:` files."""
 
     def __init__(
         self,
-        path: Path | str,
+        target: Path | str | Database,
         *,
         retry_for: float = RETRY_FOR,
         shared: sqlite3.Connection | None = None,
     ) -> None:
-        self.path = path
+        self._given = target if isinstance(target, Database) else None
+        self.path: Path | str = target.location if isinstance(target, Database) else target
         self.retry_for = retry_for
         self.on_failure: Callable[[str], None] | None = None
         """Told (on the writer thread) when a write is given up; once until one succeeds."""
@@ -107,10 +139,16 @@ class BackgroundWriter:
         """Whether that thread still takes writes (it stops when closing and idle)."""
         self._reported = False
 
+    @property
+    def kind(self) -> str:
+        """The engine written to: `sqlite` or `postgresql`."""
+        return self._given.kind if self._given is not None else SqliteDatabase.kind
+
     def submit(
-        self, apply: Callable[[sqlite3.Connection], T], *, key: Hashable | None = None, what: str
+        self, apply: Callable[[Session], T], *, key: Hashable | None = None, what: str
     ) -> Future[T]:
-        """Hand a write over: `apply(conn)` runs on the writer thread inside a transaction.
+        """Hand a write over: `apply(session)` runs on the writer thread inside a
+        transaction (SQL written for both engines, see `gwdesk.store.engine`).
 
         `key`: a newer write with the same key replaces this one if it is not written
         yet (both futures then settle with the newer). `what`: the operator's name for
@@ -164,7 +202,7 @@ class BackgroundWriter:
             self._cond.notify_all()
 
     def _run(self) -> None:
-        conn: sqlite3.Connection | None = None
+        database: Database | None = None
         try:
             while True:
                 with self._cond:
@@ -176,7 +214,7 @@ class BackgroundWriter:
                     batch, self._queue = self._queue, []
                     self._busy = True
                 try:
-                    conn = self._write(conn, batch)
+                    database = self._write(database, batch)
                 finally:
                     with self._cond:
                         self._busy = False
@@ -185,32 +223,48 @@ class BackgroundWriter:
             with self._cond:  # ended by an error: the next write starts a thread again
                 if self._thread is threading.current_thread():
                     self._running = False
-            if conn is not None and conn is not self._shared:
-                conn.close()
+            self._let_go(database)
 
-    def _connect(self) -> sqlite3.Connection:
+    def _open(self) -> Database:
+        if self._given is not None:
+            return self._given
         if self._shared is not None:
-            return self._shared
-        conn = sqlite3.connect(str(self.path), isolation_level=None)
+            return SqliteDatabase(self._shared)
+        conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA synchronous=NORMAL")
-        return conn
+        return SqliteDatabase(conn)
 
-    def _write(
-        self, conn: sqlite3.Connection | None, batch: list[_Write]
-    ) -> sqlite3.Connection | None:
-        """Apply `batch` in one transaction, retrying a busy file; returns the connection
-        to keep (None after an error that may have broken it)."""
+    def _let_go(self, database: Database | None) -> None:
+        """Close a connection the writer opened itself (a given one stays its giver's)."""
+        if database is None or database is self._given:
+            return
+        if isinstance(database, SqliteDatabase) and database.conn is self._shared:
+            return
+        with contextlib.suppress(StoreError, sqlite3.Error):
+            database.close()
+
+    def _worth_retrying(self, exc: BaseException) -> bool:
+        """A lock another holds (SQLite), or a server away (PostgreSQL): it may pass."""
+        if is_busy(exc):
+            return True
+        return self.kind == "postgresql" and isinstance(exc, StoreUnavailable)
+
+    def _write(self, database: Database | None, batch: list[_Write]) -> Database | None:
+        """Apply `batch` in one transaction, retrying a busy file or an unreachable server;
+        returns the database to keep (None after an error that may have broken it)."""
         deadline = time.monotonic() + self.retry_for
         delay = FIRST_BACKOFF
         while True:
             try:
-                if conn is None:
-                    conn = self._connect()
-                outcomes = _transaction(conn, [w.apply for w in batch if w.apply is not None])
+                if database is None:
+                    with store_errors():
+                        database = self._open()
+                with database.transaction() as session:
+                    outcomes = _apply_all(session, [w.apply for w in batch if w.apply is not None])
             except Exception as exc:
-                busy = is_busy(exc)
-                if busy and time.monotonic() + delay < deadline:
+                again = self._worth_retrying(exc)
+                if again and time.monotonic() + delay < deadline:
                     time.sleep(delay)
                     delay = min(delay * 2, MAX_BACKOFF)
                     with self._cond:  # what came meanwhile joins (and coalesces) now
@@ -218,13 +272,12 @@ class BackgroundWriter:
                         self._queue = []
                     continue
                 self._given_up(batch, exc)
-                if not busy and conn is not None and conn is not self._shared:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.close()
-                    conn = None
-                return conn
+                if not is_busy(exc):
+                    self._let_go(database)
+                    database = None
+                return database
             self._settle(batch, outcomes)
-            return conn
+            return database
 
     def _settle(
         self, batch: list[_Write], outcomes: list[tuple[Any, BaseException | None]]
@@ -261,11 +314,13 @@ class BackgroundWriter:
     def _failed(self, writes: list[_Write], exc: BaseException) -> None:
         whats = list(dict.fromkeys(w.what for w in writes if w.what)) or ["a change"]
         what = " and ".join(whats)
-        if is_busy(exc):
+        if is_busy(exc) and self.kind == "sqlite":
             why = f"the profile's file stayed locked by another program for {self.retry_for:g} s"
+        elif self._worth_retrying(exc):
+            why = f"{str(exc).rstrip('.')} (tried for {self.retry_for:g} s)"
         else:
-            why = str(exc) or type(exc).__name__
-        message = f"{what[:1].upper()}{what[1:]} could not be saved: {why}."
+            why = str(as_store_error(exc)) or type(exc).__name__
+        message = f"{what[:1].upper()}{what[1:]} could not be saved: {why.rstrip('.')}."
         log.warning("%s (%s)", message, self.path)
         if self._reported or self.on_failure is None:
             return
@@ -276,33 +331,22 @@ class BackgroundWriter:
             log.exception("reporting a failed write failed")
 
 
-def _transaction(
-    conn: sqlite3.Connection, writes: list[Apply]
-) -> list[tuple[Any, BaseException | None]]:
-    """Apply `writes` under one write lock; one that fails (not for the lock) is rolled
-    back alone and the others still go in. A busy lock anywhere undoes them all."""
+def _apply_all(session: Session, writes: list[Apply]) -> list[tuple[Any, BaseException | None]]:
+    """Apply `writes` in the session's transaction; one that fails (not for the lock) is
+    rolled back alone and the others still go in. A busy lock anywhere, or a connection
+    lost (rolling back to the savepoint fails too), undoes them all."""
     outcomes: list[tuple[Any, BaseException | None]] = []
-    if not writes:
-        return outcomes
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for apply in writes:
-            conn.execute("SAVEPOINT write")
-            try:
-                result = apply(conn)
-            except Exception as exc:
-                if is_busy(exc):
-                    raise
-                conn.execute("ROLLBACK TO write")
-                conn.execute("RELEASE write")
-                outcomes.append((None, exc))
-            else:
-                conn.execute("RELEASE write")
-                outcomes.append((result, None))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-        raise
+    for apply in writes:
+        session.execute("SAVEPOINT write")
+        try:
+            result = apply(session)
+        except Exception as exc:
+            if is_busy(exc):
+                raise
+            session.execute("ROLLBACK TO SAVEPOINT write")
+            session.execute("RELEASE SAVEPOINT write")
+            outcomes.append((None, exc))
+        else:
+            session.execute("RELEASE SAVEPOINT write")
+            outcomes.append((result, None))
     return outcomes

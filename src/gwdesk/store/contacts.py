@@ -8,13 +8,17 @@ because SQLite's own case folding knows ASCII only.
 
 Whether a contact's number opted out is asked of the opt-out list each time the
 contact is read (`Contact.opted_out`), never copied here, so a STOP shows at once.
+
+The address book is shared data (a profile's file, or a team's server): the SQL is
+written once for both engines; only the aggregate that lists a contact's numbers
+and groups is each engine's own (`json_group_array`, `json_agg`). Searches fold
+letter case on both (PostgreSQL's LIKE does not by itself).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -23,12 +27,16 @@ from typing import Any, Final
 
 from gwdesk.domain.contacts import ContactCard, card_problem, unique_fields, unique_groups
 from gwdesk.domain.templates import field_key
-from gwdesk.store.database import StoreError, connect, store_methods, transaction
+from gwdesk.store.database import StoreError, store_methods
+from gwdesk.store.engine import Database, Session, SqliteDatabase
 from gwdesk.store.optouts import OptOutStore
+from gwdesk.store.shared import SharedData, database_for
 
 _SPACES: Final = re.compile(" {2,}")
 #: Numbers or ids per statement (SQLite's variable limit is far above; this bounds one read).
 IN_BATCH: Final = 500
+NO_LIMIT: Final = 2**62
+"""A listing's limit when none is wanted (both engines take it; PostgreSQL refuses -1)."""
 
 
 class ContactError(StoreError):
@@ -94,6 +102,15 @@ SELECT c.id, c.name, c.notes, c.fields,
          WHERE m.contact_id = c.id ORDER BY g.name_key)) AS groups
 FROM contacts c
 """
+_SERVER_SELECT: Final = """
+SELECT c.id, c.name, c.notes, c.fields,
+    (SELECT CAST(COALESCE(json_agg(number ORDER BY position), '[]') AS TEXT)
+        FROM contact_numbers WHERE contact_id = c.id) AS numbers,
+    (SELECT CAST(COALESCE(json_agg(g.name ORDER BY g.name_key), '[]') AS TEXT)
+        FROM contact_members m JOIN contact_groups g ON g.id = m.group_id
+        WHERE m.contact_id = c.id) AS groups
+FROM contacts c
+"""
 
 
 def _fields(text: str) -> tuple[tuple[str, str], ...]:
@@ -128,22 +145,28 @@ def _contact(row: Any) -> Contact:
 
 @store_methods
 class ContactStore:
-    """A profile's contacts; safe to use from any thread (its own connection and lock)."""
+    """A profile's or a team's contacts; safe to use from any thread.
 
-    def __init__(self, path: Path | str, optouts: OptOutStore | None = None) -> None:
-        self.path = path
+    `data`: a profile's path (a connection of its own: an import is one long
+    transaction, off the GUI thread), its `SharedData`, or a `Database` already open."""
+
+    def __init__(
+        self, data: Path | str | SharedData | Database, optouts: OptOutStore | None = None
+    ) -> None:
+        self.database, self._owned = database_for(data)
+        self.path = data if isinstance(data, Path | str) else self.database.location
         self.optouts = optouts
         """The opt-out list a contact's numbers are looked up in as it is read."""
-        self._conn = connect(path)
-        self._conn.execute("PRAGMA foreign_keys=ON")
-        self._lock = threading.Lock()
+        if self._owned and isinstance(self.database, SqliteDatabase):
+            self.database.conn.execute("PRAGMA foreign_keys=ON")
+        self._select = _SERVER_SELECT if self.database.kind == "postgresql" else _SELECT
 
     def __repr__(self) -> str:
         return f"ContactStore({str(self.path)!r})"
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        if self._owned:
+            self.database.close()
 
     # ---- reading -----------------------------------------------------------------------
 
@@ -166,13 +189,17 @@ class ContactStore:
                 )
                 values.append(_like(digits))
             else:
-                clauses.append("(c.name_key LIKE ? ESCAPE '\\' OR c.notes LIKE ? ESCAPE '\\')")
+                # name_key is folded already; notes are folded by both engines' lower()
+                # (SQLite's LIKE ignores ASCII case, PostgreSQL's does not).
+                clauses.append(
+                    "(c.name_key LIKE ? ESCAPE '\\' OR lower(c.notes) LIKE lower(?) ESCAPE '\\')"
+                )
                 values.extend([_like(needle.casefold()), _like(needle)])
         return (" WHERE " + " AND ".join(clauses) if clauses else "", values)
 
     def _read(self, query: str, values: Sequence[object]) -> list[Contact]:
-        with self._lock:
-            rows = self._conn.execute(query, values).fetchall()
+        with self.database.session() as session:
+            rows = session.execute(query, values).fetchall()
         return self._with_optouts([_contact(row) for row in rows])
 
     def _with_optouts(self, contacts: list[Contact]) -> list[Contact]:
@@ -189,23 +216,23 @@ class ContactStore:
 
     def count(self, search: str = "", *, group: str | None = None) -> int:
         where, values = self._where(search, group)
-        with self._lock:
-            row = self._conn.execute(f"SELECT COUNT(*) FROM contacts c{where}", values).fetchone()  # noqa: S608 - built from constant clauses
+        with self.database.session() as session:
+            row = session.execute(f"SELECT COUNT(*) FROM contacts c{where}", values).fetchone()  # noqa: S608 - built from constant clauses
         return int(row[0])
 
     def listing(
         self, search: str = "", *, group: str | None = None, limit: int = 1000, offset: int = 0
     ) -> list[Contact]:
         """Contacts by name; `search` matches digits of a number, or words of the name or
-        the notes; `group` keeps that group's members."""
+        the notes; `group` keeps that group's members (`limit` below 0: all of them)."""
         where, values = self._where(search, group)
         return self._read(
-            f"{_SELECT}{where} ORDER BY c.name_key, c.id LIMIT ? OFFSET ?",
-            (*values, limit, offset),
+            f"{self._select}{where} ORDER BY c.name_key, c.id LIMIT ? OFFSET ?",
+            (*values, NO_LIMIT if limit < 0 else limit, offset),
         )
 
     def get(self, contact_id: int) -> Contact | None:
-        found = self._read(f"{_SELECT} WHERE c.id = ?", (contact_id,))
+        found = self._read(f"{self._select} WHERE c.id = ?", (contact_id,))
         return found[0] if found else None
 
     def members(self, group: str) -> list[Contact]:
@@ -214,34 +241,24 @@ class ContactStore:
 
     def groups(self) -> list[tuple[str, int]]:
         """Each group's name and how many contacts it has, by name."""
-        with self._lock:
-            rows = self._conn.execute(
+        with self.database.session() as session:
+            rows = session.execute(
                 "SELECT g.name, COUNT(m.contact_id) FROM contact_groups g LEFT JOIN "
-                "contact_members m ON m.group_id = g.id GROUP BY g.id ORDER BY g.name_key"
+                "contact_members m ON m.group_id = g.id GROUP BY g.id, g.name, g.name_key "
+                "ORDER BY g.name_key"
             ).fetchall()
         return [(row[0], int(row[1])) for row in rows]
 
-    def _owners(self, numbers: Iterable[str]) -> dict[str, int]:
-        """number -> contact id, for those of `numbers` a contact holds (lock held)."""
-        wanted = list(dict.fromkeys(numbers))
-        found: dict[str, int] = {}
-        for start in range(0, len(wanted), IN_BATCH):
-            part = wanted[start : start + IN_BATCH]
-            marks = ", ".join("?" * len(part))
-            query = f"SELECT number, contact_id FROM contact_numbers WHERE number IN ({marks})"  # noqa: S608 - placeholders only
-            found.update((row[0], int(row[1])) for row in self._conn.execute(query, part))
-        return found
-
     def by_numbers(self, numbers: Iterable[str]) -> dict[str, Contact]:
         """The contact holding each of `numbers` that one holds (one batched read)."""
-        with self._lock:
-            owners = self._owners(numbers)
+        with self.database.session() as session:
+            owners = _owners(session, numbers)
         contacts: dict[int, Contact] = {}
         ids = list(dict.fromkeys(owners.values()))
         for start in range(0, len(ids), IN_BATCH):
             part = ids[start : start + IN_BATCH]
             marks = ", ".join("?" * len(part))
-            for contact in self._read(f"{_SELECT} WHERE c.id IN ({marks})", part):
+            for contact in self._read(f"{self._select} WHERE c.id IN ({marks})", part):
                 contacts[contact.id] = contact
         return {number: contacts[owner] for number, owner in owners.items() if owner in contacts}
 
@@ -250,7 +267,7 @@ class ContactStore:
         the Replies table and history show (one batched read for a whole page)."""
         wanted = list(dict.fromkeys(numbers))
         found: dict[str, str] = {}
-        with self._lock:
+        with self.database.session() as session:
             for start in range(0, len(wanted), IN_BATCH):
                 part = wanted[start : start + IN_BATCH]
                 marks = ", ".join("?" * len(part))
@@ -258,7 +275,7 @@ class ContactStore:
                     "SELECT n.number, c.name FROM contact_numbers n JOIN contacts c ON "  # noqa: S608
                     f"c.id = n.contact_id WHERE n.number IN ({marks}) AND c.name <> ''"
                 )
-                found.update((row[0], row[1]) for row in self._conn.execute(query, part))
+                found.update((row[0], row[1]) for row in session.execute(query, part))
         return found
 
     # ---- changes -----------------------------------------------------------------------
@@ -270,11 +287,11 @@ class ContactStore:
         problem = card_problem(card)
         if problem:
             raise ContactError(f"The contact cannot be kept: {problem}.")
-        with self._lock, transaction(self._conn):
-            taken = self._owners(card.numbers)
+        with self.database.transaction() as session:
+            taken = _owners(session, card.numbers)
             if taken:
-                raise ContactError(self._taken_message(taken))
-            contact_id = self._insert(card, time.time_ns() // 1000)
+                raise ContactError(_taken_message(session, taken))
+            contact_id = _insert(session, card, time.time_ns() // 1000)
         found = self.get(contact_id)
         assert found is not None
         return found
@@ -285,123 +302,238 @@ class ContactStore:
         problem = card_problem(card)
         if problem:
             raise ContactError(f"The contact cannot be kept: {problem}.")
-        with self._lock, transaction(self._conn):
-            taken = {n: c for n, c in self._owners(card.numbers).items() if c != contact_id}
+        with self.database.transaction() as session:
+            taken = {n: c for n, c in _owners(session, card.numbers).items() if c != contact_id}
             if taken:
-                raise ContactError(self._taken_message(taken))
-            if not self._conn.execute(
-                "SELECT 1 FROM contacts WHERE id = ?", (contact_id,)
-            ).fetchone():
+                raise ContactError(_taken_message(session, taken))
+            if not session.execute("SELECT 1 FROM contacts WHERE id = ?", (contact_id,)).fetchone():
                 raise ContactError(f"There is no contact {contact_id} (removed meanwhile?).")
-            self._write(contact_id, card, time.time_ns() // 1000)
+            _write(session, contact_id, card, time.time_ns() // 1000)
         found = self.get(contact_id)
         assert found is not None
         return found
 
     def remove(self, contact_id: int) -> bool:
-        with self._lock, transaction(self._conn):
-            self._conn.execute("DELETE FROM contact_numbers WHERE contact_id = ?", (contact_id,))
-            self._conn.execute("DELETE FROM contact_members WHERE contact_id = ?", (contact_id,))
+        with self.database.transaction() as session:
+            session.execute("DELETE FROM contact_numbers WHERE contact_id = ?", (contact_id,))
+            session.execute("DELETE FROM contact_members WHERE contact_id = ?", (contact_id,))
             return bool(
-                self._conn.execute("DELETE FROM contacts WHERE id = ?", (contact_id,)).rowcount
+                session.execute("DELETE FROM contacts WHERE id = ?", (contact_id,)).rowcount
             )
 
     def merge(self, cards: Sequence[ContactCard]) -> Merged:
         """An import, in one transaction: a card none of whose numbers is known is added;
         one whose numbers one contact holds updates it (the card's name, notes and
         field values win; numbers and groups are added); a card whose numbers two
-        contacts hold, or that is unusable, is refused with why."""
-        added = updated = 0
+        contacts hold, or that is unusable, is refused with why.
+
+        The cards are taken in order as if each were stored before the next is read
+        (a later card may update a contact an earlier one added), but planned in
+        memory and written in a few statements per 500 contacts: on a team's server
+        a statement is a round trip, and an import of 10,000 contacts must not make
+        50,000 of them. Another console adding one of the numbers meanwhile fails the
+        import whole (`StoreError`), and nothing of it is kept."""
         refused: list[Refused] = []
-        now = time.time_ns() // 1000
-        with self._lock, transaction(self._conn):
-            for index, given in enumerate(cards):
-                card = _cleaned(given)
-                problem = card_problem(card)
-                if problem:
-                    refused.append(Refused(index, problem))
-                    continue
-                owners = set(self._owners(card.numbers).values())
-                if len(owners) > 1:
-                    refused.append(Refused(index, self._taken_message(self._owners(card.numbers))))
-                    continue
-                if not owners:
-                    self._insert(card, now)
-                    added += 1
-                    continue
-                (owner,) = owners
-                rows = self._conn.execute(f"{_SELECT} WHERE c.id = ?", (owner,)).fetchall()
-                combined = _combined(_contact(rows[0]).card(), card)
-                problem = card_problem(combined)
-                if problem:
-                    refused.append(Refused(index, f"merged with the contact it updates, {problem}"))
-                    continue
-                self._write(owner, combined, now)
-                updated += 1
-        return Merged(added, updated, tuple(refused))
-
-    def _taken_message(self, taken: Mapping[str, int]) -> str:
-        ids = sorted(set(taken.values()))
-        marks = ", ".join("?" * len(ids))
-        names = [
-            row[0] or "(no name)"
-            for row in self._conn.execute(
-                f"SELECT name FROM contacts WHERE id IN ({marks}) ORDER BY id",  # noqa: S608
-                ids,
-            )
-        ]
-        numbers = ", ".join(sorted(taken)[:3])
-        return f"{numbers} already belong{'s' if len(taken) == 1 else ''} to {', '.join(names)}"
-
-    def _insert(self, card: ContactCard, now: int) -> int:
-        cursor = self._conn.execute(
-            "INSERT INTO contacts(name, name_key, notes, fields, created_us, updated_us) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (card.name, name_key(card.name), card.notes, _fields_json(card), now, now),
-        )
-        contact_id = int(cursor.lastrowid or 0)
-        self._links(contact_id, card)
-        return contact_id
-
-    def _write(self, contact_id: int, card: ContactCard, now: int) -> None:
-        self._conn.execute(
-            "UPDATE contacts SET name = ?, name_key = ?, notes = ?, fields = ?, updated_us = ? "
-            "WHERE id = ?",
-            (card.name, name_key(card.name), card.notes, _fields_json(card), now, contact_id),
-        )
-        self._conn.execute("DELETE FROM contact_numbers WHERE contact_id = ?", (contact_id,))
-        self._conn.execute("DELETE FROM contact_members WHERE contact_id = ?", (contact_id,))
-        self._links(contact_id, card)
-
-    def _links(self, contact_id: int, card: ContactCard) -> None:
-        self._conn.executemany(
-            "INSERT INTO contact_numbers(number, contact_id, position) VALUES (?, ?, ?)",
-            [(number, contact_id, position) for position, number in enumerate(card.numbers)],
-        )
-        for group in card.groups:
-            self._conn.execute(
-                "INSERT INTO contact_groups(name, name_key) VALUES (?, ?) "
-                "ON CONFLICT(name_key) DO NOTHING",
-                (group, name_key(group)),
-            )
-            self._conn.execute(
-                "INSERT OR IGNORE INTO contact_members(group_id, contact_id) "
-                "SELECT id, ? FROM contact_groups WHERE name_key = ?",
-                (contact_id, name_key(group)),
-            )
+        usable: list[tuple[int, ContactCard]] = []
+        for index, given in enumerate(cards):
+            card = _cleaned(given)
+            problem = card_problem(card)
+            if problem:
+                refused.append(Refused(index, problem))
+            else:
+                usable.append((index, card))
+        with self.database.transaction() as session:
+            plan = _Import(session, self._select, [n for _, c in usable for n in c.numbers])
+            for index, card in usable:
+                reason = plan.take(card)
+                if reason is not None:
+                    refused.append(Refused(index, reason))
+            plan.write(session, time.time_ns() // 1000)
+        refused.sort(key=lambda r: r.index)
+        return Merged(plan.added, plan.updated, tuple(refused))
 
     def remove_group(self, group: str) -> bool:
         """Forget a group (its contacts stay)."""
-        with self._lock, transaction(self._conn):
+        with self.database.transaction() as session:
             key = name_key(group)
-            self._conn.execute(
+            session.execute(
                 "DELETE FROM contact_members WHERE group_id IN "
                 "(SELECT id FROM contact_groups WHERE name_key = ?)",
                 (key,),
             )
             return bool(
-                self._conn.execute("DELETE FROM contact_groups WHERE name_key = ?", (key,)).rowcount
+                session.execute("DELETE FROM contact_groups WHERE name_key = ?", (key,)).rowcount
             )
+
+
+class _Import:
+    """An import planned in memory (see `ContactStore.merge`): every contact it touches as
+    it will be, keyed by id (a new one by a stand-in below 0 until it is stored)."""
+
+    def __init__(self, session: Session, select: str, numbers: list[str]) -> None:
+        self.owners = _owners(session, numbers)
+        self.cards: dict[int, ContactCard] = {}
+        ids = sorted(set(self.owners.values()))
+        for start in range(0, len(ids), IN_BATCH):
+            part = ids[start : start + IN_BATCH]
+            marks = ", ".join("?" * len(part))
+            for row in session.execute(f"{select} WHERE c.id IN ({marks})", part):
+                self.cards[int(row["id"])] = _contact(row).card()
+        self.new: list[int] = []
+        self.changed: dict[int, None] = {}
+        self.groups: dict[str, str] = {}
+        """Each group's key and its first spelling, in the order the cards named them."""
+        self.added = self.updated = 0
+
+    def take(self, card: ContactCard) -> str | None:
+        """Add or merge one card; why not, when it is refused."""
+        holders = {n: self.owners[n] for n in card.numbers if n in self.owners}
+        owners = set(holders.values())
+        if len(owners) > 1:
+            return self._taken_message(holders)
+        if not owners:
+            owner = -(len(self.new) + 1)
+            self.new.append(owner)
+            self.added += 1
+            combined = card
+        else:
+            (owner,) = owners
+            combined = _combined(self.cards[owner], card)
+            problem = card_problem(combined)
+            if problem:
+                return f"merged with the contact it updates, {problem}"
+            if owner > 0:
+                self.changed[owner] = None
+            self.updated += 1
+        self.cards[owner] = combined
+        for number in combined.numbers:
+            self.owners[number] = owner
+        for group in combined.groups:
+            self.groups.setdefault(name_key(group), group)
+        return None
+
+    def _taken_message(self, taken: Mapping[str, int]) -> str:
+        ids = sorted(set(taken.values()), key=lambda i: (i < 0, abs(i)))  # the stored order
+        names = [self.cards[i].name or "(no name)" for i in ids]
+        numbers = ", ".join(sorted(taken)[:3])
+        return f"{numbers} already belong{'s' if len(taken) == 1 else ''} to {', '.join(names)}"
+
+    def write(self, session: Session, now: int) -> None:
+        ids = dict(zip(self.new, self._insert(session, now), strict=True))
+        changed = list(self.changed)
+        session.executemany(
+            "UPDATE contacts SET name = ?, name_key = ?, notes = ?, fields = ?, updated_us = ? "
+            "WHERE id = ?",
+            [(*_columns(self.cards[i]), now, i) for i in changed],
+        )
+        for table in ("contact_numbers", "contact_members"):
+            session.executemany(
+                f"DELETE FROM {table} WHERE contact_id = ?",  # noqa: S608 - two fixed names
+                [(i,) for i in changed],
+            )
+        touched = [(ids[i], self.cards[i]) for i in self.new] + [
+            (i, self.cards[i]) for i in changed
+        ]
+        session.executemany(
+            "INSERT INTO contact_numbers(number, contact_id, position) VALUES (?, ?, ?)",
+            [(n, i, p) for i, card in touched for p, n in enumerate(card.numbers)],
+        )
+        session.executemany(
+            "INSERT INTO contact_groups(name, name_key) VALUES (?, ?) "
+            "ON CONFLICT(name_key) DO NOTHING",
+            [(name, key) for key, name in self.groups.items()],
+        )
+        session.executemany(
+            "INSERT INTO contact_members(group_id, contact_id) "
+            "SELECT id, ? FROM contact_groups WHERE name_key = ? ON CONFLICT DO NOTHING",
+            [(i, name_key(g)) for i, card in touched for g in card.groups],
+        )
+
+    def _insert(self, session: Session, now: int) -> list[int]:
+        """Store the new contacts, a multi-row statement per `IN_BATCH`; their ids in order
+        (each engine numbers one statement's rows as it inserts them, in order)."""
+        made: list[int] = []
+        for start in range(0, len(self.new), IN_BATCH):
+            part = [self.cards[i] for i in self.new[start : start + IN_BATCH]]
+            rows = ", ".join("(?, ?, ?, ?, ?, ?)" for _ in part)
+            values = [v for card in part for v in (*_columns(card), now, now)]
+            found = session.execute(
+                "INSERT INTO contacts(name, name_key, notes, fields, created_us, updated_us) "  # noqa: S608
+                f"VALUES {rows} RETURNING id",
+                values,
+            ).fetchall()
+            made.extend(sorted(int(row[0]) for row in found))
+        return made
+
+
+def _columns(card: ContactCard) -> tuple[str, str, str, str]:
+    return (card.name, name_key(card.name), card.notes, _fields_json(card))
+
+
+def _owners(session: Session, numbers: Iterable[str]) -> dict[str, int]:
+    """number -> contact id, for those of `numbers` a contact holds."""
+    wanted = list(dict.fromkeys(numbers))
+    found: dict[str, int] = {}
+    for start in range(0, len(wanted), IN_BATCH):
+        part = wanted[start : start + IN_BATCH]
+        marks = ", ".join("?" * len(part))
+        query = f"SELECT number, contact_id FROM contact_numbers WHERE number IN ({marks})"  # noqa: S608 - placeholders only
+        found.update((row[0], int(row[1])) for row in session.execute(query, part))
+    return found
+
+
+def _taken_message(session: Session, taken: Mapping[str, int]) -> str:
+    ids = sorted(set(taken.values()))
+    marks = ", ".join("?" * len(ids))
+    names = [
+        row[0] or "(no name)"
+        for row in session.execute(
+            f"SELECT name FROM contacts WHERE id IN ({marks}) ORDER BY id",  # noqa: S608
+            ids,
+        )
+    ]
+    numbers = ", ".join(sorted(taken)[:3])
+    return f"{numbers} already belong{'s' if len(taken) == 1 else ''} to {', '.join(names)}"
+
+
+def _insert(session: Session, card: ContactCard, now: int) -> int:
+    made = session.execute(
+        "INSERT INTO contacts(name, name_key, notes, fields, created_us, updated_us) "
+        "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        (card.name, name_key(card.name), card.notes, _fields_json(card), now, now),
+    ).fetchall()
+    contact_id = int(made[0][0])
+    _links(session, contact_id, card)
+    return contact_id
+
+
+def _write(session: Session, contact_id: int, card: ContactCard, now: int) -> None:
+    session.execute(
+        "UPDATE contacts SET name = ?, name_key = ?, notes = ?, fields = ?, updated_us = ? "
+        "WHERE id = ?",
+        (card.name, name_key(card.name), card.notes, _fields_json(card), now, contact_id),
+    )
+    session.execute("DELETE FROM contact_numbers WHERE contact_id = ?", (contact_id,))
+    session.execute("DELETE FROM contact_members WHERE contact_id = ?", (contact_id,))
+    _links(session, contact_id, card)
+
+
+def _links(session: Session, contact_id: int, card: ContactCard) -> None:
+    session.executemany(
+        "INSERT INTO contact_numbers(number, contact_id, position) VALUES (?, ?, ?)",
+        [(number, contact_id, position) for position, number in enumerate(card.numbers)],
+    )
+    for group in card.groups:
+        session.execute(
+            "INSERT INTO contact_groups(name, name_key) VALUES (?, ?) "
+            "ON CONFLICT(name_key) DO NOTHING",
+            (group, name_key(group)),
+        )
+        session.execute(
+            "INSERT INTO contact_members(group_id, contact_id) "
+            "SELECT id, ? FROM contact_groups WHERE name_key = ? ON CONFLICT DO NOTHING",
+            (contact_id, name_key(group)),
+        )
 
 
 def _fields_json(card: ContactCard) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.database import store_methods
+from gwdesk.store.engine import Session
 
 DRAFT_WHAT = "the draft"
 
@@ -69,7 +70,8 @@ class DraftStore:
                 del self._queued[key]
 
 
-def _upsert(conn: sqlite3.Connection, key: str, value: str) -> None:
+def _upsert(conn: Session | sqlite3.Connection, key: str, value: str) -> None:
+    """On the store's connection (`save`), or in the writer's transaction (`queue`)."""
     conn.execute(
         "INSERT INTO drafts(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
         "value = excluded.value, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",

@@ -1,18 +1,28 @@
-"""What this console sent and what became of it, newest first."""
+"""What was sent and what became of it, newest first: the profile's, or the team's.
+
+History rows are shared data: on a team's server every console lists every send, and
+each row says which operator sent it. They are written by a `BackgroundWriter`
+through the shared store's `Database` (drafts keep a writer of their own on the
+local file), so a send never waits for the file's lock or the server.
+"""
 
 from __future__ import annotations
 
 import functools
-import sqlite3
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.database import store_methods
+from gwdesk.store.engine import Database, Session
+from gwdesk.store.shared import SharedData, database_for
 
 HISTORY_WHAT = "the send history"
+MAX_OPERATOR = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,27 +38,46 @@ class HistoryEntry:
     external_system_id: str | None = None
     detail: str = ""
     id: int | None = None
+    operator: str = ""
+    """Who sent it (a team's operator name; '' for a one-desk profile's older rows)."""
 
 
 @store_methods
 class HistoryStore:
-    """The console `queue`s its rows (the store's writer thread writes them); `since`
-    lists the queued ones too until they are in the file, each once."""
+    """The console `queue`s its rows (the writer's thread writes them); `since` lists the
+    queued ones too until they are stored, each once.
 
-    def __init__(self, conn: sqlite3.Connection, writer: BackgroundWriter) -> None:
-        self._conn = conn
+    `data`: where the rows are (a profile's path, its `SharedData`, or a `Database`
+    another store of the profile opened); `writer` writes through the same place;
+    `operator` is written with each row that does not name one."""
+
+    def __init__(
+        self,
+        data: Path | str | SharedData | Database,
+        writer: BackgroundWriter,
+        *,
+        operator: str = "",
+    ) -> None:
+        self.database, self._owned = database_for(data)
         self._writer = writer
+        self.operator = operator[:MAX_OPERATOR]
         self._lock = threading.Lock()
         self._queued: list[HistoryEntry] = []
 
+    def close(self) -> None:
+        if self._owned:
+            self.database.close()
+
     def add(self, entry: HistoryEntry) -> HistoryEntry:
         """Write now, on this thread (it may wait for the file's write lock)."""
-        return _insert(self._conn, entry)
+        entry = self._signed(entry)
+        with self.database.session() as session:
+            return _insert(session, entry)
 
     def queue(self, entry: HistoryEntry) -> Future[HistoryEntry]:
         """Hand the row to the writer thread and return at once; the future gives it
         with its id (a failure is reported by the writer)."""
-        entry = replace(entry, id=None)
+        entry = replace(self._signed(entry), id=None)
         with self._lock:
             self._queued.append(entry)
         written = self._writer.submit(functools.partial(_insert, entry=entry), what=HISTORY_WHAT)
@@ -57,12 +86,13 @@ class HistoryStore:
 
     def since(self, moment: datetime, limit: int = 1000) -> list[HistoryEntry]:
         start = moment.astimezone(UTC)
-        with self._lock:  # first: a row written meanwhile is then found in the file
+        with self._lock:  # first: a row written meanwhile is then found in the store
             queued = [e for e in self._queued if e.at.astimezone(UTC) >= start]
-        rows = self._conn.execute(
-            "SELECT * FROM history WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?",
-            (start.isoformat(), limit),
-        ).fetchall()
+        with self.database.session() as session:
+            rows = session.execute(
+                "SELECT * FROM history WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?",
+                (start.isoformat(), limit),
+            ).fetchall()
         stored = [_entry(row) for row in rows]
         if not queued:
             return stored
@@ -71,25 +101,31 @@ class HistoryStore:
         merged.sort(key=lambda e: e.at.astimezone(UTC), reverse=True)
         return merged[:limit]
 
+    def _signed(self, entry: HistoryEntry) -> HistoryEntry:
+        if entry.operator or not self.operator:
+            return entry
+        return replace(entry, operator=self.operator)
+
     def _written(self, entry: HistoryEntry, _written: Future[HistoryEntry]) -> None:
         with self._lock:
             self._queued = [e for e in self._queued if e is not entry]
 
 
-def _insert(conn: sqlite3.Connection, entry: HistoryEntry) -> HistoryEntry:
-    cursor = conn.execute(
+def _insert(session: Session, entry: HistoryEntry) -> HistoryEntry:
+    rows = session.execute(
         "INSERT INTO history(at, channel, recipients, text, ok, message_id, batch_code, "
-        "status, external_system_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "status, external_system_id, detail, operator) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             entry.at.astimezone(UTC).isoformat(), entry.channel, entry.recipients,
             entry.text, int(entry.ok), entry.message_id, entry.batch_code, entry.status,
-            entry.external_system_id, entry.detail,
+            entry.external_system_id, entry.detail, entry.operator[:MAX_OPERATOR],
         ),
-    )  # fmt: skip
-    return replace(entry, id=cursor.lastrowid)
+    ).fetchall()  # fmt: skip
+    return replace(entry, id=int(rows[0][0]))
 
 
-def _entry(row: sqlite3.Row) -> HistoryEntry:
+def _entry(row: Any) -> HistoryEntry:
     return HistoryEntry(
         at=datetime.fromisoformat(row["at"]),
         channel=row["channel"],
@@ -101,5 +137,6 @@ def _entry(row: sqlite3.Row) -> HistoryEntry:
         status=row["status"],
         external_system_id=row["external_system_id"],
         detail=row["detail"],
-        id=row["id"],
+        id=int(row["id"]),
+        operator=row["operator"] or "",
     )

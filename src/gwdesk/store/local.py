@@ -59,12 +59,17 @@ class LocalStore:
         memory = str(path) == ":memory:"
         self.writer = BackgroundWriter(path, shared=self.conn if memory else None)
         self.drafts = DraftStore(self.conn, self.writer)
-        self.history = HistoryStore(self.conn, self.writer)
         locked = LockedConnection(self.conn)
-        self._team_settings = self.shared.open() if self.team else None
-        self.settings = StoredSettings(SqliteDatabase(self.conn, locked.lock), self._team_settings)
+        here = SqliteDatabase(self.conn, locked.lock)
+        self._server = self.shared.open() if self.team else None
+        """The team's server, borrowed from its pool by the stores opened here."""
+        team = self._server if self._server is not None else here
+        self.history_writer = self.writer if self._server is None else BackgroundWriter(team)
+        """History rows' writer: the drafts' own on a one-desk profile, the server's in a team."""
+        self.history = HistoryStore(team, self.history_writer, operator=operator)
+        self.settings = StoredSettings(here, self._server)
         """The profile's settings (`gwdesk.domain.settings`, those kept in the profile store)."""
-        self.templates = TemplateStore(locked)
+        self.templates = TemplateStore(team, operator=operator, console=self.console)
         # Its own connections: the reply listener writes from its own thread (group commit).
         self.replies = ReplyStore(self.shared, local=path)
         self.optouts = OptOutStore(
@@ -72,9 +77,10 @@ class LocalStore:
         )
         self.apply_optout_keywords()
         # Its own connection: an import is one long transaction, off the GUI thread.
-        self.contacts = ContactStore(path, self.optouts)
-        # Its own connection too (synchronous=FULL); its writes run on worker threads.
-        self.outbox = OutboxStore(path)
+        self.contacts = ContactStore(self.shared, self.optouts)
+        # Its own connection too (synchronous=FULL on a file; claims held on a server's
+        # connection of its own); its writes run on worker threads.
+        self.outbox = OutboxStore(self.shared, operator=operator)
 
     def apply_optout_keywords(self) -> OptOutRules | None:
         """Read the profile's keywords (a setting) into the rules the reply store applies
@@ -87,13 +93,25 @@ class LocalStore:
         self.replies.optouts = rules  # one reference swap: the writer thread reads it per group
         return rules
 
+    @property
+    def writers(self) -> tuple[BackgroundWriter, ...]:
+        """Every writer thread of the profile (whoever reports their failures sets each)."""
+        if self.history_writer is self.writer:
+            return (self.writer,)
+        return (self.writer, self.history_writer)
+
     def close(self) -> None:
-        self.writer.close()  # first: what was handed over goes into the file (may wait)
+        for writer in self.writers:  # first: what was handed over gets written (may wait)
+            writer.close()
         self.replies.close()
         self.optouts.close()
         self.contacts.close()
         self.outbox.close()
+        self.history.close()
+        self.templates.close()
         self.conn.close()
+        if self._server is not None:
+            self._server.close()
         if self.team:
             self.shared.close()  # the pool every shared store borrowed
 

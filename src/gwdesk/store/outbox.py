@@ -11,14 +11,32 @@ ExternalSystemId, or one Lodge request. Each entry moves through
 and back to pending only when a status query proved it was not lodged (or a
 failure is sent again). `lodged` is final: no transition leaves it, so nothing can
 send a lodged request twice, whatever the caller believes. Every transition is one
-short transaction guarded by the state it starts from; none is held across an
-await (callers run these methods on a worker thread). The file is the profile's
-store (WAL); this class opens its own connection with `synchronous=FULL`, so an
-entry marked in flight stays marked even through a power cut, and a `threading.Lock`
-so one instance can be used from several threads.
+short transaction guarded by the state it starts from (an `UPDATE ... WHERE state
+IN (...)`, which two consoles racing for one entry cannot both pass); none is held
+across an await (callers run these methods on a worker thread).
 
-A batch is "claimed" by the outbox instance sending or reconciling it (see
-`outbox_claims`): another gwdesk process leaves it alone while that one lives.
+The outbox is shared data (`gwdesk.store.shared`): a profile's file (WAL, opened
+with `synchronous=FULL`, so an entry marked in flight stays marked even through a
+power cut), or a team's PostgreSQL server, where a batch one console was sending
+when it died can be resumed from another, still exactly once. The SQL is written
+once for both; what differs is how a batch is claimed:
+
+- A batch is "claimed" by the outbox instance sending or reconciling it; another
+  leaves it alone while that one lives. In a file, a claim is the batch's `owner`
+  (this instance's token) plus an OS lock file the process holds while it lives
+  (`outbox_claims`). On a server, it is an advisory lock held by a connection this
+  instance keeps for its life (`outbox_advisory`); `owner` still names the token,
+  for display, and is shown only while the lock is held.
+- A server can lose the claim's connection (restarted, the network cut) and with it
+  the claim, without telling the holder, while another console may take the batch
+  over. So on a server `begin` (pending -> in flight, the step before a request
+  leaves) checks in its own transaction that the claim is still held by this
+  instance's connection (`pg_locks`), and refuses with `OutboxBusy` when it is not:
+  nothing more is sent from the batch until it is resumed (claimed again, which
+  settles what was in flight first). An entry of a batch this instance did not claim
+  begins only while no other console holds it. The other transitions record what
+  already happened (an answer received) and are never refused for a lost claim.
+
 Rows that cannot be read (edited or damaged files) come back with `damaged` set and
 are never sent (`outbox_rows` holds the values and their decoding).
 """
@@ -27,15 +45,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from gwdesk.store.database import StoreError, connect, store_methods, transaction
+from gwdesk.store.database import StoreError, store_methods
+from gwdesk.store.engine import Database, Session, SqliteDatabase
 from gwdesk.store.outbox_claims import OwnerLocks
 from gwdesk.store.outbox_rows import (
     BATCH_SELECT,
@@ -52,6 +71,12 @@ from gwdesk.store.outbox_rows import (
     entry_from_row,
     state_of,
 )
+from gwdesk.store.shared import FileData, SharedData, database_for, server_of
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from gwdesk.store.outbox_advisory import AdvisoryClaims
 
 __all__ = [
     "OPEN_STATES",
@@ -81,6 +106,15 @@ SOURCES: Final[Mapping[EntryState, tuple[EntryState, ...]]] = {
     EntryState.PENDING: (EntryState.IN_FLIGHT, EntryState.UNKNOWN, EntryState.FAILED),
 }
 MAX_LABEL: Final = 80
+MAX_OPERATOR: Final = 200
+BEGIN: Final = (
+    "UPDATE outbox_entries SET state = 'in_flight', attempts = attempts + 1, sent_us = ?, "
+    "updated_us = ?, reason = '' WHERE id = ? AND state = 'pending'"
+)
+OPEN_ENTRY: Final = (
+    "e.batch_id = outbox_batches.id AND (e.state IN ('pending', 'in_flight', 'unknown') "
+    "OR (e.state = 'failed' AND e.retryable = 1))"
+)
 
 
 class OutboxError(StoreError):
@@ -105,32 +139,81 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
+def _json(body: Mapping[str, Any]) -> str:
+    return json.dumps(dict(body), ensure_ascii=False, default=str)
+
+
+def _busy_elsewhere(batch_id: int) -> OutboxBusy:
+    return OutboxBusy(
+        f"Outbox batch {batch_id} is being sent by another running gwdesk; "
+        "try again when it has finished."
+    )
+
+
 @store_methods
 class OutboxStore:
-    """The outbox of one profile's store file."""
+    """The outbox of a profile's store file, or of a team's server.
 
-    def __init__(self, path: Path | str, *, clock: Callable[[], int] = now_us) -> None:
-        self.path = path
+    `data`: a profile's path, its `SharedData`, or a `Database` already open on it;
+    `operator` is recorded with each batch (who sent it)."""
+
+    def __init__(
+        self,
+        data: Path | str | SharedData | Database,
+        *,
+        clock: Callable[[], int] = now_us,
+        operator: str = "",
+    ) -> None:
         self._clock = clock
+        self.operator = operator[:MAX_OPERATOR]
         self._lock = threading.Lock()
-        self.conn = connect(path)
-        self.conn.execute("PRAGMA synchronous=FULL")
-        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.database, self._owned = database_for(data, durable=True)
+        self.kind = self.database.kind
+        self.path: Path | str = (
+            data.path
+            if isinstance(data, FileData)
+            else data
+            if isinstance(data, Path | str)
+            else self.database.location
+        )
+        if self._owned and isinstance(self.database, SqliteDatabase):
+            self.database.conn.execute("PRAGMA foreign_keys=ON")
         self.token = uuid.uuid4().hex
-        folder = None if str(path) == ":memory:" else Path(f"{path}.owners")
-        self._owners = OwnerLocks(folder, self.token) if folder is not None else None
+        self._owners: OwnerLocks | None = None
+        self._server: AdvisoryClaims | None = None
+        if self.kind == "sqlite":
+            folder = None if str(self.path) in ("", ":memory:") else Path(f"{self.path}.owners")
+            self._owners = OwnerLocks(folder, self.token) if folder is not None else None
+        else:
+            from gwdesk.store.outbox_advisory import AdvisoryClaims
+            from gwdesk.store.postgres import PostgresDatabase
+
+            server = server_of(data)
+            if not isinstance(server, PostgresDatabase):
+                raise OutboxError(f"The outbox cannot claim batches on {self.database.location}.")
+            self._server = AdvisoryClaims(server)
         self._active: set[int] = set()
         """Batches this instance is sending or reconciling now."""
 
     def __repr__(self) -> str:
         return f"OutboxStore({str(self.path)!r})"
 
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The profile file's connection (a team's server has none: `AttributeError`)."""
+        if not isinstance(self.database, SqliteDatabase):
+            raise AttributeError("a team's outbox has no file connection")
+        return self.database.conn
+
     def close(self) -> None:
         with self._lock:
             self._active.clear()
-            self.conn.close()
+            if self._server is not None:
+                self._server.close()
             if self._owners is not None:
                 self._owners.release()
+        if self._owned:
+            self.database.close()
 
     # ---- recording ---------------------------------------------------------------------
 
@@ -160,30 +243,32 @@ class OutboxStore:
                     int(entry.own_id),
                     json.dumps(list(entry.recipients)),
                     len(entry.recipients),
-                    json.dumps(dict(entry.body), ensure_ascii=False, default=str),
+                    _json(entry.body),
                     now,
                     now,
                 )
             )
-        with self._lock, transaction(self.conn):
-            try:
-                cursor = self.conn.execute(
-                    "INSERT INTO outbox_batches(send_id, gateway, channel, label, baseline, "
-                    "excluded, created_us, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        send_id, gateway, channel, label[:MAX_LABEL],
-                        json.dumps(sorted(baseline)), json.dumps(list(excluded)), now, now,
-                    ),
-                )  # fmt: skip
-                batch_id = int(cursor.lastrowid or 0)
-                self.conn.executemany(
-                    "INSERT INTO outbox_entries(batch_id, seq, external_system_id, own_id, "
-                    "recipients, recipient_count, body, created_us, updated_us) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(batch_id, *row) for row in rows],
-                )
-            except sqlite3.IntegrityError as exc:
-                raise OutboxError(_integrity_message(exc)) from None
+        with self.database.transaction() as session:
+            made = session.execute(
+                "INSERT INTO outbox_batches(send_id, gateway, channel, label, baseline, "
+                "excluded, created_us, updated_us, operator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(send_id) DO NOTHING RETURNING id",
+                (
+                    send_id, gateway, channel, label[:MAX_LABEL], json.dumps(sorted(baseline)),
+                    json.dumps(list(excluded)), now, now, self.operator,
+                ),
+            ).fetchall()  # fmt: skip
+            if not made:
+                raise OutboxError("This send is already in the outbox; nothing was sent again.")
+            batch_id = int(made[0][0])
+            added = session.executemany(
+                "INSERT INTO outbox_entries(batch_id, seq, external_system_id, own_id, "
+                "recipients, recipient_count, body, created_us, updated_us) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                [(batch_id, *row) for row in rows],
+            )
+            if added != len(rows):
+                raise OutboxError(_refusal(session, entries))
         batch = self.batch(batch_id)
         assert batch is not None
         return (batch, self.entries(batch_id))
@@ -194,21 +279,46 @@ class OutboxStore:
         """Mark an entry in flight just before its request leaves.
 
         (True, entry) when it was pending; (False, entry as it is) otherwise, and then
-        the request must not be made.
+        the request must not be made. On a team's server, `OutboxBusy` when this
+        instance lost its claim on the batch, or another console holds it (see the
+        module docstring): nothing changed, and nothing may be sent.
         """
         now = self._clock()
-        with self._lock:
-            changed = self.conn.execute(
-                "UPDATE outbox_entries SET state = 'in_flight', attempts = attempts + 1, "
-                "sent_us = ?, updated_us = ?, reason = '' WHERE id = ? AND state = 'pending'",
-                (now, now, entry_id),
-            ).rowcount
-            if changed:
-                self._touch(entry_id, now)
+        with self.database.transaction() as session:
+            if self._server is None:
+                moved = session.execute(f"{BEGIN} RETURNING batch_id", (now, now, entry_id))
+            else:
+                from gwdesk.store.outbox_advisory import BEGIN_GUARD
+
+                with self._lock:
+                    active, pid = sorted(self._active), self._server.pid
+                moved = session.execute(
+                    f"{BEGIN} AND {BEGIN_GUARD} RETURNING batch_id",
+                    (now, now, entry_id, active, pid),
+                )
+            batches = moved.fetchall()
+            if batches:
+                session.execute(
+                    "UPDATE outbox_batches SET updated_us = ? WHERE id = ?",
+                    (now, int(batches[0][0])),
+                )
         entry = self.entry(entry_id)
         if entry is None:
             raise TransitionError(entry_id, EntryState.IN_FLIGHT, None)
-        return (bool(changed), entry)
+        if not batches and self._server is not None and entry.state is EntryState.PENDING:
+            raise self._not_held(entry.batch_id)
+        return (bool(batches), entry)
+
+    def _not_held(self, batch_id: int) -> OutboxBusy:
+        with self._lock:
+            ours = batch_id in self._active
+        if ours:
+            return OutboxBusy(
+                f"The claim on outbox batch {batch_id} was lost (the connection holding it "
+                "to the shared store dropped), so nothing more is sent from it here; "
+                "resume the batch to go on."
+            )
+        return _busy_elsewhere(batch_id)
 
     def lodged(
         self,
@@ -245,18 +355,18 @@ class OutboxStore:
         """Back to pending: proved not lodged, or a failure to be sent again."""
         if body is None:
             return self._move(entry_id, EntryState.PENDING, "reason = ?", (reason,))
-        text = json.dumps(dict(body), ensure_ascii=False, default=str)
-        return self._move(entry_id, EntryState.PENDING, "reason = ?, body = ?", (reason, text))
+        return self._move(
+            entry_id, EntryState.PENDING, "reason = ?, body = ?", (reason, _json(body))
+        )
 
     def set_body(self, entry_id: int, body: Mapping[str, Any]) -> bool:
         """Replace what a pending entry will send (the operator edited the message)."""
-        text = json.dumps(dict(body), ensure_ascii=False, default=str)
-        with self._lock:
+        with self.database.session() as session:
             return bool(
-                self.conn.execute(
+                session.execute(
                     "UPDATE outbox_entries SET body = ?, updated_us = ? "
                     "WHERE id = ? AND state = 'pending'",
-                    (text, self._clock(), entry_id),
+                    (_json(body), self._clock(), entry_id),
                 ).rowcount
             )
 
@@ -265,77 +375,88 @@ class OutboxStore:
         the message as it is now; None: each with its own, as a personal send's entries
         are); the ids that are now pending, waiting their turn (why they were not sent
         before no longer holds). Entries in flight, unknown or lodged are left as they are."""
-        text = None if body is None else json.dumps(dict(body), ensure_ascii=False, default=str)
+        text = None if body is None else _json(body)
         now = self._clock()
-        opened = []
-        with self._lock, transaction(self.conn):
+        opened: list[int] = []
+        batches: set[int] = set()
+        with self.database.transaction() as session:
             for entry_id in entry_ids:
-                if self.conn.execute(
+                moved = session.execute(
                     "UPDATE outbox_entries SET state = 'pending', body = COALESCE(?, body), "
                     "reason = '', updated_us = ? "
-                    "WHERE id = ? AND state IN ('pending', 'failed')",
+                    "WHERE id = ? AND state IN ('pending', 'failed') RETURNING batch_id",
                     (text, now, entry_id),
-                ).rowcount:
+                ).fetchall()
+                if moved:
                     opened.append(entry_id)
-            if opened:
-                self._touch(opened[0], now)
+                    batches.add(int(moved[0][0]))
+            for batch_id in sorted(batches):
+                _touch(session, batch_id, now)
         return opened
 
     def give_up(self, entry_id: int, reason: str) -> OutboxEntry:
         """Failed for good, whatever state it claims (but lodged): a damaged row, or a Lodge
         request that cannot be sent again from the outbox. The entry as it now is."""
         now = self._clock()
-        with self._lock:
-            self.conn.execute(
+        with self.database.transaction() as session:
+            moved = session.execute(
                 "UPDATE outbox_entries SET state = 'failed', reason = ?, retryable = 0, "
-                "updated_us = ? WHERE id = ? AND state IS NOT 'lodged'",
+                "updated_us = ? WHERE id = ? AND state <> 'lodged' RETURNING batch_id",
                 (reason, now, entry_id),
-            )
-            self._touch(entry_id, now)
+            ).fetchall()
+            if moved:
+                _touch(session, int(moved[0][0]), now)
         return self._read(entry_id, EntryState.FAILED)
 
     def exclude(self, entry_id: int, numbers: Collection[str], reason: str) -> OutboxEntry:
         """Leave `numbers` out of a pending entry before it is sent (they opted out since
         it was recorded); an entry left with nobody fails for good. The entry as it now is."""
         now = self._clock()
-        with self._lock, transaction(self.conn):
-            row = self.conn.execute(
-                "SELECT recipients, batch_id FROM outbox_entries WHERE id = ? AND state = 'pending'",
+        with self.database.transaction() as session:
+            row = session.execute(
+                "SELECT recipients, batch_id FROM outbox_entries WHERE id = ? "  # noqa: S608 - fixed text
+                f"AND state = 'pending'{self._for_update}",
                 (entry_id,),
             ).fetchone()
             if row is None:
                 raise TransitionError(entry_id, EntryState.PENDING, None)
+            batch_id = int(row["batch_id"])
             recipients = [n for n in json.loads(row["recipients"]) if n not in numbers]
             left_out = [n for n in json.loads(row["recipients"]) if n in numbers]
             if recipients:
-                self.conn.execute(
+                session.execute(
                     "UPDATE outbox_entries SET recipients = ?, recipient_count = ?, reason = ?, "
                     "updated_us = ? WHERE id = ?",
                     (json.dumps(recipients), len(recipients), reason, now, entry_id),
                 )
             else:
-                self.conn.execute(
+                session.execute(
                     "UPDATE outbox_entries SET state = 'failed', retryable = 0, reason = ?, "
                     "updated_us = ? WHERE id = ?",
                     (reason, now, entry_id),
                 )
-            batch = self.conn.execute(
-                "SELECT excluded FROM outbox_batches WHERE id = ?", (row["batch_id"],)
+            batch = session.execute(
+                f"SELECT excluded FROM outbox_batches WHERE id = ?{self._for_update}",  # noqa: S608
+                (batch_id,),
             ).fetchone()
             known = json.loads(batch["excluded"] or "[]") if batch is not None else []
             known.extend(n for n in left_out if n not in known)
-            self.conn.execute(
-                "UPDATE outbox_batches SET excluded = ? WHERE id = ?",
-                (json.dumps(known), row["batch_id"]),
+            session.execute(
+                "UPDATE outbox_batches SET excluded = ? WHERE id = ?", (json.dumps(known), batch_id)
             )
-            self._touch(entry_id, now)
+            _touch(session, batch_id, now)
         return self._read(entry_id, EntryState.PENDING)
+
+    @property
+    def _for_update(self) -> str:
+        """Lock the rows read for a change (a file's transaction holds the whole file)."""
+        return " FOR UPDATE" if self.kind == "postgresql" else ""
 
     def note(self, entry_ids: Sequence[int], reason: str) -> None:
         """Say why pending entries were not sent (a run was cancelled or halted)."""
         now = self._clock()
-        with self._lock, transaction(self.conn):
-            self.conn.executemany(
+        with self.database.transaction() as session:
+            session.executemany(
                 "UPDATE outbox_entries SET reason = ?, updated_us = ? "
                 "WHERE id = ? AND state = 'pending'",
                 [(reason, now, entry_id) for entry_id in entry_ids],
@@ -345,14 +466,14 @@ class OutboxStore:
         """Give up on what a batch has left: its open and failed entries become failed,
         not retryable, and the batch closes. The caller holds its claim."""
         now = self._clock()
-        with self._lock, transaction(self.conn):
-            count = self.conn.execute(
+        with self.database.transaction() as session:
+            count = session.execute(
                 "UPDATE outbox_entries SET state = 'failed', retryable = 0, reason = ?, "
                 "updated_us = ? WHERE batch_id = ? AND state <> 'lodged' "
                 "AND NOT (state = 'failed' AND retryable = 0)",
                 (reason, now, batch_id),
             ).rowcount
-            self.conn.execute(
+            session.execute(
                 "UPDATE outbox_batches SET closed = 1, updated_us = ? WHERE id = ?",
                 (now, batch_id),
             )
@@ -365,18 +486,18 @@ class OutboxStore:
         sources = SOURCES[state]
         marks = ", ".join("?" for _ in sources)
         now = self._clock()
-        with self._lock:
-            changed = self.conn.execute(
+        with self.database.transaction() as session:
+            moved = session.execute(
                 f"UPDATE outbox_entries SET state = ?, {assignments}, updated_us = ? "  # noqa: S608 - fixed text
-                f"WHERE id = ? AND state IN ({marks})",
+                f"WHERE id = ? AND state IN ({marks}) RETURNING batch_id",
                 (state.value, *values, now, entry_id, *(s.value for s in sources)),
-            ).rowcount
-            if not changed:
-                row = self.conn.execute(
+            ).fetchall()
+            if not moved:
+                row = session.execute(
                     "SELECT state FROM outbox_entries WHERE id = ?", (entry_id,)
                 ).fetchone()
                 raise TransitionError(entry_id, state, None if row is None else str(row[0]))
-            self._touch(entry_id, now)
+            _touch(session, int(moved[0][0]), now)
         return self._read(entry_id, state)
 
     def _read(self, entry_id: int, state: EntryState) -> OutboxEntry:
@@ -385,16 +506,6 @@ class OutboxStore:
             raise TransitionError(entry_id, state, None)
         return entry
 
-    def _touch(self, entry_id: int, now: int) -> None:
-        """Keep the batch's time and `closed` flag current (under the lock)."""
-        self.conn.execute(
-            "UPDATE outbox_batches SET updated_us = ?, closed = NOT EXISTS ("
-            "SELECT 1 FROM outbox_entries e WHERE e.batch_id = outbox_batches.id AND "
-            "(e.state IN ('pending', 'in_flight', 'unknown') OR (e.state = 'failed' "
-            "AND e.retryable = 1))) WHERE id = (SELECT batch_id FROM outbox_entries WHERE id = ?)",
-            (now, entry_id),
-        )
-
     # ---- claims ------------------------------------------------------------------------
 
     def claim(self, batch_id: int) -> None:
@@ -402,48 +513,87 @@ class OutboxStore:
         with self._lock:
             if batch_id in self._active:
                 raise OutboxBusy(f"Outbox batch {batch_id} is already being sent in this window.")
-            if self._owners is not None:
-                try:
-                    self._owners.hold()
-                except OSError as exc:
-                    raise OutboxError(f"The outbox cannot be locked: {exc}.") from None
-            with transaction(self.conn):
-                row = self.conn.execute(
-                    "SELECT owner FROM outbox_batches WHERE id = ?", (batch_id,)
-                ).fetchone()
-                if row is None:
-                    raise OutboxError(f"There is no outbox batch {batch_id}.")
-                owner = row[0]
-                if (
-                    isinstance(owner, str)
-                    and owner != self.token
-                    and self._owners is not None
-                    and self._owners.alive(owner)
-                ):
-                    raise OutboxBusy(
-                        f"Outbox batch {batch_id} is being sent by another running gwdesk; "
-                        "try again when it has finished."
-                    )
-                self.conn.execute(
-                    "UPDATE outbox_batches SET owner = ? WHERE id = ?", (self.token, batch_id)
-                )
+            if self._server is not None:
+                self._claim_on_server(self._server, batch_id)
+            else:
+                self._claim_in_file(batch_id)
             self._active.add(batch_id)
+
+    def _claim_in_file(self, batch_id: int) -> None:
+        if self._owners is not None:
+            try:
+                self._owners.hold()
+            except OSError as exc:
+                raise OutboxError(f"The outbox cannot be locked: {exc}.") from None
+        with self.database.transaction() as session:
+            row = session.execute(
+                "SELECT owner FROM outbox_batches WHERE id = ?", (batch_id,)
+            ).fetchone()
+            if row is None:
+                raise OutboxError(f"There is no outbox batch {batch_id}.")
+            owner = row[0]
+            if (
+                isinstance(owner, str)
+                and owner != self.token
+                and self._owners is not None
+                and self._owners.alive(owner)
+            ):
+                raise _busy_elsewhere(batch_id)
+            session.execute(
+                "UPDATE outbox_batches SET owner = ? WHERE id = ?", (self.token, batch_id)
+            )
+
+    def _claim_on_server(self, server: AdvisoryClaims, batch_id: int) -> None:
+        if not server.take(batch_id):
+            raise _busy_elsewhere(batch_id)
+        try:
+            with self.database.session() as session:
+                found = session.execute(
+                    "UPDATE outbox_batches SET owner = ? WHERE id = ? RETURNING id",
+                    (self.token, batch_id),
+                ).fetchall()
+            if not found:
+                raise OutboxError(f"There is no outbox batch {batch_id}.")
+        except BaseException:
+            server.let_go(batch_id)
+            raise
 
     def release(self, batch_id: int) -> None:
         """Let go of a batch. Never raises: a store closed meanwhile (the profile switched)
-        has already let go, as its lock file went with it."""
+        has already let go, as its lock file (or its server connection) went with it."""
         with self._lock:
             self._active.discard(batch_id)
-            with contextlib.suppress(sqlite3.Error):
-                self.conn.execute(
+            with contextlib.suppress(StoreError), self.database.session() as session:
+                session.execute(
                     "UPDATE outbox_batches SET owner = NULL WHERE id = ? AND owner = ?",
                     (batch_id, self.token),
                 )
+            if self._server is not None:
+                self._server.let_go(batch_id)
+
+    @property
+    def claim_pid(self) -> int | None:
+        """The server process whose session holds this outbox's claims (what an
+        administrator finds in `pg_stat_activity`); None in a file, 0 before a claim."""
+        return None if self._server is None else self._server.pid
 
     def busy(self, batch_id: int) -> bool:
         """Whether this instance is working on the batch now."""
         with self._lock:
             return batch_id in self._active
+
+    def held_elsewhere(self, batch_id: int) -> bool:
+        """Whether another live outbox (another console, or another process of this
+        workstation) holds the batch's claim now."""
+        if self._server is not None:
+            holder = self._server.holders([batch_id]).get(batch_id)
+            return holder is not None and holder != self._server.pid
+        batch = self.batch(batch_id)
+        owner = None if batch is None else batch.owner
+        if owner is None or owner == self.token or self._owners is None:
+            return False
+        with self._lock:
+            return self._owners.alive(owner)
 
     # ---- reading -----------------------------------------------------------------------
 
@@ -465,15 +615,15 @@ class OutboxStore:
         return self._batches(f"{where} ORDER BY id DESC LIMIT ?", (*values, limit))
 
     def _batches(self, tail: str, values: tuple[Any, ...]) -> list[OutboxBatch]:
-        with self._lock:
-            rows = self.conn.execute(BATCH_SELECT + tail, values).fetchall()
+        with self.database.session() as session:
+            rows = session.execute(BATCH_SELECT + tail, values).fetchall()
             ids = [int(r["id"]) for r in rows]
             counts: dict[int, dict[EntryState, StateCount]] = {i: {} for i in ids}
             for start in range(0, len(ids), 500):
                 part = ids[start : start + 500]
                 marks = ", ".join("?" for _ in part)
                 query = f"{COUNT_SELECT} WHERE batch_id IN ({marks}) GROUP BY batch_id, state"
-                for row in self.conn.execute(query, part):
+                for row in session.execute(query, part):
                     state = state_of(row[1])
                     if state is None:
                         state = EntryState.UNKNOWN
@@ -481,7 +631,11 @@ class OutboxStore:
                     counts[int(row[0])][state] = StateCount(
                         old.entries + int(row[2]), old.recipients + int(row[3])
                     )
-        return [batch_from_row(row, counts[int(row["id"])]) for row in rows]
+        batches = [batch_from_row(row, counts[int(row["id"])]) for row in rows]
+        if self._server is None or not any(b.owner for b in batches):
+            return batches
+        live = self._server.holders([b.id for b in batches if b.owner])
+        return [b if b.owner is None or b.id in live else _unowned(b) for b in batches]
 
     def entry(self, entry_id: int) -> OutboxEntry | None:
         found = self._entries("e.id = ?", (entry_id,))
@@ -506,19 +660,46 @@ class OutboxStore:
         )
 
     def _entries(self, where: str, values: tuple[Any, ...]) -> list[OutboxEntry]:
-        with self._lock:
-            query = f"{ENTRY_SELECT} WHERE {where} ORDER BY e.batch_id, e.seq"
-            rows = self.conn.execute(query, values).fetchall()
+        query = f"{ENTRY_SELECT} WHERE {where} ORDER BY e.batch_id, e.seq"
+        with self.database.session() as session:
+            rows = session.execute(query, values).fetchall()
         return [entry_from_row(row) for row in rows]
 
 
-def _integrity_message(exc: sqlite3.IntegrityError) -> str:
-    text = str(exc)
-    if "external_system_id" in text:
-        return (
-            "An ExternalSystemId of this send is already in the outbox, so its outcome could "
-            "not be told apart from the earlier send's; nothing was sent."
-        )
-    if "send_id" in text:
-        return "This send is already in the outbox; nothing was sent again."
-    return f"The outbox refused the send ({text}); nothing was sent."
+def _touch(session: Session, batch_id: int, now: int) -> None:
+    """Keep the batch's time and `closed` flag current, in the transaction of the change.
+
+    Two statements: the first takes the batch's row lock (on a server, concurrent
+    changes of one batch's entries queue here), so the second, a statement of its own,
+    reads every entry as the changes committed before it left them, and the last to
+    commit always sees them all."""
+    session.execute("UPDATE outbox_batches SET updated_us = ? WHERE id = ?", (now, batch_id))
+    session.execute(
+        "UPDATE outbox_batches SET closed = CASE WHEN EXISTS ("  # noqa: S608 - fixed text
+        f"SELECT 1 FROM outbox_entries e WHERE {OPEN_ENTRY}) THEN 0 ELSE 1 END WHERE id = ?",
+        (batch_id,),
+    )
+
+
+def _unowned(batch: OutboxBatch) -> OutboxBatch:
+    """A batch whose claim's holder is gone (its console died, its connection dropped)."""
+    return replace(batch, owner=None)
+
+
+def _refusal(session: Session, entries: Sequence[NewEntry]) -> str:
+    """Why a batch's entries could not all be recorded (the transaction is rolled back)."""
+    own = [e.external_system_id for e in entries if e.own_id and e.external_system_id]
+    for start in range(0, len(own), 500):
+        part = own[start : start + 500]
+        marks = ", ".join("?" for _ in part)
+        taken = session.execute(
+            "SELECT 1 FROM outbox_entries WHERE own_id = 1 "  # noqa: S608 - placeholders only
+            f"AND external_system_id IN ({marks}) LIMIT 1",
+            part,
+        ).fetchone()
+        if taken is not None:
+            return (
+                "An ExternalSystemId of this send is already in the outbox, so its outcome "
+                "could not be told apart from the earlier send's; nothing was sent."
+            )
+    return "The outbox refused the send (two of its requests share a place); nothing was sent."

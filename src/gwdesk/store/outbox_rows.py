@@ -2,13 +2,13 @@
 
 `outbox.OutboxStore` writes and moves the rows; this module is the other half: the
 states, the batch and entry values callers get, and the decoding of rows that may
-have been edited or damaged (never an exception: a `damaged` reason instead).
+have been edited or damaged (never an exception: a `damaged` reason instead). Rows
+come from either engine (a profile's file, a team's server), read by column name.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -29,9 +29,11 @@ SMS: Final = "sms"
 """The REST channel: the only one with ExternalSystemIds, so the only one reconciled."""
 BATCH_SELECT: Final = (
     "SELECT id, send_id, gateway, channel, label, baseline, excluded, created_us, updated_us, closed, "
-    "owner FROM outbox_batches "
+    "owner, operator FROM outbox_batches "
 )
-COUNT_SELECT: Final = "SELECT batch_id, state, COUNT(*), TOTAL(recipient_count) FROM outbox_entries"
+COUNT_SELECT: Final = (
+    "SELECT batch_id, state, COUNT(*), COALESCE(SUM(recipient_count), 0) FROM outbox_entries"
+)
 ENTRY_SELECT: Final = (
     "SELECT e.*, b.channel AS channel, (SELECT COUNT(*) FROM outbox_entries s "
     "WHERE s.external_system_id = e.external_system_id) AS sharing "
@@ -103,6 +105,8 @@ class OutboxBatch:
     counts: Mapping[EntryState, StateCount] = field(default_factory=dict)
     excluded: tuple[str, ...] = ()
     """Numbers left out because they had opted out (when recorded, or before a request)."""
+    operator: str = ""
+    """Who recorded the send (a team's operator name; '' when none was given)."""
 
     def count(self, *states: EntryState) -> int:
         return sum(self.counts.get(s, StateCount()).entries for s in states)
@@ -136,7 +140,7 @@ def _strings(text: object) -> tuple[str, ...]:
     return tuple(str(v) for v in loaded) if isinstance(loaded, list) else ()
 
 
-def batch_from_row(row: sqlite3.Row, counts: Mapping[EntryState, StateCount]) -> OutboxBatch:
+def batch_from_row(row: Any, counts: Mapping[EntryState, StateCount]) -> OutboxBatch:
     """A batch row with its counts; a list that cannot be read is taken as empty."""
     return OutboxBatch(
         id=int(row["id"]),
@@ -151,10 +155,11 @@ def batch_from_row(row: sqlite3.Row, counts: Mapping[EntryState, StateCount]) ->
         baseline=frozenset(_strings(row["baseline"])),
         counts=dict(counts),
         excluded=_strings(row["excluded"]),
+        operator=str(row["operator"] or ""),
     )
 
 
-def entry_from_row(row: sqlite3.Row) -> OutboxEntry:
+def entry_from_row(row: Any) -> OutboxEntry:
     """An entry row; what cannot be read is said in `damaged`, so it is never sent."""
     problems: list[str] = []
     recipients: tuple[str, ...] = ()

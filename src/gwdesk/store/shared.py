@@ -113,3 +113,26 @@ def shared_data(source: Path | str | SharedData) -> SharedData:
     if isinstance(source, Path | str):
         return FileData(source)
     return source
+
+
+def database_for(
+    source: Path | str | SharedData | Database, *, durable: bool = False
+) -> tuple[Database, bool]:
+    """A store's database from what it was given, and whether the store closes it: a
+    `Database` handed over (a connection another store of the profile already has) stays
+    its giver's; one opened here from a path or a `SharedData` is the store's own."""
+    if isinstance(source, Database):
+        return (source, False)
+    return (shared_data(source).open(durable=durable), True)
+
+
+def server_of(source: Path | str | SharedData | Database) -> Database | None:
+    """The team's server behind `source` (its pool, whose `connect()` gives a connection
+    of its own), or None for a profile's file."""
+    if isinstance(source, ServerData):
+        return source.database
+    if isinstance(source, _Borrowed):
+        return source.database
+    if isinstance(source, Database) and source.kind == "postgresql":
+        return source
+    return None

@@ -4,6 +4,10 @@ A template is kept only when it parses (`gwdesk.domain.templates`), so what the
 Send and Batch tabs and `gwdesk send --template` pick is always usable; a row an
 older or damaged file holds that no longer parses is still listed, and refused
 when it is used.
+
+Templates are shared data (a profile's file, or a team's server): each change
+writes an audit entry (who, from which console, what the text became) in the same
+transaction, so a team can tell who changed the wording of a message.
 """
 
 from __future__ import annotations
@@ -11,12 +15,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Final
 
 from gwdesk.domain.hidden_chars import describe_hidden, first_hidden
 from gwdesk.domain.templates import parse_template
 from gwdesk.store.database import StoreError, store_methods
-from gwdesk.store.settings import LockedConnection
+from gwdesk.store.engine import Database
+from gwdesk.store.shared import SharedData, database_for
+from gwdesk.store.team import write_audit
 
 MAX_NAME: Final = 80
 
@@ -61,22 +68,32 @@ def _saved(row: Any) -> SavedTemplate:
 
 @store_methods
 class TemplateStore:
-    """A profile's templates (table `templates`); safe to use from any thread."""
+    """A profile's or a team's templates (table `templates`); safe to use from any thread.
 
-    def __init__(self, conn: LockedConnection) -> None:
-        self._db = conn
+    `operator` and `console` say who made the changes, in the audit entries."""
+
+    def __init__(
+        self, data: Path | str | SharedData | Database, *, operator: str = "", console: str = ""
+    ) -> None:
+        self.database, self._owned = database_for(data)
+        self.operator = operator
+        self.console = console
+
+    def close(self) -> None:
+        if self._owned:
+            self.database.close()
 
     def listing(self) -> list[SavedTemplate]:
         """Every template, by name."""
-        with self._db.lock:
-            rows = self._db.conn.execute(
+        with self.database.session() as session:
+            rows = session.execute(
                 "SELECT name, text, updated_us FROM templates ORDER BY name_key"
             ).fetchall()
         return [_saved(row) for row in rows]
 
     def get(self, name: str) -> SavedTemplate | None:
-        with self._db.lock:
-            row = self._db.conn.execute(
+        with self.database.session() as session:
+            row = session.execute(
                 "SELECT name, text, updated_us FROM templates WHERE name_key = ?", (name_key(name),)
             ).fetchone()
         return None if row is None else _saved(row)
@@ -93,12 +110,18 @@ class TemplateStore:
             if replace
             else " ON CONFLICT(name_key) DO NOTHING"
         )
-        with self._db.lock:
-            changed = self._db.conn.execute(
+        with self.database.transaction() as session:
+            before = session.execute(
+                "SELECT name FROM templates WHERE name_key = ?", (name_key(shown),)
+            ).fetchone()
+            changed = session.execute(
                 "INSERT INTO templates(name_key, name, text, updated_us) VALUES (?, ?, ?, ?)"  # noqa: S608 - constant SQL
                 + upsert,
                 (name_key(shown), shown, text, now),
             ).rowcount
+            if changed:
+                action = "template added" if before is None else "template changed"
+                write_audit(session, self.operator, self.console, action, shown, text)
         if not changed:
             kept = self.get(shown)
             raise TemplateExists(
@@ -109,9 +132,12 @@ class TemplateStore:
 
     def remove(self, name: str) -> bool:
         """Forget a template; False when there was none of that name."""
-        with self._db.lock:
-            return bool(
-                self._db.conn.execute(
-                    "DELETE FROM templates WHERE name_key = ?", (name_key(name),)
-                ).rowcount
-            )
+        with self.database.transaction() as session:
+            gone = session.execute(
+                "DELETE FROM templates WHERE name_key = ? RETURNING name, text", (name_key(name),)
+            ).fetchall()
+            for row in gone:
+                write_audit(
+                    session, self.operator, self.console, "template removed", row[0], row[1]
+                )
+        return bool(gone)

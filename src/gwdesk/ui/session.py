@@ -101,7 +101,8 @@ class Session(QObject):
             raise
         # A draft or history row given up by the store's writer thread: once, in the status bar.
         loop = asyncio.get_running_loop()
-        self.store.writer.on_failure = functools.partial(_report_from_thread, loop, self.report)
+        for writer in self.store.writers:
+            writer.on_failure = functools.partial(_report_from_thread, loop, self.report)
         self.service = self._factory(profile, password)
         self.data = data
         self.sending = sending_for(self.service, self.store, data)
