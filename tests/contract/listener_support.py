@@ -131,8 +131,13 @@ def listen_processes() -> Iterator[Starter]:
     """Starts `gwdesk listen` processes (stdout lines queued); kills what is left at the end."""
     started: list[Listening] = []
 
-    def run(*args: str, password: str | None = None, ctrl_c_ignored: bool = False) -> Listening:
-        env = dict(os.environ)
+    def run(
+        *args: str,
+        password: str | None = None,
+        ctrl_c_ignored: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> Listening:
+        env = dict(os.environ if env is None else env)
         if password is not None:
             env["GWDESK_PASSWORD"] = password
         # A background job of a script starts with SIGINT ignored (and exec keeps it so).

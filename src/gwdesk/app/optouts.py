@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Final
 
+from gwdesk.app.send_values import StoreAwayError
 from gwdesk.domain.optout_words import DEFAULT_OPT_IN, DEFAULT_OPT_OUT, Keywords, check_keywords
 from gwdesk.domain.settings import (
     DEFAULT_INSTRUCTION,
@@ -35,6 +36,7 @@ from gwdesk.gateway.errors import ValidationError
 from gwdesk.importing.export import write_csv
 from gwdesk.importing.recipients import InvalidRow
 from gwdesk.importing.recipients import import_file as import_recipients
+from gwdesk.store.database import StoreError
 from gwdesk.store.optouts import OptOut, OptOutStore, utc_text
 from gwdesk.store.settings import StoredSettings
 
@@ -83,7 +85,14 @@ class OptOutGuard:
     store: OptOutStore
 
     async def lookup(self, numbers: Sequence[str]) -> Mapping[str, OptOut]:
-        """Of `numbers`, those opted out now."""
+        """Of `numbers`, those opted out now; `StoreAwayError` when the list cannot be
+        read (no one can then tell who must not be texted)."""
+        try:
+            return await self._lookup(numbers)
+        except StoreError as exc:
+            raise StoreAwayError("The opt-out list cannot be read", exc) from exc
+
+    async def _lookup(self, numbers: Sequence[str]) -> Mapping[str, OptOut]:
         if len(numbers) < WHOLE_LIST_FROM:
             return await asyncio.to_thread(self.store.opted_out, numbers)
         opted = await asyncio.to_thread(self.store.opted_out_numbers)

@@ -51,6 +51,7 @@ from gwdesk.app.send_values import (
     Changed,
     RunReport,
     Sent,
+    StoreAwayError,
     Transmit,
     chunk_id,
     halts_everything,
@@ -151,8 +152,7 @@ class OutboxRunner:
             )
             for seq, (message, recipients) in enumerate(parts, start=1)
         ]
-        return await self.db(
-            self.outbox.record,
+        return await self._record(
             gateway=self.account,
             channel=SMS,
             label=_label(label),
@@ -168,14 +168,20 @@ class OutboxRunner:
         """Record one Lodge request (MMS, fax, Lodge SMS, WAP push). Only its description
         is kept (not its files): an interrupted one is left for the operator to check."""
         label = str(description.get("label") or description.get("text") or channel)
-        return await self.db(
-            self.outbox.record,
+        return await self._record(
             gateway=self.account,
             channel=channel,
             label=_label(label),
             send_id=f"{new_send_id()}-{channel}",
             entries=[NewEntry(1, tuple(recipients), description, None, own_id=False)],
         )
+
+    async def _record(self, **send: Any) -> tuple[OutboxBatch, list[OutboxEntry]]:
+        """`outbox.record`, off the loop; `StoreAwayError` when the store cannot take it."""
+        try:
+            return await self.db(self.outbox.record, **send)
+        except StoreError as exc:
+            raise StoreAwayError("The outbox cannot record the send", exc) from exc
 
     async def reopen(
         self, entry_ids: Sequence[int], message: SmsMessage | None

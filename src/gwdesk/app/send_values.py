@@ -26,6 +26,18 @@ from gwdesk.gateway.errors import (
 )
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
 
+
+class StoreAwayError(GatewayError):
+    """The store could not be asked before a send left (a team's server away, a file
+    locked too long): the opt-out list was not read or the send not recorded, so nothing
+    was sent and the operator may try again as it is."""
+
+    kind = "store"
+
+    def __init__(self, what: str, cause: BaseException) -> None:
+        super().__init__(f"{what}, so nothing was sent ({cause}). Try again once it is back.")
+
+
 MAX_RECIPIENTS_PER_REQUEST: Final = 100
 MAX_LANES: Final = 16
 DEFAULT_LANES: Final = 4

@@ -73,7 +73,7 @@ def run_team(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace, out: Output) -> int:
-    from gwdesk.store.postgres import PostgresDatabase, grant_console_role, missing_privileges
+    from gwdesk.store.postgres import PostgresDatabase, grant_console_role, privilege_problems
 
     if not args.url:
         raise UsageError("Name the store: gwdesk team init postgresql://owner@host/database.")
@@ -87,14 +87,19 @@ def _init(args: argparse.Namespace, out: Output) -> int:
         data: dict[str, Any] = {"ok": True, "schema_version": version, "store": database.location}
         if args.grant:
             grant_console_role(database, args.grant)
-            missing = missing_privileges(database, args.grant)
+            missing = privilege_problems(database, args.grant)
             data["granted"] = args.grant
             data["missing"] = missing
             if missing:
-                lines.append(f"role {args.grant} still lacks: {', '.join(missing)}")
+                lines.append(
+                    f"role {args.grant} is not as a console's should be: {', '.join(missing)}"
+                )
                 out.result({**data, "ok": False}, lines)
                 return EXIT_FAILED
-            lines.append(f"role {args.grant} may read and write the shared tables, nothing more")
+            lines.append(
+                f"role {args.grant} may read and write the shared tables and append to the "
+                "audit log and the opt-out history, nothing more"
+            )
         out.result(data, lines)
         return EXIT_OK
     finally:

@@ -234,11 +234,19 @@ SHARED_TABLES: Final = (
     "contact_groups", "contact_members",
 )  # fmt: skip
 PRIVILEGES: Final = ("SELECT", "INSERT", "UPDATE", "DELETE")
+APPEND_ONLY: Final = ("audit", "optout_changes")
+"""Tables a console only reads and appends to: who did what stays as it was written."""
+
+
+def needed_privileges(table: str) -> tuple[str, ...]:
+    """What a console needs on `table`, and so all the consoles' role is given."""
+    return ("SELECT", "INSERT") if table in APPEND_ONLY else PRIVILEGES
 
 
 def grant_console_role(database: PostgresDatabase, role: str) -> None:
     """Let `role` (the consoles' and the reply receiver's) connect and use the rows of the
-    shared tables; it gets no right to change the schema."""
+    shared tables, only append to the audit log and the opt-out history (a right given
+    before is taken back), and no right to change the schema."""
     with database.transaction() as session:
         conn = session.conn  # type: ignore[attr-defined]
         name = conn.execute("SELECT current_database()").fetchone()[0]
@@ -249,25 +257,31 @@ def grant_console_role(database: PostgresDatabase, role: str) -> None:
         )
         conn.execute(pgsql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(pgsql.Identifier(role)))
         for table in SHARED_TABLES:
-            conn.execute(
-                pgsql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(
-                    pgsql.Identifier(table), pgsql.Identifier(role)
+            names = (pgsql.Identifier(table), pgsql.Identifier(role))
+            if table in APPEND_ONLY:
+                conn.execute(
+                    pgsql.SQL("REVOKE UPDATE, DELETE, TRUNCATE ON {} FROM {}").format(*names)
                 )
-            )
+            granted = pgsql.SQL(", ").join(pgsql.SQL(p) for p in needed_privileges(table))
+            conn.execute(pgsql.SQL("GRANT {} ON {} TO {}").format(granted, *names))
         conn.execute(
             pgsql.SQL("GRANT SELECT ON gwdesk_schema TO {}").format(pgsql.Identifier(role))
         )
 
 
-def missing_privileges(database: PostgresDatabase, role: str) -> list[str]:
-    """What `role` cannot do that a console needs (`table: PRIVILEGE`), [] when nothing."""
+def privilege_problems(database: PostgresDatabase, role: str) -> list[str]:
+    """What `role` cannot do that a console needs (`table: PRIVILEGE missing`), or may do
+    that no console should (`audit: UPDATE too much`); [] when it is just right."""
     missing = []
     with database.session() as session:
         for table in SHARED_TABLES:
-            for privilege in PRIVILEGES:
+            for privilege in (*PRIVILEGES, "TRUNCATE"):
                 allowed = session.execute(
                     "SELECT has_table_privilege(?, ?, ?)", (role, table, privilege)
                 ).fetchone()[0]
-                if not allowed:
-                    missing.append(f"{table}: {privilege}")
+                needed = privilege in needed_privileges(table)
+                if needed and not allowed:
+                    missing.append(f"{table}: {privilege} missing")
+                elif allowed and not needed and table in APPEND_ONLY:
+                    missing.append(f"{table}: {privilege} too much")
     return missing
