@@ -115,6 +115,8 @@ def log_to_stderr(verbose: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_SafeLogFormatter("%(name)s: %(message)s" if verbose else "%(message)s"))
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, handlers=[handler])
+    if not verbose:  # its retries repeat the one line the command ends with, six times over
+        logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
 def common_options() -> argparse.ArgumentParser:

@@ -157,8 +157,11 @@ class PostgresDatabase(Database):
             kwargs["password"] = password
         self.connect_kwargs = kwargs
         with _translated(self.where):
-            if upgrade:
-                with psycopg.connect(url, **kwargs) as conn:
+            # One connection first, even without an upgrade: a server that cannot be
+            # reached (or a certificate for another name) is said as the server said it,
+            # not as the pool's time-out.
+            with psycopg.connect(url, **kwargs) as conn:
+                if upgrade:
                     migrate(conn)
             self.pool = psycopg_pool.ConnectionPool(
                 url,

@@ -35,11 +35,12 @@ def team_text(team: TeamHub) -> tuple[str, str, str]:
     if not team.connected:
         since = team.lost_at.strftime("%H:%M:%S") if team.lost_at else "now"
         text = (
-            f"Team store disconnected since {since}: sends wait; your drafts are kept on this desk"
+            f"Team store disconnected since {since}: sends are refused until it is back; "
+            "your drafts are kept on this desk"
         )
         tip = (
             f"The team's server {server} does not answer. Sends that need the team's opt-out "
-            "list wait or are refused; what you type stays on this desk. Replies, sends and "
+            "list are refused, saying why; what you type stays on this desk. Replies, sends and "
             "changes made meanwhile show here once the server is back."
         )
         return (text, "warning", tip)
