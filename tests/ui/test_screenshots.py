@@ -23,6 +23,7 @@ from gwdesk.sandbox.seed import seed_account
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.ui.batch.tab import BatchTab
+from gwdesk.ui.contacts.tab import ContactsTab
 from gwdesk.ui.controller import default_tabs
 from gwdesk.ui.dialogs.about import AboutDialog
 from gwdesk.ui.dialogs.profiles import ProfilesDialog
@@ -39,7 +40,7 @@ from tests.ui.fax_mms_support import attach, picture, write
 from tests.ui.fax_mms_support import send as send_mms
 from tests.ui.screenshot_support import WINDOW, drawn, shot
 
-TAB_TITLES = ["Send", "Batch", "Status", "Replies", "Opt-outs", "Logs", "Fax / MMS"]
+TAB_TITLES = ["Send", "Batch", "Status", "Replies", "Contacts", "Opt-outs", "Logs", "Fax / MMS"]
 SEEDED = 1500
 TODAY = [
     ("61412345678", "Your order #1042 has shipped and arrives tomorrow."),
@@ -91,8 +92,9 @@ def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
     """Per tab title, the widgets an operator looks for first on that tab."""
     send, batch, status = window.tab(SendTab), window.tab(BatchTab), window.tab(StatusTab)
     replies, logs, fax_mms = window.tab(RepliesTab), window.tab(LogsTab), window.tab(FaxMmsTab)
-    optouts = window.tab(OptOutsTab)
+    optouts, contacts = window.tab(OptOutsTab), window.tab(ContactsTab)
     assert isinstance(optouts, OptOutsTab)
+    assert isinstance(contacts, ContactsTab)
     assert isinstance(send, SendTab)
     assert isinstance(batch, BatchTab)
     assert isinstance(status, StatusTab)
@@ -104,6 +106,7 @@ def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
         "Batch": [batch.recipients, batch.compose, batch.results],
         "Status": [status.key_edit, status.table],
         "Replies": [replies.table, replies.conversation],
+        "Contacts": [contacts.search, contacts.detail_box],
         "Opt-outs": [optouts.search, optouts.rules],
         "Logs": [logs.table, logs.chart, logs.detail],
         "Fax / MMS": [fax_mms.mms, fax_mms.send_button, fax_mms.history],
