@@ -146,7 +146,7 @@ class ComposeForm(QWidget):
         recipient_form.addRow("&From", stacked(self.sender_edit, self.sender_error))
 
         # ---- message
-        self.editor = MessageEditor()
+        self.editor = MessageEditor(templates=True)
         self.text_error = error_label("Message error")
         self.wap_app = QLineEdit()
         self.wap_app.setAccessibleName("Application name")
@@ -178,6 +178,10 @@ class ComposeForm(QWidget):
         self.marking_error = error_label("Marketing error")
         message_box = QGroupBox("Message")
         message_layout = QVBoxLayout(message_box)
+        # The template picker (the tab adds it: it has the store) sits above the text.
+        self.message_tools = QHBoxLayout()
+        self.message_tools.setContentsMargins(0, 0, 0, 0)
+        message_layout.addLayout(self.message_tools)
         message_layout.addWidget(self.message_pages, 1)
         message_layout.addWidget(stacked(self.marking, self.marking_error))
 
