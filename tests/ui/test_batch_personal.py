@@ -37,6 +37,7 @@ from tests.ui.personal_support import (
     store_of,
     write_sheet,
 )
+from tests.ui.plain_text_support import label_shows
 
 
 async def test_the_totals_give_the_parts_as_a_range_and_name_the_ucs2_recipients(
@@ -310,3 +311,41 @@ async def test_numbers_are_grouped_per_identical_text_in_the_outbox(
     assert sorted(e.recipient_count for e in tab.run.entries) == [3, 3, 3]
     assert number(0) in tab.run.entries[0].recipients
     await idle(tab, ui)
+
+
+async def test_hostile_values_and_headers_are_shown_as_text(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, tmp_path: Path
+) -> None:
+    tab = await batch_tab(ui, qtbot, sandbox)
+    source = tmp_path / "hostile.csv"
+    source.write_text(
+        '"<i>First</i> name",Mobile\n'
+        '"<b>Zoë</b> <img src=""/dev/zero"">",0412 000 001\n'
+        '"\x1b[2J Ann \u202e",0412 000 002\n',
+        encoding="utf-8",
+    )
+    tab.compose.editor.set_text("Hi {first name}, see you soon.")
+    await imported(tab, source)
+    await planned(tab)
+    assert tab.planner.failure is not None  # no column is called "first name"
+    tab.merge.choose("first name", "<i>first</i> name")
+    await planned(tab)
+    plan = tab.planner.plan
+    assert plan is not None
+    assert [r.reason for r in plan.invalid] == [
+        "its {first name} holds U+001B, a control character"
+    ]
+    combo = tab.merge.combos["first name"]
+    assert "Column: <i>First</i> name" in [combo.itemText(i) for i in range(combo.count())]
+    assert label_shows(tab.ucs2_label).text.count("<b>Zoë</b>") == 1
+    assert label_shows(tab.ucs2_label).bold == []
+    tab.open_preview()
+    assert tab.preview is not None
+    bubble = tab.preview.panel.phone.bubble
+    seen = label_shows(bubble)
+    assert (seen.images, seen.bold) == ([], [])
+    assert tab.preview.panel.phone.message == 'Hi <b>Zoë</b> <img src="/dev/zero">, see you soon.'
+    tab.preview.panel.next_invalid()
+    refusal = label_shows(tab.preview.panel.phone.refusal)
+    assert "\x1b" not in refusal.text
+    assert "{first name} holds" in refusal.text
