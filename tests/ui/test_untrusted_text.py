@@ -441,8 +441,9 @@ async def test_text_from_outside_is_shown_as_its_characters_everywhere(
         replies.table.selectRow(row)
         await wait_until(lambda: bool(replies.conversation.entries), 10, "a conversation")
         if replies.conversation.number == CUSTOMER:  # a contact: titled with its name
-            title = replies.conversation.title
-            await wait_until(lambda: "canary-contact" in title.text(), 10, "the contact's name")
+            await wait_until(
+                lambda: "canary-contact" in replies.conversation.title.text(), 10, "the name"
+            )
         tips.append(await hover(replies.table, row, MESSAGE, audit, "Replies"))
         audit_window(window, audit)
     window.tab_widget.setCurrentWidget(logs)
