@@ -55,14 +55,12 @@ from gwdesk.app.merge import offered_sources
 from gwdesk.app.optouts import OptOutGuard, Screened, write_optouts
 from gwdesk.app.personal import Cost
 from gwdesk.app.send_values import DEFAULT_LANES, MAX_LANES, MAX_RECIPIENTS_PER_REQUEST
-from gwdesk.app.sending import Outcome, Sending, shown_recipient
-from gwdesk.app.sms import SmsMessage, check_message, check_options, with_instruction
+from gwdesk.app.sending import Outcome, Sending
+from gwdesk.app.sms import SmsMessage, check_message, check_options
 from gwdesk.app.status import follow
-from gwdesk.domain.numbers import DEFAULT_REGION, display
-from gwdesk.domain.settings import OWN_NUMBER
+from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.templates import Template, TemplateError
 from gwdesk.gateway.errors import GatewayError, ValidationError
-from gwdesk.importing.recipients import RecipientList
 from gwdesk.store.database import StoreError
 from gwdesk.store.optouts import OptOut
 from gwdesk.store.outbox import EntryState, OutboxBusy, OutboxEntry
@@ -71,14 +69,14 @@ from gwdesk.ui.batch.merge import MergeBox
 from gwdesk.ui.batch.planning import PlanInputs, Planner, group_members, with_options
 from gwdesk.ui.batch.recipients import FILE, RecipientsPanel, plural
 from gwdesk.ui.batch.results import ListRun, ResultsPanel
+from gwdesk.ui.batch.screening import Screening
 from gwdesk.ui.batch.totals import (
     longer_line,
     parts_range,
     plan_line,
-    preview_items,
-    same_text_items,
     ucs2_line,
 )
+from gwdesk.ui.batch.trial import Trial
 from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
@@ -87,7 +85,6 @@ from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.cost import CostWatch, cost_line, short_of
 from gwdesk.ui.widgets.phone_preview import PreviewDialog
 from gwdesk.ui.widgets.question import answered, question_box
-from gwdesk.ui.widgets.reply_options import ReplyMode
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 from gwdesk.ui.widgets.validity import set_role
 
@@ -96,9 +93,6 @@ log = logging.getLogger("gwdesk.ui.batch")
 CONFIRM_ABOVE: Final = 1000
 SEND_KEY: Final = "batch-send"
 FOLLOW_KEY: Final = "batch-follow"
-SCREEN_KEY: Final = "batch-screen"
-TEST_KEY: Final = "batch-test"
-OWN_KEY: Final = "batch-own-number"
 EXCLUDED_EXPORT_KEY: Final = "batch-excluded-export"
 SCREEN_DELAY_MS: Final = 300
 DRAFT_KEY: Final = "batch"
@@ -150,14 +144,9 @@ class BatchTab(BaseTab):
         self._stop: asyncio.Event | None = None
         self._follow_stop: asyncio.Event | None = None
         self._restoring = False
-        self.screened: Screened | None = None
-        """The checked recipients against the opt-out list (None: not screened yet)."""
-        self._screened_for: tuple[RecipientList, bool] | None = None
-        self._screening: tuple[RecipientList, bool] | None = None
+        self.screening = Screening(tasks, self)
+        """The checked recipients against the opt-out list."""
 
-        self.own_number = ""
-        """The operator's own number (profile setting), where "Send a test to me" goes."""
-        self.preview: PreviewDialog | None = None
         self.recipients = RecipientsPanel(tasks, theme)
         self.merge = MergeBox()
         self.compose = BatchCompose()
@@ -168,6 +157,7 @@ class BatchTab(BaseTab):
         self.compose.tools.insertWidget(0, self.template_note, 1)
         self.compose.tools.addWidget(self.picker)
         self.planner = Planner(tasks, self)
+        self.trial = Trial(self)
         self.cost = CostWatch(tasks, self)
         self.results = ResultsPanel(theme)
         self.figures: dict[str, QLabel] = {}
@@ -220,6 +210,8 @@ class BatchTab(BaseTab):
         self.compose.marking.changed.connect(self.update_totals)
         self.merge.changed.connect(self.update_totals)
         self.planner.planned.connect(self._planned)
+        self.screening.changed.connect(self.update_totals)
+        self.screening.failed.connect(self._screen_failed)
         self.cost.costed.connect(self._show_cost)
         self.picker.chosen.connect(self.compose.editor.set_text)
         self.picker.said.connect(self._template_said)
@@ -451,6 +443,10 @@ class BatchTab(BaseTab):
         self._show_optouts(Screened((), plan.excluded) if plan.excluded else None)
         self.cost.want(self.session.sending, plan.parts[2])
 
+    def say(self, text: str, role: str) -> None:
+        """The outcome line ("" hides it)."""
+        self._line(self.outcome, text, role)
+
     def _line(self, label: QLabel, text: str, role: str) -> None:
         label.setText(text)
         set_role(label, role)
@@ -500,8 +496,7 @@ class BatchTab(BaseTab):
             self.merge.set_examples(plan.messages[0].recipient.values if plan.messages else None)
             self.recipients.show_invalid(list(plan.invalid))
         self._show_totals()
-        if self.preview is not None and self.preview.isVisible():
-            self._fill_preview(keep=True)
+        self.trial.follow()
 
     def _contacts_changed(self) -> None:
         """The address book changed: groups and values are read again."""
@@ -511,125 +506,26 @@ class BatchTab(BaseTab):
 
     # ---- preview and a test to oneself ----------------------------------------------------
 
-    def sender_shown(self) -> str:
-        """What a recipient's phone names as the sender (From, or the HEADER name)."""
-        compose = self.compose
-        if compose.replies.mode() is ReplyMode.HEADER:
-            return compose.replies.sender_edit.text()
-        return compose.sender_edit.text()
-
-    def open_preview(self) -> None:
-        """Every recipient's message as a phone shows it (a window beside the tab)."""
-        if self.preview is None:
-            self.preview = PreviewDialog(self.theme, self)
-            self.preview.panel.test_requested.connect(self.send_test)
-        if not self._fill_preview(keep=False):
-            return
-        self.preview.show()
-        self.preview.raise_()
-
-    def _fill_preview(self, *, keep: bool) -> bool:
-        dialog = self.preview
-        if dialog is None:
-            return False
-        panel = dialog.panel
-        at = panel.index if keep else 0
-        if self.personal_template() is not None:
-            plan = self.planner.plan
-            if plan is None:
-                self._show_error(
-                    self.planner.failure.message
-                    if self.planner.failure is not None
-                    else "The messages are still being made: preview them in a moment."
-                )
-                return False
-            items = preview_items(plan)
-        else:
-            result = self.recipients.result
-            text = self.same_text()
-            if self.compose.marking.marketing.isChecked() and text.strip():
-                text = with_instruction(text, self.compose.compliance.instruction)
-            items = same_text_items(result.numbers if result else (), text)
-        panel.set_items(items, self.sender_shown(), self.compose.region)
-        panel.show_at(at)
-        return True
-
     def same_text(self) -> str:
         """A message that is the same for all, as sent (`{{` written as one brace)."""
         template = self.compose.editor.template()
         return template.render({}) if isinstance(template, Template) else self.compose.editor.text()
 
+    def open_preview(self) -> None:
+        """Every recipient's message as a phone shows it (a window beside the tab)."""
+        self.trial.open_preview()
+
     def send_test(self) -> None:
         """Send the first recipient's message to the operator's own number."""
-        self._clear_errors()
-        if not self.own_number:
-            self._show_error(
-                "Say where tests go first: your own number, in the Opt-outs tab ▸ Rules."
-            )
-            return
-        try:
-            sending = self.session.require_sending()
-        except GatewayError as exc:
-            self._show_error(exc.message)
-            return
-        template = self.personal_template()
-        inputs = self.plan_inputs(template) if template is not None else None
-        self.tasks.run(
-            self._send_test(sending, inputs, self.own_number),
-            key=TEST_KEY,
-            owner=self,
-            context="sending a test",
-        )
+        self.trial.send_test()
 
-    async def _send_test(self, sending: Sending, inputs: PlanInputs | None, own: str) -> None:
-        self.test_button.setEnabled(False)
-        try:
-            if inputs is not None:
-                store = self.session.store
-                plan = await self.planner.ready(inputs, sending, store.contacts if store else None)
-                if not plan.messages:
-                    self._show_error("No recipient's message can be made, so there is no test.")
-                    return
-                text = plan.messages[0].text
-            else:
-                text = self.same_text()
-            form = replace(self.compose.form(), recipient=f"+{own}", text=text)
-            self._line(self.outcome, f"Sending a test to {display(own)}…", "hint")
-            outcome = await sending.send_message(
-                form, note="A test: the batch's first message, sent to the operator's own number."
-            )
-        except ValidationError as exc:
-            self.outcome.clear()
-            self._show_gateway_error(exc)
-            return
-        except GatewayError as exc:
-            self.outcome.clear()
-            self._show_error(f"The test was not sent: {exc.message}")
-            return
-        finally:
-            if alive(self):
-                self.test_button.setEnabled(True)
-        if outcome.ok:
-            to = shown_recipient(outcome.sent[0])
-            self._line(self.outcome, f"Test sent to {to}: the first recipient's message.", "ok")
-            self.session.report(f"test sent to {to}", True)
-            self.cost.forget()
-        else:
-            error = outcome.error
-            self._show_error(f"The test was not sent: {error.message if error else 'refused'}")
+    @property
+    def preview(self) -> PreviewDialog | None:
+        return self.trial.dialog
 
-    async def _read_own_number(self) -> None:
-        store = self.session.store
-        if store is None:
-            self.own_number = ""
-            return
-        try:
-            own = await off_thread(lambda: store.settings.get(OWN_NUMBER))
-        except StoreError as exc:
-            log.warning("your own number could not be read: %s", exc)
-            return
-        if store is self.session.store:
-            self.own_number = own
+    @property
+    def own_number(self) -> str:
+        return self.trial.own_number
 
     def _template_said(self, text: str, role: str) -> None:
         self._line(self.template_note, text, role)
@@ -645,14 +541,15 @@ class BatchTab(BaseTab):
     def _current_screen(self) -> Screened | None:
         """The screen of the recipients as they are now; starts one when there is none."""
         result = self.recipients.result
-        if result is None or not result.numbers:
+        if result is None:
             return None
-        key = (result, self.compose.marking.factual.isChecked())
-        if _same(self._screened_for, key):
-            return self.screened
-        if not (_same(self._screening, key) and self.tasks.running(SCREEN_KEY, owner=self)):
-            self._start_screen(*key)
-        return None
+        return self.screening.current(
+            self._guard(), (result, self.compose.marking.factual.isChecked())
+        )
+
+    def _guard(self) -> OptOutGuard | None:
+        sending = self.session.sending
+        return sending.guard if sending is not None else None
 
     def screen_again(self) -> None:
         """Screen the recipients again (a STOP may have arrived); the figures shown stay
@@ -663,35 +560,13 @@ class BatchTab(BaseTab):
             self.update_totals()
             return
         result = self.recipients.result
-        if result is not None and result.numbers and not self.recipients.busy:
-            self._start_screen(result, self.compose.marking.factual.isChecked())
+        if result is not None and not self.recipients.busy:
+            self.screening.start(self._guard(), (result, self.compose.marking.factual.isChecked()))
 
-    def _start_screen(self, result: RecipientList, factual: bool) -> None:
-        sending = self.session.sending
-        guard = sending.guard if sending is not None else None
-        if guard is None:
-            return
-        self._screening = (result, factual)
-        self.tasks.run(
-            self._screen(guard, result, factual),
-            key=SCREEN_KEY,
-            owner=self,
-            context="checking the opt-out list",
-        )
-
-    async def _screen(self, guard: OptOutGuard, result: RecipientList, factual: bool) -> None:
-        try:
-            screened = await guard.screen(result.numbers, factual=factual)
-        except StoreError as exc:
-            self.optout_line.setText(f"The opt-out list could not be read: {exc}")
-            set_role(self.optout_line, "error")
-            self.optout_line.show()
-            return
-        if self.recipients.result is not result:
-            return  # the list changed meanwhile: its own screen follows
-        self.screened, self._screened_for = screened, (result, factual)
-        self._screening = None
-        self.update_totals()
+    def _screen_failed(self, text: str) -> None:
+        self.optout_line.setText(text)
+        set_role(self.optout_line, "error")
+        self.optout_line.show()
 
     def _show_optouts(self, screened: Screened | None) -> None:
         count = len(screened.excluded) if screened is not None else 0
@@ -726,7 +601,7 @@ class BatchTab(BaseTab):
         if self.personal_template() is not None:
             plan = self.planner.plan
             return plan.excluded if plan is not None else ()
-        screened = self.screened
+        screened = self.screening.screened
         return screened.excluded if screened is not None and not screened.factual else ()
 
     def export_excluded(self, path: Path) -> None:
@@ -745,7 +620,7 @@ class BatchTab(BaseTab):
         try:
             count = await off_thread(lambda: write_optouts(path, excluded))
         except OSError as exc:
-            self._show_error(f"{path.name} cannot be written: {exc.strerror or exc}.")
+            self.show_error(f"{path.name} cannot be written: {exc.strerror or exc}.")
             return
         if alive(self):
             self.optout_line.setText(f"{self.optout_line.text()} Saved {count:,} to {path.name}.")
@@ -754,7 +629,7 @@ class BatchTab(BaseTab):
         sending = self.session.sending
         if sending is not None:
             self.compose.set_compliance(sending.compliance, default=False)
-        self.tasks.run(self._read_own_number(), key=OWN_KEY, owner=self, context="reading rules")
+        self.trial.read_own_number()
         self.update_totals()  # a new instruction changes every marketing text
 
     def totals_text(self) -> str:
@@ -771,7 +646,7 @@ class BatchTab(BaseTab):
         """Check everything, confirm a big batch, then send it in requests of 100."""
         if self.sending or (self.confirm_box is not None and self.confirm_box.isVisible()):
             return
-        self._clear_errors()
+        self.clear_errors()
         template = self.compose.editor.template()
         if isinstance(template, TemplateError):
             self.compose.show_error("Message", f"Not a usable template: {template}")
@@ -821,7 +696,7 @@ class BatchTab(BaseTab):
 
     def _plain_parts(self, recipients: int) -> int:
         """The parts a same-for-all message to `recipients` numbers comes to."""
-        screened = self.screened
+        screened = self.screening.screened
         excluded = 0 if screened is None or screened.factual else len(screened.excluded)
         return max(recipients - excluded, 0) * self.compose.editor.info().parts
 
@@ -850,10 +725,10 @@ class BatchTab(BaseTab):
             sending = self.session.require_sending()
             options = check_options(self.compose.form(), sending.region, sending.now())
         except ValidationError as exc:
-            self._show_gateway_error(exc)
+            self.show_gateway_error(exc)
             return
         except GatewayError as exc:
-            self._show_error(exc.message)
+            self.show_error(exc.message)
             return
         panel = self.recipients
         if panel.pending():
@@ -898,12 +773,12 @@ class BatchTab(BaseTab):
         run = self.run
         if run is None or self.sending or not run.remaining():
             return
-        self._clear_errors()
+        self.clear_errors()
         if run.personal is not None:
             try:
                 sending = self.session.require_sending()
             except GatewayError as exc:
-                self._show_error(exc.message)
+                self.show_error(exc.message)
                 return
             self._launch(sending, None, None)
             return
@@ -925,13 +800,13 @@ class BatchTab(BaseTab):
         try:
             sending = self.session.require_sending()
         except GatewayError as exc:
-            self._show_error(exc.message)
+            self.show_error(exc.message)
             return None
         form = replace(self.compose.form(), text=self.same_text())
         try:
             message = check_message(form, sending.region, sending.now(), sending.compliance)
         except ValidationError as exc:
-            self._show_gateway_error(exc)
+            self.show_gateway_error(exc)
             return None
         return sending, message
 
@@ -1003,11 +878,11 @@ class BatchTab(BaseTab):
                     recorded = await record()
                 except ValidationError as exc:
                     self.outcome.clear()
-                    self._show_gateway_error(exc)
+                    self.show_gateway_error(exc)
                     return
                 except (GatewayError, StoreError) as exc:
                     self.outcome.clear()
-                    self._show_error(f"The batch was not recorded, so nothing was sent: {exc}")
+                    self.show_error(f"The batch was not recorded, so nothing was sent: {exc}")
                     return
                 if recorded is None:
                     return
@@ -1198,22 +1073,22 @@ class BatchTab(BaseTab):
         self.remaining_button.setEnabled(not sending and run is not None and bool(run.remaining()))
         self.concurrency.setEnabled(not sending)
 
-    def _clear_errors(self) -> None:
+    def clear_errors(self) -> None:
         self.error.hide()
         self.template_note.hide()
         self.recipients.clear_error()
         self.compose.clear_errors()
 
-    def _show_error(self, message: str) -> None:
+    def show_error(self, message: str) -> None:
         self.error.setText(message)
         self.error.show()
 
-    def _show_gateway_error(self, exc: GatewayError) -> None:
+    def show_gateway_error(self, exc: GatewayError) -> None:
         field = exc.field if isinstance(exc, ValidationError) else None
         if field in ("Recipients", "Recipient"):
             self.recipients.show_error(exc.message)
         elif not self.compose.show_error(field, exc.message):
-            self._show_error(exc.message)
+            self.show_error(exc.message)
 
     # ---- drafts and sessions -------------------------------------------------------------
 
@@ -1231,16 +1106,16 @@ class BatchTab(BaseTab):
             store.drafts.queue(DRAFT_KEY, {**self.compose.draft(), **self.recipients.state()})
 
     def on_session_changed(self) -> None:
-        for key in (SEND_KEY, FOLLOW_KEY, SCREEN_KEY, TEST_KEY):
+        for key in (SEND_KEY, FOLLOW_KEY):
             self.tasks.cancel(key, owner=self)
-        self.screened = self._screened_for = self._screening = None
+        self.trial.cancel()
+        self.screening.reset()
         self.planner.clear()
         self.cost.forget()
-        self.own_number = ""
         self.run = None
         self.results.show_run(None)
         self.outcome.clear()
-        self._clear_errors()
+        self.clear_errors()
         profile = self.session.profile
         zone = (profile.zone, profile.timezone) if profile else (None, "")
         self.compose.send_at.set_gateway_zone(*zone)
@@ -1252,7 +1127,7 @@ class BatchTab(BaseTab):
         store = self.session.store
         self.picker.set_store(store.templates if store is not None else None)
         self.recipients.set_contacts(store.contacts if store is not None else None)
-        self.tasks.run(self._read_own_number(), key=OWN_KEY, owner=self, context="reading rules")
+        self.trial.read_own_number()
         if store is not None:
             try:
                 data = store.drafts.load(DRAFT_KEY)
@@ -1269,9 +1144,3 @@ class BatchTab(BaseTab):
                 self._restoring = False
         self.update_totals()
         self._update_buttons()
-
-
-def _same(screen: tuple[RecipientList, bool] | None, wanted: tuple[RecipientList, bool]) -> bool:
-    """Whether a screen was of this very list (checked lists are compared by identity:
-    a 100,000-number list is never compared number by number)."""
-    return screen is not None and screen[0] is wanted[0] and screen[1] == wanted[1]

@@ -450,10 +450,14 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         search = self.search
         for reply in delivery.updated:
             self._update(reply.id)
+        last = self._last
         rows = sorted(
             (row_of(r) for r in delivery.new if r.id > read_up_to and search.matches_reply(r)),
             key=_key,
         )
+        if last is not None:
+            # The newest row shown, delivered after a read that had it already: not again.
+            rows = [row for row in rows if row.key != last]
         if not rows:
             return Applied.NOTHING
         if self._last is not None and rows[0].key < self._last:
