@@ -9,6 +9,7 @@ its own); `GWDESK_SCREENSHOTS` only decides whether they are also saved.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
+from gwdesk.domain.contacts import ContactCard
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.sandbox.seed import seed_account
@@ -114,7 +116,20 @@ def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
 
 
 async def put_tabs_in_a_working_state(window: MainWindow, tmp_path: Path) -> None:
-    """What an operator's morning looks like: sends, a batch, a lookup, an MMS with pictures."""
+    """What an operator's morning looks like: sends, a batch, a lookup, an MMS with pictures,
+    and an address book whose names show beside the customers' numbers."""
+    store = window.session.store
+    assert store is not None
+    for name, number, clinic, groups in (
+        ("Zoë Nguyễn", "61412345678", "Glebe", ("Patients",)),
+        ("Sam Taylor", "61412345679", "Newtown", ("Patients", "March recall")),
+        ("Alex Chen", "61423456780", "Bondi", ("Patients",)),
+        ("Front desk", "61298765432", "Glebe", ("Staff",)),
+    ):
+        await asyncio.to_thread(
+            store.contacts.add, ContactCard(name, (number,), (("Clinic", clinic),), groups)
+        )
+    window.session.contacts_changed.emit()
     send = window.tab(SendTab)
     assert isinstance(send, SendTab)
     for number, text in (

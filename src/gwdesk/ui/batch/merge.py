@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QVBoxLayout, QWidget
 
 from gwdesk.app.merge import FieldMap
 from gwdesk.domain.templates import Placeholder, Template
@@ -43,16 +43,13 @@ class MergeBox(QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Merge fields", parent)
-        self.hint = QLabel(HINT)
-        self.hint.setWordWrap(True)
-        self.hint.setProperty("role", "hint")
+        self.setToolTip(HINT)  # each combo's first choice says what "the same name" is
         self.rows = QWidget()
         self.grid = QGridLayout(self.rows)
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setHorizontalSpacing(10)
         self.grid.setColumnStretch(1, 1)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.hint)
         layout.addWidget(self.rows)
         self.combos: dict[str, QComboBox] = {}
         self.examples: dict[str, PlainLabel] = {}

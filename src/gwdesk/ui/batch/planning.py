@@ -108,6 +108,11 @@ class Planner(QObject):
         self.inputs = None
 
     @property
+    def pending(self) -> bool:
+        """A plan of other inputs than the one shown is wanted (the shown one is old)."""
+        return self._wanted is not None and not self._wanted.same(self.inputs)
+
+    @property
     def busy(self) -> bool:
         return self._timer.isActive() or self.tasks.running(PLAN_KEY, owner=self)
 

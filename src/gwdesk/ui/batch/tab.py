@@ -324,8 +324,6 @@ class BatchTab(BaseTab):
         buttons = QHBoxLayout()
         buttons.addWidget(self.outcome, 1)
         buttons.addWidget(self.error, 1)
-        buttons.addWidget(self.preview_button)
-        buttons.addWidget(self.test_button)
         buttons.addWidget(parallel)
         buttons.addWidget(self.concurrency)
         buttons.addWidget(self.remaining_button)
@@ -334,11 +332,16 @@ class BatchTab(BaseTab):
         optouts = QHBoxLayout()
         optouts.addWidget(self.optout_line, 1)
         optouts.addWidget(self.export_excluded_button)
+        before = QHBoxLayout()
+        before.addWidget(self.cost_label, 1)
+        before.addWidget(self.preview_button)
+        before.addWidget(self.test_button)
         layout = QVBoxLayout(box)
         layout.addLayout(grid)
-        for line in (self.plan_label, self.ucs2_label, self.longer_label, self.cost_label):
+        for line in (self.plan_label, self.ucs2_label, self.longer_label):
             layout.addWidget(line)
         layout.addLayout(optouts)
+        layout.addLayout(before)
         layout.addLayout(buttons)
         return box
 
@@ -432,13 +435,13 @@ class BatchTab(BaseTab):
         for key, value in values.items():
             self.figures[key].setText(f"{value:,}")
         self.figures["parts"].setText(parts_range(plan) if plan.recipients else "0")
-        updating = " Updating…" if planner.busy else ""
+        updating = " Updating…" if planner.pending else ""
         self._line(self.plan_label, plan_line(plan) + updating, "hint")
-        for label, (text, tip) in (
-            (self.ucs2_label, ucs2_line(plan)),
-            (self.longer_label, longer_line(plan)),
+        for label, (text, tip), role in (
+            (self.ucs2_label, ucs2_line(plan), "warning"),
+            (self.longer_label, longer_line(plan), "hint"),
         ):
-            self._line(label, text, "warning")
+            self._line(label, text, role)
             label.setToolTip(tooltip(tip))
         self._show_optouts(Screened((), plan.excluded) if plan.excluded else None)
         self.cost.want(self.session.sending, plan.parts[2])
@@ -482,6 +485,7 @@ class BatchTab(BaseTab):
         """A plan (or why there is none) landed: totals, merge fields, invalid list, preview."""
         planner = self.planner
         plan, template = planner.plan, self.personal_template()
+        shown = self.merge.isVisibleTo(self)
         if planner.recipients is not None and template is not None:
             table = self.recipients.table if self.recipients.source() == FILE else None
             keys, fields = offered_sources(table, planner.recipients)
@@ -492,11 +496,20 @@ class BatchTab(BaseTab):
             self.merge.hide()
         else:
             self.merge.show_fields(template, [], [])
+        if self.merge.isVisibleTo(self) and not shown:
+            self._make_room_for_merge()
         if plan is not None:
             self.merge.set_examples(plan.messages[0].recipient.values if plan.messages else None)
             self.recipients.show_invalid(list(plan.invalid))
         self._show_totals()
         self.trial.follow()
+
+    def _make_room_for_merge(self) -> None:
+        """The merge fields appeared: they get the height they need, the list the rest."""
+        total = sum(self.left_split.sizes())
+        wanted = self.merge.sizeHint().height()
+        if total > wanted:
+            self.left_split.setSizes([total - wanted, wanted])
 
     def _contacts_changed(self) -> None:
         """The address book changed: groups and values are read again."""

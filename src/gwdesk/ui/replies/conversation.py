@@ -52,7 +52,7 @@ from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import StoreReads, TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.compliance import FACTUAL_TIP
-from gwdesk.ui.widgets.message_editor import MessageEditor
+from gwdesk.ui.widgets.message_editor import ONE_FILLING, MessageEditor
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 from gwdesk.ui.widgets.validity import set_role
 
@@ -143,7 +143,7 @@ class ConversationPane(QWidget):
         self.transcript = QTextBrowser()
         self.transcript.setAccessibleName("Conversation transcript")
         self.transcript.setOpenLinks(False)
-        self.editor = MessageEditor(accessible_name="Reply", templates=True)
+        self.editor = MessageEditor(accessible_name="Reply", templates=True, filling=ONE_FILLING)
         self.editor.edit.setPlaceholderText("Type a reply to this number. Ctrl+Enter sends.")
         self.editor.edit.setMinimumHeight(56)
         self.editor.edit.setMaximumHeight(96)

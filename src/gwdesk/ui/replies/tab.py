@@ -86,7 +86,7 @@ NO_REPLIES: Final = (
     "fetched when it starts, or with Fetch missed replies."
 )
 NO_MATCH: Final = "No replies match the search."
-WIDTHS: Final = {RECEIVED: 104, FROM: 210, TO: 120, OPT_OUT: 100, IN_REPLY_TO: 180}
+WIDTHS: Final = {RECEIVED: 104, FROM: 196, TO: 122, OPT_OUT: 84, IN_REPLY_TO: 124}
 OPTED_DELAY_MS: Final = 300
 OPTED_TASK: Final = "replies-opted-out"
 

@@ -42,7 +42,7 @@ from gwdesk.app.sms import (
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.ui.widgets.compliance import MarkingChoice, show_sender_notes
 from gwdesk.ui.widgets.field_errors import error_label, stacked
-from gwdesk.ui.widgets.message_editor import MessageEditor
+from gwdesk.ui.widgets.message_editor import ONE_FILLING, MessageEditor
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
 from gwdesk.ui.widgets.reply_options import REPLY_TYPES, ReplyMode, ReplyOptions
 from gwdesk.ui.widgets.send_at import SendAtPicker
@@ -146,7 +146,7 @@ class ComposeForm(QWidget):
         recipient_form.addRow("&From", stacked(self.sender_edit, self.sender_error))
 
         # ---- message
-        self.editor = MessageEditor(templates=True)
+        self.editor = MessageEditor(templates=True, filling=ONE_FILLING)
         self.text_error = error_label("Message error")
         self.wap_app = QLineEdit()
         self.wap_app.setAccessibleName("Application name")

@@ -141,16 +141,24 @@ def utf16_offsets(text: str) -> list[int]:
     return offsets
 
 
-def template_summary(template: Template) -> str:
-    """`Placeholders, filled in for each recipient: {first name}, {clinic|Glebe}`."""
+LIST_FILLING: Final = (
+    "Placeholders, filled in for each recipient",
+    "each recipient's own is in the totals and the preview",
+)
+ONE_FILLING: Final = (
+    "Placeholders, filled from the fields of the contact holding the number",
+    "Preview shows the message filled in",
+)
+
+
+def template_summary(template: Template, filling: tuple[str, str] = LIST_FILLING) -> str:
+    """`Placeholders, filled in for each recipient: {first name}, {clinic|Glebe}. …`."""
     shown = list(dict.fromkeys(p.shown for p in template.placeholders))
     named = ", ".join(shown[:NAMED_PLACEHOLDERS])
     if len(shown) > NAMED_PLACEHOLDERS:
         named += f" and {len(shown) - NAMED_PLACEHOLDERS} more"
-    return (
-        f"Placeholders, filled in for each recipient: {named}. The count above is of the "
-        "text as written; each recipient's own is in the totals and the preview."
-    )
+    head, count = filling
+    return f"{head}: {named}. The count above is of the text as written; {count}."
 
 
 class Ucs2Highlighter(QSyntaxHighlighter):
@@ -228,9 +236,13 @@ class MessageEditor(QWidget):
         *,
         accessible_name: str = "Message",
         templates: bool = False,
+        filling: tuple[str, str] = LIST_FILLING,
     ) -> None:
+        """`templates`: the text may hold placeholders, filled as `filling` says
+        (`LIST_FILLING` for a list's rows, `ONE_FILLING` for one number's contact)."""
         super().__init__(parent)
         self.templates = templates
+        self.filling = filling
         self.setStyleSheet(LOCAL_STYLE)
         self.edit = _TextEdit()
         self.edit.setAccessibleName(accessible_name)
@@ -387,6 +399,6 @@ class MessageEditor(QWidget):
             self.template_label.setText("{{ and }} are sent as single braces.")
             set_role(self.template_label, "hint")
         else:
-            self.template_label.setText(template_summary(self._template))
+            self.template_label.setText(template_summary(self._template, self.filling))
             set_role(self.template_label, "hint")
         self.template_label.show()

@@ -38,6 +38,8 @@ from gwdesk.ui.theme import Theme
 PHONE_WIDTH: Final = 300
 PHONE_HEIGHT: Final = 540
 BUBBLE_WIDTH: Final = 212
+THREAD_WIDTH: Final = 246
+"""What the thread's labels wrap at (the screen less its margins)."""
 #: A word longer than this is given break opportunities (a bubble never widens).
 LONG_WORD: Final = 22
 #: The phone is drawn in a phone's colours, whatever the console's scheme.
@@ -51,12 +53,10 @@ QLabel#Avatar {
 }
 QLabel#Sender { color: #000000; font-weight: 600; }
 QLabel#Kind, QLabel#Parts { color: #8e8e93; font-size: 8pt; }
-QLabel#Bubble {
-    background: #e9e9eb; color: #000000; border-radius: 16px; padding: 8px 11px;
-}
+QLabel#Bubble { background: #e9e9eb; color: #000000; border-radius: 16px; }
 QLabel#Refusal {
     background: #fdecea; color: #b71c1c; border: 1px solid #f5c2c0; border-radius: 10px;
-    padding: 8px 10px; font-weight: 600;
+    font-weight: 600;
 }
 QScrollArea#Thread, QWidget#ThreadBody { background: #ffffff; border: none; }
 """
@@ -148,7 +148,7 @@ class PhonePreview(QFrame):
         self.bubble.setObjectName("Bubble")
         self.bubble.setAccessibleName("Message bubble")
         self.bubble.setWordWrap(True)
-        self.bubble.setMaximumWidth(BUBBLE_WIDTH)
+        self.bubble.setContentsMargins(11, 8, 11, 8)
         self.bubble.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.parts = QLabel("")
         self.parts.setObjectName("Parts")
@@ -158,6 +158,7 @@ class PhonePreview(QFrame):
         self.refusal.setObjectName("Refusal")
         self.refusal.setAccessibleName("Why it cannot be sent")
         self.refusal.setWordWrap(True)
+        self.refusal.setContentsMargins(10, 8, 10, 8)
         self.refusal.hide()
 
         body = QWidget()
@@ -165,8 +166,12 @@ class PhonePreview(QFrame):
         thread = QVBoxLayout(body)
         thread.setContentsMargins(10, 8, 10, 8)
         thread.setSpacing(4)
-        thread.addWidget(self.bubble, 0, Qt.AlignmentFlag.AlignLeft)
-        thread.addWidget(self.parts, 0, Qt.AlignmentFlag.AlignLeft)
+        bubble_row = QHBoxLayout()
+        bubble_row.setContentsMargins(0, 0, 0, 0)
+        bubble_row.addWidget(self.bubble)
+        bubble_row.addStretch(1)
+        thread.addLayout(bubble_row)
+        thread.addWidget(self.parts)
         thread.addWidget(self.refusal)
         thread.addStretch(1)
         self.thread_area = QScrollArea()
@@ -205,6 +210,13 @@ class PhonePreview(QFrame):
         self.message = text
         self.bubble.setText(breakable(text))
         self.parts.setText(parts_text(text))
+        widest = max(
+            (self.bubble.fontMetrics().horizontalAdvance(line) for line in text.splitlines()),
+            default=0,
+        )
+        margins = self.bubble.contentsMargins()
+        _fit(self.bubble, min(BUBBLE_WIDTH, widest + margins.left() + margins.right() + 2))
+        _fit(self.parts, THREAD_WIDTH)
         self.bubble.show()
         self.parts.show()
         self.refusal.hide()
@@ -212,9 +224,17 @@ class PhonePreview(QFrame):
     def show_refusal(self, reason: str) -> None:
         self.message = None
         self.refusal.setText(f"Not sent to this recipient: {reason}")
+        _fit(self.refusal, THREAD_WIDTH)
         self.refusal.show()
         self.bubble.hide()
         self.parts.hide()
+
+
+def _fit(label: QLabel, width: int) -> None:
+    """A wrapped label sized to its text at `width` (a layout alone leaves it a line
+    short: it asks a wrapped label's height before it knows the width)."""
+    label.setFixedWidth(width)
+    label.setFixedHeight(label.heightForWidth(width))
 
 
 class PreviewPanel(QWidget):
