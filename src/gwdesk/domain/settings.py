@@ -266,6 +266,14 @@ OPT_OUT_INSTRUCTION: Final = text(
     "What a marketing message ends with, so the recipient knows how to opt out.",
     limit=100,
 )
+OWN_NUMBER: Final = text(
+    "sending.own_number",
+    "",
+    Place.PROFILE_STORE,
+    "The operator's own mobile (international digits; empty: none): where "
+    '"Send a test to me" sends a batch\'s first message.',
+    limit=32,
+)
 WINDOW_GEOMETRY: Final = blob(
     "window.geometry",
     Place.WINDOW_STATE,
@@ -297,6 +305,7 @@ SETTINGS: Final[Mapping[str, Setting[Any]]] = {
         OPT_IN_KEYWORDS,
         MARKETING_DEFAULT,
         OPT_OUT_INSTRUCTION,
+        OWN_NUMBER,
         WINDOW_GEOMETRY,
         WINDOW_TAB,
     )

@@ -44,6 +44,8 @@ class Session(QObject):
     """The store is about to close: tabs hand over what they have not saved yet (drafts)."""
     rules_changed = Signal()
     """The profile's opt-out keywords or marketing rules changed (`apply_rules`)."""
+    contacts_changed = Signal()
+    """The address book changed (the Contacts tab): names beside numbers are read again."""
 
     def __init__(self, paths: AppPaths, service_factory: ServiceFactory) -> None:
         super().__init__()
