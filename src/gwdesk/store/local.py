@@ -39,9 +39,10 @@ class LocalStore:
         # console hands them over and never waits for another process's write lock.
         memory = str(path) == ":memory:"
         self.writer = BackgroundWriter(path, shared=self.conn if memory else None)
-        self.drafts = DraftStore(self.conn, self.writer)
+        shared = self._locked = LockedConnection(self.conn)
+        """The file's connection and the lock its users take (closing it takes it too)."""
+        self.drafts = DraftStore(shared, self.writer)
         self.history = HistoryStore(self.conn, self.writer)
-        shared = LockedConnection(self.conn)
         self.settings = StoredSettings(shared)
         """The profile's settings (`gwdesk.domain.settings`, those kept in the profile store)."""
         self.templates = TemplateStore(shared)
@@ -71,7 +72,8 @@ class LocalStore:
         self.optouts.close()
         self.contacts.close()
         self.outbox.close()
-        self.conn.close()
+        with self._locked.lock:  # never while a worker thread is in the middle of a statement
+            self.conn.close()
 
 
 def open_local(
