@@ -83,7 +83,16 @@ def test_the_frame_paints_before_the_gateway_stack_is_imported_and_the_tabs_foll
     assert first["starting_visible"] is True
     assert first["profiles_enabled"] is False
     after = notes["after"]
-    assert after["tabs"] == ["Send", "Batch", "Status", "Replies", "Opt-outs", "Logs", "Fax / MMS"]
+    assert after["tabs"] == [
+        "Send",
+        "Batch",
+        "Status",
+        "Replies",
+        "Contacts",
+        "Opt-outs",
+        "Logs",
+        "Fax / MMS",
+    ]
     assert after["starting_visible"] is False
     assert after["profiles_enabled"] is True
 

@@ -309,7 +309,7 @@ async def test_the_reply_box_refuses_the_opted_out_number_and_keeps_the_text(
     pane = (await conversation_tab(ui, qtbot)).conversation
     pane.editor.set_text("Are you sure? We have a deal for you")
     pane.send()
-    await wait_until(lambda: not pane.sending())
+    await wait_until(lambda: not pane.sending(), 20, "the send settled")
     assert "opted out by replying STOP" in pane.result_label.text()
     assert pane.result_label.text().endswith("Your text is kept.")
     assert pane.editor.text() == "Are you sure? We have a deal for you"
@@ -324,7 +324,7 @@ async def test_the_reply_box_sends_a_reply_marked_purely_factual(
     pane.editor.set_text("You will get no more messages from us.")
     pane.factual_box.setChecked(True)
     pane.send()
-    await wait_until(lambda: not pane.sending())
+    await wait_until(lambda: not pane.sending(), 20, "the send settled")
     assert pane.result_label.text().startswith("Sent to"), pane.result_label.text()
     assert message_count(sandbox) == 2
     assert not pane.factual_box.isChecked()

@@ -8,7 +8,8 @@ from pytestqt.qtbot import QtBot
 
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.replies.notifier import Notice
-from gwdesk.ui.replies.table import FROM, MESSAGE
+from gwdesk.ui.replies.table import FROM, MESSAGE, Applied
+from gwdesk.ui.reply_state import ReplyDelivery
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.replies_support import (
     CUSTOMER,
@@ -80,6 +81,24 @@ async def test_a_reply_the_gateway_retries_is_shown_once(
     await wait_until(lambda: tab.model.total == 2)
     assert texts(tab) == ["STOP", "after"]
     assert ui.session.replies.unread == 2
+
+
+async def test_a_delivery_of_the_newest_reply_already_read_is_not_shown_twice(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    """A tab made just after a reply was stored reads it, then the hub's drain hands
+    the same reply over: it stays one row."""
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+    await post_reply(template, text="only once")
+    await wait_until(lambda: tab.model.total == 1)
+    store = ui.session.store
+    assert store is not None
+    (stored,) = store.replies.latest()
+    assert tab.model.apply(ReplyDelivery((stored,))) is Applied.NOTHING
+    assert tab.model.total == 1
+    assert texts(tab) == ["only once"]
 
 
 async def test_a_search_shows_only_matching_replies_by_text_or_number(

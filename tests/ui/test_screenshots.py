@@ -9,6 +9,7 @@ its own); `GWDESK_SCREENSHOTS` only decides whether they are also saved.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 from pathlib import Path
 
@@ -17,12 +18,14 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
+from gwdesk.domain.contacts import ContactCard
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.sandbox.seed import seed_account
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.ui.batch.tab import BatchTab
+from gwdesk.ui.contacts.tab import ContactsTab
 from gwdesk.ui.controller import default_tabs
 from gwdesk.ui.dialogs.about import AboutDialog
 from gwdesk.ui.dialogs.profiles import ProfilesDialog
@@ -39,7 +42,7 @@ from tests.ui.fax_mms_support import attach, picture, write
 from tests.ui.fax_mms_support import send as send_mms
 from tests.ui.screenshot_support import WINDOW, drawn, shot
 
-TAB_TITLES = ["Send", "Batch", "Status", "Replies", "Opt-outs", "Logs", "Fax / MMS"]
+TAB_TITLES = ["Send", "Batch", "Status", "Replies", "Contacts", "Opt-outs", "Logs", "Fax / MMS"]
 SEEDED = 1500
 TODAY = [
     ("61412345678", "Your order #1042 has shipped and arrives tomorrow."),
@@ -91,8 +94,9 @@ def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
     """Per tab title, the widgets an operator looks for first on that tab."""
     send, batch, status = window.tab(SendTab), window.tab(BatchTab), window.tab(StatusTab)
     replies, logs, fax_mms = window.tab(RepliesTab), window.tab(LogsTab), window.tab(FaxMmsTab)
-    optouts = window.tab(OptOutsTab)
+    optouts, contacts = window.tab(OptOutsTab), window.tab(ContactsTab)
     assert isinstance(optouts, OptOutsTab)
+    assert isinstance(contacts, ContactsTab)
     assert isinstance(send, SendTab)
     assert isinstance(batch, BatchTab)
     assert isinstance(status, StatusTab)
@@ -104,6 +108,7 @@ def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
         "Batch": [batch.recipients, batch.compose, batch.results],
         "Status": [status.key_edit, status.table],
         "Replies": [replies.table, replies.conversation],
+        "Contacts": [contacts.search, contacts.detail_box],
         "Opt-outs": [optouts.search, optouts.rules],
         "Logs": [logs.table, logs.chart, logs.detail],
         "Fax / MMS": [fax_mms.mms, fax_mms.send_button, fax_mms.history],
@@ -111,7 +116,20 @@ def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
 
 
 async def put_tabs_in_a_working_state(window: MainWindow, tmp_path: Path) -> None:
-    """What an operator's morning looks like: sends, a batch, a lookup, an MMS with pictures."""
+    """What an operator's morning looks like: sends, a batch, a lookup, an MMS with pictures,
+    and an address book whose names show beside the customers' numbers."""
+    store = window.session.store
+    assert store is not None
+    for name, number, clinic, groups in (
+        ("Zoë Nguyễn", "61412345678", "Glebe", ("Patients",)),
+        ("Sam Taylor", "61412345679", "Newtown", ("Patients", "March recall")),
+        ("Alex Chen", "61423456780", "Bondi", ("Patients",)),
+        ("Front desk", "61298765432", "Glebe", ("Staff",)),
+    ):
+        await asyncio.to_thread(
+            store.contacts.add, ContactCard(name, (number,), (("Clinic", clinic),), groups)
+        )
+    window.session.contacts_changed.emit()
     send = window.tab(SendTab)
     assert isinstance(send, SendTab)
     for number, text in (

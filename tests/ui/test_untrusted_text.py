@@ -4,7 +4,8 @@ Hostile text arrives the ways it really does: a customer's reply through the
 sandbox's webhook to the console's listener, a keyword forward, a webhook call
 with a NUL and a sender name of markup, a message another tool lodged (synced
 into the Logs tab), a status lookup, an error the gateway echoes, a CSV file and
-its name, an attachment's name and the profile's name. Then every view that shows
+its name, an attachment's name, the profile's name, a contact's name and fields
+(shown beside the customer's number) and a saved template's name and text. Then every view that shows
 them is hovered (the tooltip of every cell and widget, and real tooltips) and
 selected, and everything on screen is read the way Qt reads it: no string from
 outside may take effect as markup, no control code may reach the screen, and the
@@ -35,11 +36,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.domain.contacts import ContactCard
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.logs.rows import FIELDS
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.batch.tab import BatchTab
+from gwdesk.ui.contacts.tab import ContactsTab
 from gwdesk.ui.controller import default_tabs, sandbox_profile
 from gwdesk.ui.dialogs.about import AboutDialog
 from gwdesk.ui.errors import ErrorReporter
@@ -48,7 +51,7 @@ from gwdesk.ui.logs.tab import LogsTab
 from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.replies.notifier import Notice
 from gwdesk.ui.replies.tab import RepliesTab
-from gwdesk.ui.replies.table import MESSAGE
+from gwdesk.ui.replies.table import FROM, MESSAGE
 from gwdesk.ui.sandbox_process import SandboxAddresses
 from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.status.tab import StatusTab
@@ -84,6 +87,10 @@ CELL = f"canary-cell {IMAGE} <b>bold</b> \x1b[2J"
 ATTACHMENT = "canary-att<b>x<b>.png"
 SENT_TEXT = f"canary-sent {IMAGE} <b>bold</b>"
 ERROR_TEXT = f"canary-err {TAIL}"
+CONTACT_NAME = f"canary-contact <b>bold</b> {IMAGE}"
+CONTACT_FIELD = f"canary-field {IMAGE} <b>bold</b>"
+TEMPLATE_NAME = "canary-tname <b>bold</b>"
+TEMPLATE_TEXT = f"canary-ttext {IMAGE} <b>bold</b> \x1b[2J {{clinic}}"
 EXPECTED = {
     "canary-msg": f"canary-msg {SHOWN_TAIL}",
     "canary-reply": f"canary-reply {SHOWN_TAIL}",
@@ -99,6 +106,10 @@ EXPECTED = {
     "canary-att": ATTACHMENT,
     "canary-sent": SENT_TEXT,
     "canary-err": f"canary-err {SHOWN_TAIL}",
+    "canary-contact": CONTACT_NAME,
+    "canary-field": CONTACT_FIELD,
+    "canary-tname": TEMPLATE_NAME,
+    "canary-ttext": f"canary-ttext {IMAGE} <b>bold</b> ␛[2J {{clinic}}",
 }
 #: Where each text must have been seen (so the checks cannot pass by seeing nothing).
 REQUIRED = {
@@ -135,6 +146,15 @@ REQUIRED = {
     ],
     "canary-sent": ["Sent messages tooltip", "Sent messages cell", "Selected send (label)"],
     "canary-err": ["qt_msgbox_informativelabel (label)"],
+    "canary-contact": [
+        "Replies cell",
+        "Conversation (label)",
+        "Contacts cell",
+        "Contact shown (label)",
+    ],
+    "canary-field": ["Contacts cell", "Fields of the contact (label)"],
+    "canary-tname": ["Saved templates cell"],
+    "canary-ttext": ["Saved templates tooltip"],
 }
 LOG_MESSAGE = next(i for i, f in enumerate(FIELDS) if f.column == "message")
 RSS_GROWTH_LIMIT = 50 * 1024 * 1024
@@ -334,6 +354,28 @@ async def csv_imported(tab: BatchTab, folder: Path) -> None:
     assert len(tab.recipients.result.invalid) == 1
 
 
+async def contact_and_template_kept(ui: UiBundle, tab: ContactsTab) -> None:
+    """The customer is a contact of a hostile name; a template of a hostile name and text."""
+    store = ui.session.store
+    assert store is not None
+    card = ContactCard(CONTACT_NAME, (CUSTOMER,), (("Clinic", CONTACT_FIELD),), ("Patients",))
+    await asyncio.to_thread(store.contacts.add, card)
+    await asyncio.to_thread(store.templates.add, TEMPLATE_NAME, TEMPLATE_TEXT)
+    ui.session.contacts_changed.emit()
+    await wait_until(lambda: tab.model.rowCount() == 1, 10, "the contact listed")
+    tab.table.selectRow(0)
+
+
+def audit_templates(send: SendTab, audit: Audit) -> None:
+    """The templates' own window, as the operator manages them."""
+    send.picker.manage()
+    dialog = send.picker.dialog
+    assert dialog is not None
+    dialog.grab()
+    audit_widgets(dialog, audit)
+    dialog.close()
+
+
 async def sent_from_the_send_tab(tab: SendTab) -> None:
     tab.form.recipient.set_text("0412 345 678")
     tab.form.editor.set_text(SENT_TEXT)
@@ -361,6 +403,7 @@ async def test_text_from_outside_is_shown_as_its_characters_everywhere(
     batch = tab_of(window, BatchTab)
     send = tab_of(window, SendTab)
     fax_mms = tab_of(window, FaxMmsTab)
+    contacts = tab_of(window, ContactsTab)
     notices: list[Notice] = []
     replies.notifier.notified.connect(notices.append)
     await ui.session.replies.start(0)
@@ -368,6 +411,7 @@ async def test_text_from_outside_is_shown_as_its_characters_everywhere(
     before = rss()
     audit = Audit()
 
+    await contact_and_template_kept(ui, contacts)
     message_id = await replies_arrive(ui, sandbox, replies)
     await logs_synced(logs)
     await status_refused(status)
@@ -382,10 +426,24 @@ async def test_text_from_outside_is_shown_as_its_characters_everywhere(
         await asyncio.sleep(0.1)
         window.grab()
     window.tab_widget.setCurrentWidget(replies)
+
+    def named() -> bool:
+        model = replies.model
+        assert model is not None
+        return any("canary-contact" in str(model.index(r, FROM).data()) for r in range(3))
+
+    await wait_until(named, 10, "the contact's name beside the number")
+    send.picker.refresh()
+    await wait_until(lambda: len(send.picker.templates) == 1, 10, "the template listed")
+    audit_templates(send, audit)
     tips = []
     for row in range(replies.model.rowCount()):  # every conversation selected
         replies.table.selectRow(row)
         await wait_until(lambda: bool(replies.conversation.entries), 10, "a conversation")
+        if replies.conversation.number == CUSTOMER:  # a contact: titled with its name
+            await wait_until(
+                lambda: "canary-contact" in replies.conversation.title.text(), 10, "the name"
+            )
         tips.append(await hover(replies.table, row, MESSAGE, audit, "Replies"))
         audit_window(window, audit)
     window.tab_widget.setCurrentWidget(logs)

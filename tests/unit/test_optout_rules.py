@@ -38,3 +38,16 @@ def test_an_empty_or_control_character_instruction_is_refused() -> None:
 def test_an_instruction_naming_no_opt_out_keyword_is_kept_with_a_warning() -> None:
     assert check_rules("STOP", "START", False, "Reply STOP").warnings == ()
     assert check_rules("STOP", "START", False, "Call us to leave").warnings
+
+
+def test_the_own_number_is_kept_as_international_digits() -> None:
+    rules = check_rules("STOP", "START", False, "Reply STOP", " 0412 345 678 ", "AU")
+    assert rules.own_number == "61412345678"
+    assert check_rules("STOP", "START", False, "Reply STOP").own_number == ""
+
+
+def test_an_unusable_own_number_is_refused_at_its_field() -> None:
+    with pytest.raises(RulesError) as caught:
+        check_rules("STOP", "START", False, "Reply STOP", "0412 3", "AU")
+    assert caught.value.field == "own_number"
+    assert caught.value.message.startswith("Your number: ")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from gwdesk.app.send_values import StoreAwayError
+from gwdesk.domain.numbers import DEFAULT_REGION, NumberError, normalise
 from gwdesk.domain.optout_words import DEFAULT_OPT_IN, DEFAULT_OPT_OUT, Keywords, check_keywords
 from gwdesk.domain.settings import (
     DEFAULT_INSTRUCTION,
@@ -31,6 +32,7 @@ from gwdesk.domain.settings import (
     OPT_IN_KEYWORDS,
     OPT_OUT_INSTRUCTION,
     OPT_OUT_KEYWORDS,
+    OWN_NUMBER,
 )
 from gwdesk.gateway.errors import ValidationError
 from gwdesk.importing.export import write_csv
@@ -195,6 +197,9 @@ class Rules:
     opt_in: tuple[str, ...] = DEFAULT_OPT_IN
     marketing_default: bool = False
     instruction: str = DEFAULT_INSTRUCTION
+    own_number: str = ""
+    """The operator's own mobile (international digits, "" for none): where a test of a
+    batch's first message goes."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -212,9 +217,17 @@ def keyword_list(text: str) -> list[str]:
     return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
 
 
-def check_rules(opt_out: str, opt_in: str, marketing_default: bool, instruction: str) -> Rules:
+def check_rules(
+    opt_out: str,
+    opt_in: str,
+    marketing_default: bool,
+    instruction: str,
+    own_number: str = "",
+    region: str = DEFAULT_REGION,
+) -> Rules:
     """The rules as typed, checked (`RulesError` naming the field): at least one opt-out
-    keyword, no keyword in both lists, and an instruction a marketing message can end with."""
+    keyword, no keyword in both lists, an instruction a marketing message can end with,
+    and the operator's own number (optional) a usable phone number, read in `region`."""
     lists: dict[str, tuple[str, ...]] = {}
     for field, typed in (("opt_out", opt_out), ("opt_in", opt_in)):
         try:
@@ -235,7 +248,13 @@ def check_rules(opt_out: str, opt_in: str, marketing_default: bool, instruction:
         OPT_OUT_INSTRUCTION.write(wanted)
     except ValueError as exc:
         raise RulesError("instruction", f"The instruction is {exc}.") from None
-    return Rules(lists["opt_out"], lists["opt_in"], marketing_default, wanted)
+    own = ""
+    if own_number.strip():
+        try:
+            own = normalise(own_number, region)
+        except NumberError as exc:
+            raise RulesError("own_number", f"Your number: {exc.reason}.") from None
+    return Rules(lists["opt_out"], lists["opt_in"], marketing_default, wanted, own)
 
 
 def read_rules(settings: StoredSettings) -> Rules:
@@ -245,6 +264,7 @@ def read_rules(settings: StoredSettings) -> Rules:
         settings.get(OPT_IN_KEYWORDS),
         settings.get(MARKETING_DEFAULT),
         settings.get(OPT_OUT_INSTRUCTION),
+        settings.get(OWN_NUMBER),
     )
 
 
@@ -255,3 +275,4 @@ def save_rules(settings: StoredSettings, rules: Rules) -> None:
     settings.set(OPT_IN_KEYWORDS, rules.opt_in)
     settings.set(MARKETING_DEFAULT, rules.marketing_default)
     settings.set(OPT_OUT_INSTRUCTION, rules.instruction)
+    settings.set(OWN_NUMBER, rules.own_number)

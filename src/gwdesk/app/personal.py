@@ -446,6 +446,12 @@ class Cost:
             return None
         return self.balance >= self.credits
 
+    def for_parts(self, parts: int) -> Cost:
+        """The same account's answer weighed against another number of parts (the text
+        was edited): no second question to the gateway."""
+        credits = None if self.credits is None else parts * CREDITS_PER_PART
+        return Cost(parts, credits, self.balance, self.funds, self.note)
+
     def summary(self) -> str:
         """`247 parts, 247 credits of the 10,000 the account has` (or what is not known)."""
         text = f"{self.parts:,} part(s)"

@@ -375,7 +375,11 @@ class Sending:
     async def cost(self, plan: PersonalPlan) -> Cost:
         """What the send will cost, and whether the account's credits cover it (where the
         gateway reports credits); asked before sending."""
-        parts = plan.parts[2]
+        return await self.cost_of_parts(plan.parts[2])
+
+    async def cost_of_parts(self, parts: int) -> Cost:
+        """What `parts` SMS parts will cost against the account's credits (a single
+        message's, or a list's: recipients times parts)."""
         try:
             funds = await self.runner.gateway.funds()
         except GatewayError as exc:

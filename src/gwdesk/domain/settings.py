@@ -277,6 +277,14 @@ TEAM_REPLY_PATH: Final = optional_text(
     "The ReplyPath the office's receiver (gwdesk listen --store) publishes for two-way sends.",
     limit=2000,
 )
+OWN_NUMBER: Final = text(
+    "sending.own_number",
+    "",
+    Place.PROFILE_STORE,
+    "The operator's own mobile (international digits; empty: none): where "
+    '"Send a test to me" sends a batch\'s first message.',
+    limit=32,
+)
 WINDOW_GEOMETRY: Final = blob(
     "window.geometry",
     Place.WINDOW_STATE,
@@ -309,6 +317,7 @@ SETTINGS: Final[Mapping[str, Setting[Any]]] = {
         MARKETING_DEFAULT,
         OPT_OUT_INSTRUCTION,
         TEAM_REPLY_PATH,
+        OWN_NUMBER,
         WINDOW_GEOMETRY,
         WINDOW_TAB,
     )

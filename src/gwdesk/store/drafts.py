@@ -12,6 +12,7 @@ from typing import Any
 from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.database import store_methods
 from gwdesk.store.engine import Session
+from gwdesk.store.settings import LockedConnection
 
 DRAFT_WHAT = "the draft"
 
@@ -25,8 +26,9 @@ class DraftStore:
     switched back) meanwhile still gets the newest text.
     """
 
-    def __init__(self, conn: sqlite3.Connection, writer: BackgroundWriter) -> None:
-        self._conn = conn
+    def __init__(self, conn: LockedConnection, writer: BackgroundWriter) -> None:
+        self._db = conn
+        """The profile file's connection, used under its lock (the store may close it)."""
         self._writer = writer
         self._lock = threading.Lock()
         self._queued: dict[str, tuple[object, str]] = {}
@@ -37,12 +39,14 @@ class DraftStore:
             queued = self._queued.get(key)
         if queued is not None:
             return _parse(queued[1])
-        row = self._conn.execute("SELECT value FROM drafts WHERE key = ?", (key,)).fetchone()
+        with self._db.lock:
+            row = self._db.conn.execute("SELECT value FROM drafts WHERE key = ?", (key,)).fetchone()
         return {} if row is None else _parse(row["value"])
 
     def save(self, key: str, fields: dict[str, Any]) -> None:
         """Write now, on this thread (it may wait for the file's write lock)."""
-        _upsert(self._conn, key, json.dumps(fields, ensure_ascii=False))
+        with self._db.lock:
+            _upsert(self._db.conn, key, json.dumps(fields, ensure_ascii=False))
 
     def queue(self, key: str, fields: dict[str, Any]) -> Future[None]:
         """Hand the draft to the writer thread and return at once; a newer draft of the
@@ -59,7 +63,8 @@ class DraftStore:
         return written
 
     def clear(self, key: str) -> None:
-        self._conn.execute("DELETE FROM drafts WHERE key = ?", (key,))
+        with self._db.lock:
+            self._db.conn.execute("DELETE FROM drafts WHERE key = ?", (key,))
 
     def _written(self, key: str, token: object, written: Future[None]) -> None:
         if written.exception() is not None:

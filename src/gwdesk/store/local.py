@@ -58,8 +58,9 @@ class LocalStore:
         # console hands them over and never waits for another process's write lock.
         memory = str(path) == ":memory:"
         self.writer = BackgroundWriter(path, shared=self.conn if memory else None)
-        self.drafts = DraftStore(self.conn, self.writer)
-        locked = LockedConnection(self.conn)
+        locked = self._locked = LockedConnection(self.conn)
+        """The file's connection and the lock its users take (closing it takes it too)."""
+        self.drafts = DraftStore(locked, self.writer)
         here = SqliteDatabase(self.conn, locked.lock)
         self._server = self.shared.open() if self.team else None
         """The team's server, borrowed from its pool by the stores opened here."""
@@ -109,7 +110,8 @@ class LocalStore:
         self.outbox.close()
         self.history.close()
         self.templates.close()
-        self.conn.close()
+        with self._locked.lock:  # never while a worker thread is in the middle of a statement
+            self.conn.close()
         if self._server is not None:
             self._server.close()
         if self.team:

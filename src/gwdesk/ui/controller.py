@@ -32,6 +32,7 @@ def default_service_factory(profile: Profile, password: Secret) -> GatewayServic
 
 def default_tabs() -> list[TabFactory]:
     from gwdesk.ui.batch.tab import BatchTab
+    from gwdesk.ui.contacts.tab import ContactsTab
     from gwdesk.ui.fax_mms.tab import FaxMmsTab
     from gwdesk.ui.logs.tab import LogsTab
     from gwdesk.ui.optouts.tab import OptOutsTab
@@ -39,7 +40,7 @@ def default_tabs() -> list[TabFactory]:
     from gwdesk.ui.send.tab import SendTab
     from gwdesk.ui.status.tab import StatusTab
 
-    return [SendTab, BatchTab, StatusTab, RepliesTab, OptOutsTab, LogsTab, FaxMmsTab]
+    return [SendTab, BatchTab, StatusTab, RepliesTab, ContactsTab, OptOutsTab, LogsTab, FaxMmsTab]
 
 
 def sandbox_profile(addresses: SandboxAddresses) -> Profile:

@@ -30,7 +30,7 @@ from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.reply_hub import ReplyHub
 from gwdesk.ui.tasks import off_thread
-from gwdesk.ui.team_hub import TeamHub
+from gwdesk.ui.team_hub import CONTACT_TABLES, TableWatch, TeamHub
 
 ServiceFactory = Callable[[Profile, Secret], GatewayService]
 NOT_CONNECTED = "No gateway is connected yet: choose a profile first."
@@ -46,6 +46,8 @@ class Session(QObject):
     """The store is about to close: tabs hand over what they have not saved yet (drafts)."""
     rules_changed = Signal()
     """The profile's opt-out keywords or marketing rules changed (`apply_rules`)."""
+    contacts_changed = Signal()
+    """The address book changed (the Contacts tab): names beside numbers are read again."""
 
     def __init__(self, paths: AppPaths, service_factory: ServiceFactory) -> None:
         super().__init__()
@@ -62,6 +64,8 @@ class Session(QObject):
         self.team = TeamHub(self)
         """The link to the team's server of a team profile (idle for the others); made
         before the reply hub, which follows its changes."""
+        # Another desk's change to the address book is one of ours to every view of it.
+        TableWatch(self.team, CONTACT_TABLES, self.contacts_changed.emit, self)
         self.replies = ReplyHub(self)
         """The profile's reply listener and inbox (started by the controller, or on request)."""
 

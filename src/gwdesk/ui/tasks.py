@@ -267,6 +267,19 @@ class Ticket:
             dropped()
 
 
+class _Gate:
+    """Whether a worker may still post to a Qt object: shut (under the lock) when the object
+    closes or is destroyed, so no emit ever runs while its C++ side is being deleted."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.open = True
+
+    def shut(self) -> None:
+        with self.lock:
+            self.open = False
+
+
 class StoreReads(QObject):
     """Reads of one profile's file on a reader thread of its own, answered on the GUI thread.
 
@@ -293,6 +306,9 @@ class StoreReads(QObject):
         self._outstanding: set[Ticket] = set()
         self._keyed: dict[str, Ticket] = {}
         self._answered.connect(self._deliver)
+        gate = self._gate = _Gate()
+        # Not a bound method of self: by the time `destroyed` fires it is half gone.
+        self.destroyed.connect(lambda *_: gate.shut())
 
     def submit(self, read: Read[Any], answer: Answer, *, key: str | None = None) -> Ticket:
         """Queue `read`; with `key`, an earlier read of that key not yet answered is dropped."""
@@ -353,8 +369,14 @@ class StoreReads(QObject):
             raise
 
     def _emit(self, ticket: Ticket, result: Any, error: BaseException | None) -> None:
-        with contextlib.suppress(RuntimeError):  # the reads were deleted meanwhile
-            self._answered.emit(ticket, result, error)
+        """Post an answer from the reader thread, unless the reads closed or were destroyed:
+        emitting on an object the GUI thread is deleting crashes the process."""
+        gate = self._gate
+        with gate.lock:
+            if not gate.open:
+                return
+            with contextlib.suppress(RuntimeError):  # deleted without `destroyed` reaching us
+                self._answered.emit(ticket, result, error)
 
     def _deliver(self, ticket: Ticket, result: Any, error: BaseException | None) -> None:
         self._outstanding.discard(ticket)
@@ -376,6 +398,7 @@ class StoreReads(QObject):
         executor, self._executor = self._executor, None
         if executor is None:
             return
+        self._gate.shut()
         outstanding, self._outstanding = self._outstanding, set()
         self._keyed.clear()
         for ticket in outstanding:

@@ -45,6 +45,7 @@ T = TypeVar("T")
 STATE: Final = "state"
 CHANGE: Final = "change"
 OPTOUT_TABLES: Final = frozenset({"optouts", "optout_changes"})
+CONTACT_TABLES: Final = frozenset({"contacts", "contact_numbers", "contact_members"})
 
 
 class TableWatch(QObject):

@@ -66,9 +66,10 @@ class BatchCompose(QGroupBox):
         super().__init__("Message", parent)
         self.region = DEFAULT_REGION
         self.compliance = Compliance()
-        self.editor = MessageEditor(accessible_name="Batch message")
+        self.editor = MessageEditor(accessible_name="Batch message", templates=True)
         self.editor.edit.setPlaceholderText(
-            "The text every recipient gets. Ctrl+Enter sends the batch."
+            "The text every recipient gets; {first name} or any column's header gives each "
+            "their own. Ctrl+Enter sends the batch."
         )
         # Batch texts are short: five lines show, longer ones scroll; the results get the room.
         self.editor.edit.setMinimumHeight(70)
@@ -118,7 +119,12 @@ class BatchCompose(QGroupBox):
         options.addRow(sender_label, line)
         options.addRow(send_at_label, stacked(self.send_at, self.send_at_error))
         options.addRow(replies_label, stacked(self.replies, self.reply_error))
+        # The template picker (added by the tab, which has the store) sits above the text.
+        self.tools = QHBoxLayout()
+        self.tools.setContentsMargins(0, 0, 0, 0)
+        self.tools.addStretch(1)
         layout = QVBoxLayout(self)
+        layout.addLayout(self.tools)
         layout.addWidget(stacked(self.editor, self.text_error), 1)
         layout.addWidget(stacked(self.marking, self.marking_error))
         layout.addLayout(options)

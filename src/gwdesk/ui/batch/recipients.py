@@ -4,8 +4,11 @@ Two sources, one at a time (a tab each): a paste box (one number per line, or
 separated by commas or semicolons) and a CSV/text file. Reading a file, guessing
 its column and checking 100,000 numbers runs as a `BlockingJob`, with a
 progress bar and Cancel; a cancelled or failed import keeps the previous list.
+Contact groups chosen under them are sent to as well (or alone, with nothing pasted
+or imported): their members' first numbers join the list, each number once.
 The result is a `RecipientList`: usable numbers once each, duplicates counted,
-and every unusable row with its row number, text and reason, exportable as CSV.
+and every unusable row with its row number, text and reason, exportable as CSV (a
+personal message's plan lists its own: the recipients whose text cannot be made).
 """
 
 from __future__ import annotations
@@ -33,16 +36,19 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QStackedWidget,
     QTableView,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from gwdesk.app.merge import with_group_numbers
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.importing.decoding import ImportCancelled, ImportFailed
 from gwdesk.importing.export import write_invalid_rows
@@ -54,6 +60,8 @@ from gwdesk.importing.recipients import (
     load_table,
 )
 from gwdesk.importing.table import ALL_COLUMNS, DELIMITER_NAMES, Table
+from gwdesk.store.contacts import Contact, ContactStore
+from gwdesk.store.database import StoreError
 from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
 from gwdesk.ui.tasks import BlockingJob, TaskRunner, alive, off_thread
@@ -68,6 +76,8 @@ WRAP_ROWS_UP_TO: Final = 2000
 FILE_FILTER: Final = "CSV and text files (*.csv *.txt *.tsv *.tab);;All files (*)"
 JOB_KEY: Final = "batch-recipients"
 EXPORT_KEY: Final = "batch-export"
+GROUPS_KEY: Final = "batch-groups"
+MEMBERS_KEY: Final = "batch-members"
 PASTE, FILE = 0, 1
 INVALID_COLUMNS: list[Column[InvalidRow]] = [
     Column("Row", lambda r: r.row, "Row of the file (the header is row 1), or line pasted"),
@@ -80,8 +90,12 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
 
 
-def summary_text(result: RecipientList) -> str:
+def summary_text(
+    result: RecipientList, groups: dict[str, tuple[Contact, ...]] | None = None
+) -> str:
     parts = [plural(len(result.numbers), "recipient") + " ready"]
+    for name, members in (groups or {}).items():
+        parts.append(f"{plural(len(members), 'contact')} of the group {name}")
     if result.duplicates:
         parts.append(plural(result.duplicates, "duplicate") + " dropped")
     if result.invalid:
@@ -131,6 +145,14 @@ class RecipientsPanel(QGroupBox):
         self.file_path: Path | None = None
         self.table: Table | None = None
         self._results: dict[int, RecipientList | None] = {PASTE: None, FILE: None}
+        self.contacts: ContactStore | None = None
+        self.groups: list[tuple[str, int]] = []
+        """The address book's groups and their sizes."""
+        self.group_members: dict[str, tuple[Contact, ...]] = {}
+        """The chosen groups' members, by group."""
+        self._loading_members = False
+        self.shown_invalid: list[InvalidRow] = []
+        """The rows listed under Invalid (and exported)."""
         self.setAcceptDrops(True)
 
         self.sources = QTabWidget()
@@ -198,8 +220,30 @@ class RecipientsPanel(QGroupBox):
         invalid_head.addWidget(self.export_note)
         invalid_head.addWidget(self.export_button)
 
+        self.groups_button = QToolButton()
+        self.groups_button.setText("Contact groups")
+        self.groups_button.setIcon(theme.icon("contacts"))
+        self.groups_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.groups_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.groups_button.setAccessibleName("Contact groups")
+        self.groups_button.setToolTip(
+            "Send to contact groups too (or only to them): each member at its first number; "
+            "a template takes their contact fields"
+        )
+        self.groups_menu = QMenu(self.groups_button)
+        self.groups_button.setMenu(self.groups_menu)
+        self.groups_label = PlainLabel("No group chosen.")
+        self.groups_label.setAccessibleName("Chosen groups")
+        self.groups_label.setProperty("role", "hint")
+        self.groups_label.setWordWrap(True)
+        groups_row = QHBoxLayout()
+        groups_row.addWidget(self.groups_button)
+        groups_row.addWidget(self.groups_label, 1)
+        self._fill_groups_menu()
+
         layout = QVBoxLayout(self)
         layout.addWidget(self.sources, 3)
+        layout.addLayout(groups_row)
         layout.addWidget(self.progress_row)
         layout.addWidget(self.summary)
         layout.addWidget(self.error)
@@ -321,7 +365,15 @@ class RecipientsPanel(QGroupBox):
 
     def pending(self) -> bool:
         """Whether `result` is about to change: a check runs, or an edit awaits one."""
-        return self.busy or (self.source() == PASTE and self._paste_timer.isActive())
+        return (
+            self.busy
+            or self._loading_members
+            or (self.source() == PASTE and self._paste_timer.isActive())
+        )
+
+    def base(self) -> RecipientList | None:
+        """The pasted or imported list shown (without the groups)."""
+        return self._results[self.source()]
 
     def set_enabled_for_send(self, enabled: bool) -> None:
         self.sources.setEnabled(enabled)
@@ -335,23 +387,144 @@ class RecipientsPanel(QGroupBox):
 
     def _set_result(self, source: int, result: RecipientList | None) -> None:
         self._results[source] = result
-        if source != self.source():
-            return
+        if source == self.source():
+            self._publish()
+
+    def _publish(self) -> None:
+        """The shown source's list with the chosen groups' members: the recipients."""
+        source = self.source()
+        result = with_group_numbers(self._results[source], self.group_members.values())
         self.result = result
-        self.invalid_model.set_rows(result.invalid if result else [])
-        self._fit_invalid_rows()
-        self.export_button.setEnabled(bool(result and result.invalid))
-        self.invalid_pages.setCurrentIndex(1 if result and result.invalid else 0)
-        self.export_note.clear()
+        self.show_invalid(list(result.invalid) if result else [])
         if result is None:
             self.summary.setText(
-                "Paste numbers or import a file." if source == PASTE else "Import a file."
+                "Paste numbers, import a file or choose a contact group."
+                if source == PASTE
+                else "Import a file, or choose a contact group."
             )
             set_role(self.summary, "hint")
         else:
-            self.summary.setText(summary_text(result))
+            self.summary.setText(summary_text(result, self.group_members))
             set_role(self.summary, "ok" if result.numbers else "hint")
         self.checked.emit()
+
+    def show_invalid(self, rows: list[InvalidRow]) -> None:
+        """List `rows` as the recipients that cannot be sent to (and export them)."""
+        if rows == self.shown_invalid and rows:
+            return
+        self.shown_invalid = rows
+        self.invalid_model.set_rows(rows)
+        self._fit_invalid_rows()
+        self.export_button.setEnabled(bool(rows))
+        self.invalid_pages.setCurrentIndex(1 if rows else 0)
+        self.export_note.clear()
+
+    # ---- contact groups ------------------------------------------------------------------
+
+    def set_contacts(self, contacts: ContactStore | None) -> None:
+        """The profile's address book (its groups are offered); the choice is dropped."""
+        self.contacts = contacts
+        self.groups = []
+        self.tasks.cancel(MEMBERS_KEY, owner=self)
+        self._loading_members = False
+        had = bool(self.group_members)
+        self.group_members = {}
+        self._fill_groups_menu()
+        self.groups_button.setEnabled(contacts is not None)
+        self.reload_groups()
+        if had:
+            self._publish()
+
+    def reload_groups(self) -> None:
+        """Read the groups again (the address book changed), and the chosen ones' members."""
+        contacts = self.contacts
+        if contacts is None:
+            return
+        self.tasks.run(
+            self._read_groups(contacts), key=GROUPS_KEY, owner=self, context="reading groups"
+        )
+        if self.group_members:
+            self.choose_groups(list(self.group_members))
+
+    async def _read_groups(self, contacts: ContactStore) -> None:
+        try:
+            groups = await off_thread(contacts.groups)
+        except StoreError as exc:
+            self.show_error(f"The contact groups could not be read: {exc}")
+            return
+        if alive(self) and contacts is self.contacts:
+            self.groups = groups
+            self._fill_groups_menu()
+
+    def _fill_groups_menu(self) -> None:
+        menu = self.groups_menu
+        menu.clear()
+        if not self.groups:
+            none = menu.addAction("No groups yet: add them in the Contacts tab")
+            none.setEnabled(False)
+        for name, count in self.groups:
+            action = menu.addAction(f"{visible(name).replace('&', '&&')} ({count:,})")
+            action.setCheckable(True)
+            action.setChecked(name in self.group_members)
+            action.toggled.connect(lambda on, n=name: self._group_toggled(n, on))
+
+    def _group_toggled(self, name: str, on: bool) -> None:
+        chosen = [g for g in self.group_members if g != name]
+        if on:
+            chosen.append(name)
+        self.choose_groups(chosen)
+
+    def choose_groups(self, names: list[str]) -> None:
+        """Send to these groups too (their members are read off the GUI thread)."""
+        contacts = self.contacts
+        if contacts is None:
+            return
+        if not names:
+            self.tasks.cancel(MEMBERS_KEY, owner=self)
+            self._loading_members = False
+            self.group_members = {}
+            self._show_groups()
+            self._publish()
+            return
+        self._loading_members = True
+        self.groups_label.setText("Reading the groups' members…")
+        self.checked.emit()
+        self.tasks.run(
+            self._read_members(contacts, names),
+            key=MEMBERS_KEY,
+            owner=self,
+            context="reading a group",
+        )
+
+    async def _read_members(self, contacts: ContactStore, names: list[str]) -> None:
+        def read() -> dict[str, tuple[Contact, ...]]:
+            return {name: tuple(contacts.members(name)) for name in names}
+
+        try:
+            members = await off_thread(read)
+        except StoreError as exc:
+            members = None
+            self.show_error(f"The group could not be read: {exc}")
+        finally:
+            if alive(self):
+                self._loading_members = False
+        if not alive(self) or contacts is not self.contacts or members is None:
+            return
+        self.group_members = members
+        self._fill_groups_menu()
+        self._show_groups()
+        self._publish()
+
+    def _show_groups(self) -> None:
+        if not self.group_members:
+            self.groups_label.setText("No group chosen.")
+            return
+        self.groups_label.setText(
+            "Also to "
+            + ", ".join(
+                f"{name} ({plural(len(m), 'contact')})" for name, m in self.group_members.items()
+            )
+        )
 
     def _fit_invalid_rows(self) -> None:
         """Long reasons wrap instead of clipping (sizing is per row, so only for short lists)."""
@@ -362,7 +535,7 @@ class RecipientsPanel(QGroupBox):
         self.clear_error()
         if self._results[index] is None:
             self.check_current()
-        self._set_result(index, self._results[index])
+        self._publish()
 
     def check_current(self) -> None:
         if self.source() == PASTE:
@@ -576,7 +749,7 @@ class RecipientsPanel(QGroupBox):
 
     def export_invalid(self, path: Path) -> None:
         """Write the invalid rows to `path` in the background (safe against CSV injection)."""
-        rows = list(self.result.invalid) if self.result else []
+        rows = list(self.shown_invalid)
         self.tasks.run(
             self._export(path, rows), key=EXPORT_KEY, owner=self, context="exporting rows"
         )

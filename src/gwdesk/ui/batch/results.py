@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from gwdesk.app.recovery import settled_by_status
 from gwdesk.app.sending import progress_text
+from gwdesk.app.sms import SmsMessage
 from gwdesk.app.status import Progress
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
 from gwdesk.ui.models.rows import Column, RowsModel
@@ -92,6 +93,9 @@ class ListRun:
     stopping: bool = False
     halted: str = ""
     """Why sending stopped early (authentication refused...), for the operator."""
+    personal: SmsMessage | None = None
+    """A personal send's history message: its entries each keep their own text, and
+    "Send remaining" sends them as they are (None: one text for all)."""
     rows: dict[int, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

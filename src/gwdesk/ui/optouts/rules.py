@@ -3,7 +3,9 @@
 What the operator types is checked by `gwdesk.app.optouts.check_rules` (a refusal is
 shown at its field, nothing is saved); the tab saves what passes and has the session
 apply it, so the next reply is read by the new keywords and the next send gets the
-new marketing rules.
+new marketing rules. The operator's own number sits here too, beside the other
+rules a send follows and kept in the same place (the profile's store): "Send a test
+to me" in the Batch tab texts it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.app.optouts import Rules, RulesError, check_rules
+from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.domain.optout_words import MAX_KEYWORD_LENGTH, MAX_KEYWORDS
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.widgets.field_errors import error_label, stacked
@@ -39,6 +42,10 @@ OPT_IN_TIP: Final = (
 )
 INSTRUCTION_TIP: Final = (
     "What every marketing message ends with, on its own line, counted in its parts."
+)
+OWN_NUMBER_TIP: Final = (
+    "Your own mobile: the Batch tab's \"Send a test to me\" sends the first recipient's "
+    "message here, so you see it on a real phone before the list gets it. Empty: none."
 )
 MARKETING_TIP: Final = (
     "Whether a new message in the Send and Batch tabs starts ticked as Marketing."
@@ -82,12 +89,19 @@ class RulesBox(QGroupBox):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Rules", parent)
+        self.region = DEFAULT_REGION
+        """Where a national own number is read (the profile's region)."""
         self.opt_out_edit = KeywordsEdit("Opt-out keywords", KEYWORDS_TIP)
         self.opt_in_edit = KeywordsEdit("Opt-in keywords", OPT_IN_TIP)
         self.instruction_edit = QLineEdit()
         self.instruction_edit.setAccessibleName("Opt-out instruction")
         self.instruction_edit.setToolTip(INSTRUCTION_TIP)
         self.instruction_edit.setMaxLength(100)
+        self.own_edit = QLineEdit()
+        self.own_edit.setAccessibleName("Your number")
+        self.own_edit.setToolTip(OWN_NUMBER_TIP)
+        self.own_edit.setPlaceholderText("e.g. 0412 345 678: where tests go")
+        self.own_edit.setMaxLength(40)
         self.marketing_box = QCheckBox("New messages are marketing")
         self.marketing_box.setAccessibleName("Marketing by default")
         self.marketing_box.setToolTip(MARKETING_TIP)
@@ -95,11 +109,13 @@ class RulesBox(QGroupBox):
             "opt_out": error_label("Opt-out keywords error"),
             "opt_in": error_label("Opt-in keywords error"),
             "instruction": error_label("Opt-out instruction error"),
+            "own_number": error_label("Your number error"),
         }
         self.edits: dict[str, QWidget] = {
             "opt_out": self.opt_out_edit,
             "opt_in": self.opt_in_edit,
             "instruction": self.instruction_edit,
+            "own_number": self.own_edit,
         }
         self.save_button = QPushButton("Save rules")
         self.save_button.setAccessibleName("Save the rules")
@@ -120,6 +136,7 @@ class RulesBox(QGroupBox):
         form.addRow("Opt back &in on", stacked(self.opt_in_edit, self.errors["opt_in"]))
         form.addRow("Ins&truction", stacked(self.instruction_edit, self.errors["instruction"]))
         form.addRow("", self.marketing_box)
+        form.addRow("Your nu&mber", stacked(self.own_edit, self.errors["own_number"]))
         actions = QHBoxLayout()
         actions.addStretch(1)
         actions.addWidget(self.save_button)
@@ -130,6 +147,7 @@ class RulesBox(QGroupBox):
         self.opt_out_edit.textChanged.connect(lambda: self._clear("opt_out"))
         self.opt_in_edit.textChanged.connect(lambda: self._clear("opt_in"))
         self.instruction_edit.textEdited.connect(lambda _t: self._clear("instruction"))
+        self.own_edit.textEdited.connect(lambda _t: self._clear("own_number"))
         self.save_button.clicked.connect(self.save)
 
     def show_rules(self, rules: Rules) -> None:
@@ -138,6 +156,7 @@ class RulesBox(QGroupBox):
         self.opt_in_edit.setText(", ".join(rules.opt_in))
         self.instruction_edit.setText(rules.instruction)
         self.marketing_box.setChecked(rules.marketing_default)
+        self.own_edit.setText(display(rules.own_number) if rules.own_number else "")
         for key in self.edits:
             self._clear(key)
 
@@ -151,6 +170,8 @@ class RulesBox(QGroupBox):
                 self.opt_in_edit.text(),
                 self.marketing_box.isChecked(),
                 self.instruction_edit.text(),
+                self.own_edit.text(),
+                self.region,
             )
         except RulesError as exc:
             self.show_error(exc.field, exc.message)

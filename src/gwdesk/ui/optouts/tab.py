@@ -222,6 +222,8 @@ class OptOutsTab(BaseTab):
         self.remove_button.setEnabled(False)
         self.rules.setEnabled(enabled)
         self.rules.say("", "hint")
+        profile = self.session.profile
+        self.rules.region = profile.region if profile else DEFAULT_REGION
         store = self.session.store
         if store is not None:
             self.tasks.run(

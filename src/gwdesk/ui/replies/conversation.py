@@ -7,7 +7,10 @@ sends an SMS back to that number through the session's gateway service, as the
 Send tab would (same checks, same exactly-once send, same history); a send that
 fails keeps its text in the box, with the reason under it. A number that opted out
 says so above the transcript (how and when), and the box refuses to text it as the
-Send tab does, unless the reply is marked purely factual (no marketing).
+Send tab does, unless the reply is marked purely factual (no marketing). A number
+that belongs to a contact is titled with the contact's name. The box takes saved
+templates (the picker beside Send), their placeholders filled from the contact's
+fields; one with no value is refused with the reason, the text kept.
 
 In a team profile, each message sent from a console names its operator, and the pane
 follows the team's server: a send from another desk (a "history" change) is read in,
@@ -24,6 +27,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -38,11 +42,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.merge import fill_for_number
 from gwdesk.app.optouts import OptedOutError, OptOutGuard
 from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
 from gwdesk.app.sms import Channel, SmsForm
 from gwdesk.app.team import conversation_subject
 from gwdesk.domain.numbers import display
+from gwdesk.domain.templates import Template, TemplateError
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
 from gwdesk.store.database import StoreError
 from gwdesk.store.history import HistoryEntry
@@ -55,11 +61,12 @@ from gwdesk.ui.formatting import local_time, optout_sentence, refusal_sentence
 from gwdesk.ui.plain_text import PlainLabel, html_text
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import Session
-from gwdesk.ui.tasks import StoreReads, TaskRunner, alive
+from gwdesk.ui.tasks import StoreReads, TaskRunner, alive, off_thread
 from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.compliance import FACTUAL_TIP
-from gwdesk.ui.widgets.message_editor import MessageEditor
+from gwdesk.ui.widgets.message_editor import ONE_FILLING, MessageEditor
+from gwdesk.ui.widgets.template_picker import TemplatePicker
 from gwdesk.ui.widgets.validity import set_role
 
 log = logging.getLogger("gwdesk.ui.replies")
@@ -142,6 +149,8 @@ class ConversationPane(QWidget):
         self.session = session
         self.tasks = tasks
         self.number: str | None = None
+        self.name = ""
+        """The name of the contact holding the number ("" for none)."""
         self.optout: OptOut | None = None
         """The number's opt-out, once looked up (None: it may be texted)."""
         self.entries: list[ConversationEntry] = []
@@ -164,7 +173,7 @@ class ConversationPane(QWidget):
         self.transcript = QTextBrowser()
         self.transcript.setAccessibleName("Conversation transcript")
         self.transcript.setOpenLinks(False)
-        self.editor = MessageEditor(accessible_name="Reply")
+        self.editor = MessageEditor(accessible_name="Reply", templates=True, filling=ONE_FILLING)
         self.editor.edit.setPlaceholderText("Type a reply to this number. Ctrl+Enter sends.")
         self.editor.edit.setMinimumHeight(56)
         self.editor.edit.setMaximumHeight(96)
@@ -179,6 +188,9 @@ class ConversationPane(QWidget):
         self.factual_box = QCheckBox("Purely factual (no marketing)")
         self.factual_box.setAccessibleName("Purely factual (no marketing)")
         self.factual_box.setToolTip(FACTUAL_TIP)
+        self.picker = TemplatePicker(tasks, theme, self.editor.text)
+        self.picker.chosen.connect(self.editor.set_text)
+        self.picker.said.connect(lambda text, role: self._show_result(text, role))
         self.send_button = QPushButton(theme.icon("send"), "Send reply")
         self.send_button.setAccessibleName("Send reply")
         self.send_button.setProperty("primary", True)
@@ -192,6 +204,7 @@ class ConversationPane(QWidget):
         actions.setContentsMargins(0, 0, 0, 0)
         actions.addWidget(self.route_box)
         actions.addStretch(1)
+        actions.addWidget(self.picker)
         actions.addWidget(self.send_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -239,8 +252,11 @@ class ConversationPane(QWidget):
         self.stop_typing()
         self._path = path
         self._shared = shared
+        store = self.session.store
+        self.picker.set_store(store.templates if store is not None else None)
         self.number = None
         self._show_typists([])
+        self.name = ""
         self.entries = []
         self._set_optout(None)
         self.transcript.clear()
@@ -255,16 +271,45 @@ class ConversationPane(QWidget):
             self.stop_typing()
             self._show_typists([])
             self.number = number
+            self.name = ""
             self.entries = []
             self._set_optout(None)
             self.factual_box.setChecked(False)  # the mark is for one message to one number
             self.transcript.clear()
             self._show_result("", "hint")
-        self._set_title(f"Conversation with {display(number)}", heading=True)
+        self._show_title()
         self.transcript.setPlaceholderText("No messages with this number yet.")
         self._enable()
         self.reload()
         self.refresh_typists()
+        self.show_name()
+
+    def _show_title(self) -> None:
+        if self.number is None:
+            return
+        shown = display(self.number)
+        who = f"{self.name} · {shown}" if self.name else shown
+        self._set_title(f"Conversation with {who}", heading=True)
+
+    def show_name(self) -> None:
+        """Read the name of the contact holding the number (off the GUI thread)."""
+        number, store, sending = self.number, self.session.store, self.session.sending
+        if number is None or store is None or sending is None:
+            return
+        listed = list_number(number, sending.region)
+        contacts = store.contacts
+
+        async def read() -> None:
+            try:
+                names = await off_thread(lambda: contacts.names([listed]))
+            except StoreError as exc:
+                log.warning("the contact's name could not be read: %s", exc)
+                return
+            if alive(self) and self.number == number:
+                self.name = names.get(listed, "")
+                self._show_title()
+
+        self.tasks.run(read(), key="name", owner=self, context="reading a contact's name")
 
     def _set_title(self, text: str, *, heading: bool) -> None:
         self.title.setText(text)
@@ -473,6 +518,15 @@ class ConversationPane(QWidget):
             reply=route,
             factual=self.factual_box.isChecked(),
         )
+        parsed = self.editor.template()
+        if isinstance(parsed, TemplateError):
+            self._show_result(
+                f"Not sent: not a usable template: {parsed} Your text is kept.", "error"
+            )
+            return
+        personal = parsed if isinstance(parsed, Template) and parsed.personal else None
+        if isinstance(parsed, Template) and personal is None:
+            form = replace(form, text=parsed.render({}))
         try:
             sending = self.session.require_sending()
             ready = sending.check_message(form)
@@ -483,7 +537,10 @@ class ConversationPane(QWidget):
         self.send_button.setText("Sending…")
         self.stop_typing()
         task = self.tasks.run(
-            self._send(sending, ready, number), key="send", owner=self, context="replying"
+            self._send(sending, form, ready, number, personal),
+            key="send",
+            owner=self,
+            context="replying",
         )
         self._in_flight = True
         task.add_done_callback(lambda _t: self._sent_or_not())
@@ -494,11 +551,28 @@ class ConversationPane(QWidget):
         self.send_button.setText("Send reply")
         self._enable()
 
-    async def _send(self, sending: Sending, ready: Ready, number: str) -> None:
+    async def _send(
+        self,
+        sending: Sending,
+        form: SmsForm,
+        ready: Ready,
+        number: str,
+        template: Template | None,
+    ) -> None:
         try:
+            if template is not None:  # filled from the contact holding the number
+                store = self.session.store
+                contacts = store.contacts if store is not None else None
+                text = await off_thread(
+                    lambda: fill_for_number(template, ready.recipient, contacts)
+                )
+                ready = sending.check_message(replace(form, text=text))
             outcome = await sending.send_message(ready, note=REPLY_DETAIL)
         except GatewayError as exc:
             self._failed(exc, number)
+            return
+        except StoreError as exc:
+            self._show_result(f"Not sent: the contacts could not be read: {exc}", "error")
             return
         self._reload_when_written(sending, outcome)
         error = outcome.error

@@ -92,7 +92,7 @@ NO_REPLIES_TEAM: Final = (
     "at every desk of the team, the moment the office's receiver stores them."
 )
 NO_MATCH: Final = "No replies match the search."
-WIDTHS: Final = {RECEIVED: 104, FROM: 128, TO: 120, OPT_OUT: 100, IN_REPLY_TO: 180}
+WIDTHS: Final = {RECEIVED: 104, FROM: 196, TO: 122, OPT_OUT: 84, IN_REPLY_TO: 124}
 OPTED_DELAY_MS: Final = 300
 OPTED_TASK: Final = "replies-opted-out"
 
@@ -222,6 +222,7 @@ class RepliesTab(BaseTab):
         self.connect_tracked(self.hub.backfill_finished, self.on_backfill)
         self.connect_tracked(session.rules_changed, self._rules_changed)
         TableWatch(session.team, OPTOUT_TABLES, self._opted_timer.start, self)
+        self.connect_tracked(session.contacts_changed, self._contacts_changed)
         app = QGuiApplication.instance()
         if isinstance(app, QGuiApplication):
             self.connect_tracked(app.focusWindowChanged, lambda _w: self.mark_seen_if_watching())
@@ -263,6 +264,7 @@ class RepliesTab(BaseTab):
         profile = self.session.profile
         model.region = profile.region if profile else DEFAULT_REGION
         model.set_keywords(_keywords(store))
+        model.contacts = store.contacts
         model.refreshed.connect(self._refreshed)
         model.loaded.connect(lambda _total: self._update_counts())
         model.rowsInserted.connect(lambda *_args: self._update_counts())
@@ -303,6 +305,12 @@ class RepliesTab(BaseTab):
             return
         if self.model is not None and store is self.session.store:
             self.model.set_opted_out(numbers)
+
+    def _contacts_changed(self) -> None:
+        """Names beside numbers are read again (the table's and the conversation's)."""
+        if self.model is not None:
+            self.model.forget_names()
+        self.conversation.show_name()
 
     def _rules_changed(self) -> None:
         store = self.session.store

@@ -15,6 +15,11 @@ The Opt-out column reads each reply by the profile's keywords (STOP, START, or a
 keyword later in the text: "mentions STOP", for the operator to read), and a number
 on the opt-out list now is marked: both from memory (the reply's text, and one set
 of opted-out numbers the tab refreshes when replies arrive), never a query per row.
+
+A sender that is one of the profile's contacts shows the contact's name beside the
+number. Names are remembered per number; the numbers a paint shows whose names are
+not known yet are read together, once the paint is done (`ContactStore.names`, one
+batched read on the reader thread), and land with one `dataChanged`.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QBrush, QColor
@@ -41,6 +47,7 @@ from PySide6.QtGui import QBrush, QColor
 from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.domain.optout_words import Intent, Keywords
 from gwdesk.domain.optout_words import Reading as KeywordReading
+from gwdesk.store.contacts import ContactStore
 from gwdesk.store.optouts import list_number
 from gwdesk.store.reader import Reading
 from gwdesk.store.reply_queries import (
@@ -69,7 +76,7 @@ ROW_ROLE: Final = Qt.ItemDataRole.UserRole + 1
 COLUMNS: Final = ("Received", "From", "To", "Message", "Opt-out", "In reply to")
 COLUMN_TIPS: Final = (
     "When the gateway received the reply (your time)",
-    "The customer's number (red: opted out now)",
+    "The customer's number, and their name when they are a contact (red: opted out now)",
     "The number they replied to (yours)",
     "What they wrote",
     'STOP or START: the reply opted the number out or back in; "mentions": a keyword '
@@ -179,6 +186,16 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         self._again = False
         self.anchor: Callable[[], Anchor] = Anchor
         """Where the view is now (the tab sets it): what a re-read keeps in place."""
+        self.contacts: ContactStore | None = None
+        """The address book whose names show beside the senders' numbers."""
+        self._names: dict[str, str] = {}
+        """Contact name by sender number as the reply has it ("" for no contact)."""
+        self._wanted_names: set[str] = set()
+        self._asking: set[str] = set()
+        self._names_timer = QTimer(self)
+        self._names_timer.setSingleShot(True)
+        self._names_timer.setInterval(0)
+        self._names_timer.timeout.connect(self._read_names)
 
     # ---- Qt ----------------------------------------------------------------------------------
 
@@ -240,13 +257,21 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
             if column == IN_REPLY_TO:
                 answered = row.answers or (f"MessageId {row.message_id}" if row.message_id else "")
                 return tooltip(answered[:2000]) or None
-            if column == FROM and self.opted_out_now(row):
-                return "This number is on the opt-out list now (Opt-outs tab: how and when)."
+            if column == FROM:
+                name = self.name(row.from_number)
+                contact = tooltip(f"{name} (a contact)") if name else ""
+                if self.opted_out_now(row):
+                    return (contact + " " if contact else "") + (
+                        "This number is on the opt-out list now (Opt-outs tab: how and when)."
+                    )
+                return contact or None
             return None
         if column == RECEIVED:
             return received_text(row.received_at, self._today)
         if column == FROM:
-            return self._number(row.from_number)
+            shown = self._number(row.from_number)
+            name = self.name(row.from_number)
+            return f"{one_line(name, 60)} · {shown}" if name else shown
         if column == TO:
             return self._number(row.to_number)
         if column == MESSAGE:
@@ -283,6 +308,58 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
                 self._numbers.clear()
             shown = self._numbers[number] = visible(display(number))
         return shown
+
+    # ---- contacts' names --------------------------------------------------------------------
+
+    def name(self, number: str) -> str:
+        """The contact name beside a sender's number ("" while unknown or for none); an
+        unknown one is read with the others of this paint."""
+        found = self._names.get(number)
+        if found is not None:
+            return found
+        if self.contacts is not None and number not in self._asking:
+            self._wanted_names.add(number)
+            if not self._names_timer.isActive():
+                self._names_timer.start()
+        return ""
+
+    def forget_names(self) -> None:
+        """The address book changed: the names are read again as rows are shown."""
+        self._names.clear()
+        self._asking.clear()
+        if self._total:
+            self.dataChanged.emit(self.index(0, FROM), self.index(self._total - 1, FROM))
+
+    def _read_names(self) -> None:
+        wanted, self._wanted_names = self._wanted_names, set()
+        contacts = self.contacts
+        if not wanted or contacts is None:
+            return
+        self._asking |= wanted
+        listed = {number: list_number(number, self.region) for number in wanted}
+
+        def read(_reading: Reading) -> dict[str, str]:
+            return contacts.names(set(listed.values()))
+
+        def done(result: Any, error: BaseException | None) -> None:
+            self._asking -= wanted
+            if error is not None:
+                self._report(error)
+                found: dict[str, str] = {}
+            else:
+                found = result
+            if len(self._names) > DISPLAY_CACHE:
+                self._names.clear()
+            for number, key in listed.items():
+                self._names[number] = found.get(key, "")
+            if self._total:
+                self.dataChanged.emit(self.index(0, FROM), self.index(self._total - 1, FROM))
+
+        self._reads.submit(read, done)
+
+    def _supersede(self) -> None:
+        super()._supersede()
+        self._asking.clear()  # a names read dropped with the rest is asked again
 
     # ---- opt-outs -----------------------------------------------------------------------------
 
@@ -376,10 +453,14 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         search = self.search
         for reply in delivery.updated:
             self._update(reply.id)
+        last = self._last
         rows = sorted(
             (row_of(r) for r in delivery.new if r.id > read_up_to and search.matches_reply(r)),
             key=_key,
         )
+        if last is not None:
+            # The newest row shown, delivered after a read that had it already: not again.
+            rows = [row for row in rows if row.key != last]
         if not rows:
             return Applied.NOTHING
         if self._last is not None and rows[0].key < self._last:

@@ -42,7 +42,7 @@ from gwdesk.app.sms import (
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.ui.widgets.compliance import MarkingChoice, show_sender_notes
 from gwdesk.ui.widgets.field_errors import error_label, stacked
-from gwdesk.ui.widgets.message_editor import MessageEditor
+from gwdesk.ui.widgets.message_editor import ONE_FILLING, MessageEditor
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
 from gwdesk.ui.widgets.reply_options import REPLY_TYPES, ReplyMode, ReplyOptions
 from gwdesk.ui.widgets.send_at import SendAtPicker
@@ -146,7 +146,7 @@ class ComposeForm(QWidget):
         recipient_form.addRow("&From", stacked(self.sender_edit, self.sender_error))
 
         # ---- message
-        self.editor = MessageEditor()
+        self.editor = MessageEditor(templates=True, filling=ONE_FILLING)
         self.text_error = error_label("Message error")
         self.wap_app = QLineEdit()
         self.wap_app.setAccessibleName("Application name")
@@ -178,6 +178,10 @@ class ComposeForm(QWidget):
         self.marking_error = error_label("Marketing error")
         message_box = QGroupBox("Message")
         message_layout = QVBoxLayout(message_box)
+        # The template picker (the tab adds it: it has the store) sits above the text.
+        self.message_tools = QHBoxLayout()
+        self.message_tools.setContentsMargins(0, 0, 0, 0)
+        message_layout.addLayout(self.message_tools)
         message_layout.addWidget(self.message_pages, 1)
         message_layout.addWidget(stacked(self.marking, self.marking_error))
 

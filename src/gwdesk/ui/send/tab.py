@@ -7,13 +7,23 @@ closes), restored when the tab is built, and a refused or failed send leaves eve
 field as it was, with the refusal beside the field it names. Drafts and history
 rows are never written on the GUI thread: another process may hold the file's lock.
 A number typed into To is looked up in the account's opt-out list (off the GUI
-thread, once typing pauses), so an opted-out recipient is seen before Send.
+thread, once typing pauses), so an opted-out recipient is seen before Send; the
+field completes names and numbers from the address book, and a number that belongs
+to a contact shows its name (the history too).
+
+The text may be a template (the picker fills it from a saved one): its placeholders
+are filled from the fields of the contact holding the number, and a placeholder
+with no value is refused at the message with the reason, never sent with a hole.
+"Preview…" shows the message as the recipient's phone will. Before anything goes,
+the cost: its parts and, where the gateway reports credits, whether the balance
+covers them; a send that exceeds it asks first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -23,27 +33,40 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
     QHBoxLayout,
+    QMessageBox,
+    QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
+from gwdesk.app.merge import fill_for_number
 from gwdesk.app.optouts import OptedOutError, OptOutGuard
+from gwdesk.app.personal import Cost
 from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
-from gwdesk.app.sms import CHANNEL_LABELS, SmsForm
+from gwdesk.app.sms import CHANNEL_LABELS, Channel, SmsForm
 from gwdesk.domain.numbers import DEFAULT_REGION, display
+from gwdesk.domain.segments import count_segments
+from gwdesk.domain.templates import Template, TemplateError
 from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
+from gwdesk.store.contacts import ContactStore
 from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.store.optouts import OptOut
 from gwdesk.ui.formatting import local_time, optout_sentence, refusal_sentence
+from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.send.form import ComposeForm
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.contact_completer import ContactCompleter
+from gwdesk.ui.widgets.cost import CostWatch, cost_line, short_of
 from gwdesk.ui.widgets.history_view import HistoryView
+from gwdesk.ui.widgets.phone_preview import PreviewDialog, PreviewItem
+from gwdesk.ui.widgets.question import answered, question_box
 from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
+from gwdesk.ui.widgets.template_picker import TemplatePicker
 from gwdesk.ui.widgets.validity import set_role
 
 log = logging.getLogger("gwdesk.ui.send")
@@ -53,6 +76,8 @@ SEND_TASK: Final = "send-tab"
 READY_TEXT: Final = "Ctrl+Enter sends from any field."
 LOOKUP_DELAY_MS: Final = 300
 LOOKUP_TASK: Final = "recipient-optout"
+NAMES_TASK: Final = "history-names"
+PREVIEW_TASK: Final = "send-preview"
 
 
 def success_text(form: SmsForm, outcome: Outcome) -> str:
@@ -98,18 +123,39 @@ class SendTab(BaseTab):
         self.send_button = send_button(theme, "Send", "Send the message (Ctrl+Enter)")
         self.busy = busy_bar()
         self.status_label = result_line(READY_TEXT)
+        self.cost_label = PlainLabel("")
+        self.cost_label.setAccessibleName("Cost")
+        self.cost_label.setWordWrap(True)
+        self.cost_label.hide()
         self.history = HistoryView()
+        self.picker = TemplatePicker(tasks, theme, self.form.editor.text)
+        self.template_note = PlainLabel("")
+        self.template_note.setAccessibleName("Templates result")
+        self.template_note.setWordWrap(True)
+        self.form.message_tools.addWidget(self.template_note, 1)
+        self.form.message_tools.addWidget(self.picker)
+        self.completer = ContactCompleter(self.form.recipient.edit, tasks)
+        self.cost = CostWatch(tasks, self)
+        self.confirm_box: QMessageBox | None = None
+        self.preview: PreviewDialog | None = None
+        self.preview_button = QPushButton("Preview…")
+        self.preview_button.setAccessibleName("Preview the message")
+        self.preview_button.setToolTip(
+            "The message as the recipient's phone will show it, placeholders filled"
+        )
 
         actions = QHBoxLayout()
         actions.addWidget(self.keep_text)
         actions.addStretch(1)
         actions.addWidget(self.busy)
+        actions.addWidget(self.preview_button)
         actions.addWidget(self.send_button)
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 6, 0)
         left_layout.addWidget(self.form, 1)
         left_layout.addWidget(self.status_label)
+        left_layout.addWidget(self.cost_label)
         left_layout.addLayout(actions)
         history_box = QGroupBox("Sent this session")
         QVBoxLayout(history_box).addWidget(self.history)
@@ -139,6 +185,12 @@ class SendTab(BaseTab):
         self.connect_tracked(session.rules_changed, self._rules_changed)
         self.connect_tracked(session.replies.replies_arrived, lambda _d: self._lookup_timer.start())
         self.form.changed.connect(self._edited)
+        self.form.editor.changed.connect(self._want_cost)
+        self.picker.chosen.connect(self._template_chosen)
+        self.picker.said.connect(self._template_said)
+        self.cost.costed.connect(self._show_cost)
+        self.preview_button.clicked.connect(self.open_preview)
+        self.connect_tracked(session.contacts_changed, self._contacts_changed)
         self.keep_text.toggled.connect(lambda _on: self._edited())
         self.form.submit_requested.connect(self.send)
         self.send_button.clicked.connect(self.send)
@@ -168,6 +220,10 @@ class SendTab(BaseTab):
             self.form.send_at.set_gateway_zone(None, "")
         previous, store = self._store, self.session.store
         self._store = store
+        self.picker.set_store(store.templates if store is not None else None)
+        self.completer.set_contacts(store.contacts if store is not None else None)
+        self.cost.forget()
+        self.history.forget_names()
         if store is None:
             self._limit_channels()
             self.history.set_entries([])
@@ -186,6 +242,8 @@ class SendTab(BaseTab):
             entries = []
         self.history.set_entries([e for e in entries if e.channel in labels])
         self.look_up_recipient()
+        self.read_names()
+        self._want_cost()
 
     def _rules_changed(self) -> None:
         """The profile's marketing rules were edited: count the new instruction (the
@@ -193,6 +251,43 @@ class SendTab(BaseTab):
         sending = self.session.sending
         if sending is not None:
             self.form.set_compliance(sending.compliance, default=False)
+
+    # ---- contacts and templates ----------------------------------------------------------
+
+    def _contacts_changed(self) -> None:
+        self.history.forget_names()
+        self.read_names()
+        self.look_up_recipient()
+
+    def read_names(self) -> None:
+        """The names of the history's recipients that are contacts (one batched read)."""
+        store, numbers = self.session.store, self.history.numbers()
+        if store is None or not numbers:
+            return
+        self.tasks.run(
+            self._read_names(store.contacts, sorted(numbers)),
+            key=NAMES_TASK,
+            owner=self,
+            context="reading contacts' names",
+        )
+
+    async def _read_names(self, contacts: ContactStore, numbers: list[str]) -> None:
+        try:
+            found = await off_thread(lambda: contacts.names(numbers))
+        except StoreError as exc:
+            log.warning("contacts' names could not be read: %s", exc)
+            return
+        if alive(self) and self.session.store is not None:
+            self.history.set_names({n: found.get(n, "") for n in numbers})
+
+    def _template_chosen(self, text: str) -> None:
+        self.form.editor.set_text(text)
+        self.form.editor.setFocus()
+
+    def _template_said(self, text: str, role: str) -> None:
+        self.template_note.setText(text)
+        set_role(self.template_note, role)
+        self.template_note.setVisible(bool(text))
 
     # ---- the recipient's opt-out -------------------------------------------------------
 
@@ -217,13 +312,16 @@ class SendTab(BaseTab):
         )
 
     async def _look_up(self, guard: OptOutGuard, number: str) -> None:
+        store = self.session.store
         try:
             found = (await guard.lookup([number])).get(number)
+            names = await off_thread(lambda: store.contacts.names([number])) if store else {}
         except StoreError as exc:
-            log.warning("the opt-out list could not be read: %s", exc)
+            log.warning("the opt-out list or the contacts could not be read: %s", exc)
             return
         if self.form.recipient.number() != number:
             return  # typed on meanwhile: a newer lookup follows
+        self.form.recipient.set_contact_name(number, names.get(number, ""))
         self.recipient_optout = found
         self._show_recipient_optout()
 
@@ -295,6 +393,7 @@ class SendTab(BaseTab):
         self.form.clear_errors()
         form = self.form.values()
         try:
+            form, personal = self._templated(form)
             sending = self.session.require_sending()
             ready = sending.check_message(form)
         except ValidationError as exc:  # refused before anything is recorded
@@ -306,21 +405,71 @@ class SendTab(BaseTab):
         store = self.session.store
         self._set_sending(True, ready)
         self.tasks.run(
-            self._send(sending, store, form, ready), key=SEND_TASK, owner=self, context="sending"
+            self._send(sending, store, form, ready, personal),
+            key=SEND_TASK,
+            owner=self,
+            context="sending",
         )
 
+    def _templated(self, form: SmsForm) -> tuple[SmsForm, Template | None]:
+        """The form with `{{` written as one brace, and the template when the text has
+        placeholders (filled once the recipient's contact is read); `ValidationError`
+        at the message when the text cannot be read as a template."""
+        if form.channel is Channel.WAP_PUSH:
+            return form, None
+        parsed = self.form.editor.template()
+        if isinstance(parsed, TemplateError):
+            raise ValidationError(f"Not a usable template: {parsed}", field="Message", status=None)
+        if parsed is None:
+            return form, None
+        if parsed.personal:
+            return form, parsed
+        return replace(form, text=parsed.render({})), None
+
+    async def _fill(
+        self,
+        sending: Sending,
+        store: LocalStore | None,
+        form: SmsForm,
+        ready: Ready,
+        template: Template,
+    ) -> tuple[SmsForm, Ready]:
+        """The template filled from the fields of the contact holding the number."""
+        contacts = store.contacts if store is not None else None
+        text = await off_thread(lambda: fill_for_number(template, ready.recipient, contacts))
+        filled = replace(form, text=text)
+        return filled, sending.check_message(filled)
+
     async def _send(
-        self, sending: Sending, store: LocalStore | None, form: SmsForm, ready: Ready
+        self,
+        sending: Sending,
+        store: LocalStore | None,
+        form: SmsForm,
+        ready: Ready,
+        personal: Template | None,
     ) -> None:
         try:
+            if personal is not None:
+                form, ready = await self._fill(sending, store, form, ready, personal)
+            parts = count_segments(ready.message.text).parts if ready.message.text else 0
+            if parts:
+                cost = await self.cost.for_send(sending, parts)
+                if cost.covered is False and not await self._ask(short_of(cost)):
+                    self._set_sending(False)
+                    self._show_status("Not sent: your message is kept.", "hint")
+                    return
             outcome = await sending.send_message(ready)
-        except ValidationError as exc:  # the opt-out list refused it: nothing was recorded
+        except ValidationError as exc:  # refused (opted out, a placeholder unfilled): kept
             self._set_sending(False)
             self._refused(exc)
             return
         except GatewayError as exc:
             self._set_sending(False)
             self._show_status(exc.message, "error")
+            return
+        except StoreError as exc:
+            self._set_sending(False)
+            self._show_status(f"The contacts could not be read: {exc}", "error")
             return
         except asyncio.CancelledError:
             raise  # the tab or the console is going away: nothing left to update
@@ -329,14 +478,92 @@ class SendTab(BaseTab):
             self._show_status("The send failed unexpectedly; your message is kept.", "error")
             raise
         self._set_sending(False)
+        self.cost.forget()  # the balance changed
         if store is self.session.store:
             for row in outcome.history:
                 self.history.add(row)
+            self.read_names()
         error = outcome.error
         if error is None and outcome.ok:
             self._succeeded(store, form, outcome)
         else:
             self._failed(error or GatewayError("The message was not sent."))
+
+    async def _ask(self, text: str) -> bool:
+        box, send = question_box(self, "Send the message?", text, "Send anyway")
+        self.confirm_box = box
+        try:
+            return await answered(box, send)
+        finally:
+            if alive(self):
+                self.confirm_box = None
+
+    # ---- cost and preview --------------------------------------------------------------
+
+    def _want_cost(self) -> None:
+        info = self.form.editor.info()
+        wap = self.form.channel() is Channel.WAP_PUSH
+        self.cost.want(
+            self.session.sending, 0 if wap or not self.form.editor.text() else info.parts
+        )
+
+    def _show_cost(self, cost: Cost | None) -> None:
+        text, role = cost_line(cost)
+        self.cost_label.setText(text)
+        set_role(self.cost_label, role)
+        self.cost_label.setVisible(bool(text))
+
+    def open_preview(self) -> None:
+        """The message as the recipient's phone will show it (placeholders filled)."""
+        self.form.clear_errors()
+        form = self.form.values()
+        try:
+            form, personal = self._templated(form)
+            sending = self.session.require_sending()
+            ready = sending.check_message(form)
+        except ValidationError as exc:
+            self._refused(exc)
+            return
+        except GatewayError as exc:
+            self._show_status(exc.message, "error")
+            return
+        self.tasks.run(
+            self._preview(sending, self.session.store, form, ready, personal),
+            key=PREVIEW_TASK,
+            owner=self,
+            context="previewing",
+        )
+
+    async def _preview(
+        self,
+        sending: Sending,
+        store: LocalStore | None,
+        form: SmsForm,
+        ready: Ready,
+        personal: Template | None,
+    ) -> None:
+        number = ready.recipient
+        name = self.form.recipient.contact_name()
+        try:
+            if personal is not None:
+                form, ready = await self._fill(sending, store, form, ready, personal)
+            item = PreviewItem(1, number, name, ready.message.text)
+        except ValidationError as exc:
+            item = PreviewItem(1, number, name, None, reason=exc.message)
+        except StoreError as exc:
+            item = PreviewItem(
+                1, number, name, None, reason=f"the contacts could not be read: {exc}"
+            )
+        if not alive(self):
+            return
+        if self.preview is None:
+            self.preview = PreviewDialog(self.theme, self, test=False)
+        header = (
+            self.form.replies.sender_edit.text() if form.reply and form.reply[0] == "HEADER" else ""
+        )
+        self.preview.panel.set_items([item], header or form.sender, self.form.region)
+        self.preview.show()
+        self.preview.raise_()
 
     def _set_sending(self, sending: bool, ready: Ready | None = None) -> None:
         self.form.setEnabled(not sending)

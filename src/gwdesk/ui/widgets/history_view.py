@@ -1,7 +1,9 @@
 """What was sent from this console this session, newest first, with the selected send's detail.
 
 Rows are `gwdesk.store.history.HistoryEntry` values (the same ones the local store
-keeps), so any tab that sends can show its results the same way.
+keeps), so any tab that sends can show its results the same way. A recipient that is
+one of the profile's contacts shows its name beside the number (`set_names`: the tab
+reads the names of every number listed in one batched read, never one per row).
 """
 
 from __future__ import annotations
@@ -66,8 +68,12 @@ def entry_colour(entry: HistoryEntry) -> QColor | None:
     return FAILED_COLOUR if not entry.ok else status_colour(entry.status)
 
 
-def recipients_of(entry: HistoryEntry) -> str:
-    return display(entry.recipients) if entry.recipients.isdigit() else entry.recipients
+def recipients_of(entry: HistoryEntry, names: dict[str, str] | None = None) -> str:
+    """The number (and the contact's name beside it), or the list's summary."""
+    if not entry.recipients.isdigit():
+        return entry.recipients
+    name = (names or {}).get(entry.recipients)
+    return f"{display(entry.recipients)} · {name}" if name else display(entry.recipients)
 
 
 def short_time(moment: datetime) -> str:
@@ -96,11 +102,18 @@ COLUMNS: list[Column[HistoryEntry]] = [
     Column("External ID", lambda e: e.external_system_id, "ExternalSystemId of the send"),
     Column("Message", message_of, "The text that was sent"),
 ]
+TO_COLUMN = 1
 CHANNEL_COLUMN = 4
 EXTERNAL_COLUMN = 5
 MESSAGE_COLUMN = 6
 #: The widest usual value of each fixed column: its width follows the font.
-COLUMN_SAMPLES = ("00:00:00", "+61 412 345 678", "DELIVERED", "20151224130000812923", "SMS (Lodge)")
+COLUMN_SAMPLES = (
+    "00:00:00",
+    "+61 412 345 678",
+    "DELIVERED",
+    "20151224130000812923",
+    "SMS (Lodge)",
+)
 EXTERNAL_WIDTH = 230
 #: Narrower than this, the stretching column (External ID or text) says too little: the
 #: Channel column makes way first.
@@ -119,11 +132,11 @@ class MiddleElide(QStyledItemDelegate):
         option.textElideMode = Qt.TextElideMode.ElideMiddle
 
 
-def describe(entry: HistoryEntry) -> str:
+def describe(entry: HistoryEntry, names: dict[str, str] | None = None) -> str:
     """The detail pane's text for one entry (plain text: it quotes what was typed)."""
     lines = [
         f"{'Sent' if entry.ok else 'Not sent'} · {entry.channel} · {local_time(entry.at)}",
-        f"To: {recipients_of(entry)}",
+        f"To: {recipients_of(entry, names)}",
     ]
     if entry.message_id:
         lines.append(f"MessageId: {entry.message_id}")
@@ -158,7 +171,13 @@ class HistoryView(QWidget):
     ) -> None:
         super().__init__(parent)
         self._external_ids = external_ids
-        self.model: RowsModel[HistoryEntry] = RowsModel(COLUMNS, self)
+        self.names: dict[str, str] = {}
+        """Contacts' names by number (international digits)."""
+        columns = list(COLUMNS)
+        columns[TO_COLUMN] = Column(
+            "To", lambda e: recipients_of(e, self.names), "The number, and the contact's name"
+        )
+        self.model: RowsModel[HistoryEntry] = RowsModel(columns, self)
         self.table = QTableView()
         self.table.setAccessibleName("Sent messages")
         self.table.setModel(self.model)
@@ -287,6 +306,30 @@ class HistoryView(QWidget):
     def entries(self) -> list[HistoryEntry]:
         return list(self.model.rows)
 
+    def numbers(self) -> set[str]:
+        """The single recipients listed (international digits) whose names are not known."""
+        return {
+            e.recipients
+            for e in self.model.rows
+            if e.recipients.isdigit() and e.recipients not in self.names
+        }
+
+    def set_names(self, names: dict[str, str]) -> None:
+        """Contacts' names for numbers listed (those not in `names` have none)."""
+        self.names.update(names)
+        rows = self.model.rowCount()
+        if rows:
+            self.model.dataChanged.emit(
+                self.model.index(0, TO_COLUMN), self.model.index(rows - 1, TO_COLUMN)
+            )
+        entry = self.selected()
+        if entry is not None:
+            self.detail.setText(describe(entry, self.names))
+
+    def forget_names(self) -> None:
+        """The address book changed: every name is read again."""
+        self.names.clear()
+
     def selected(self) -> HistoryEntry | None:
         rows = self.table.selectionModel().selectedRows()
         if not rows:
@@ -309,4 +352,4 @@ class HistoryView(QWidget):
         entry = self.selected()
         self.detail_area.setVisible(entry is not None)
         if entry is not None:
-            self.detail.setText(describe(entry))
+            self.detail.setText(describe(entry, self.names))

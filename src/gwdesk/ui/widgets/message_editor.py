@@ -9,6 +9,11 @@ Self-contained so the Send, Batch and Fax/MMS tabs can share it: it knows nothin
 of sending; it emits `changed` and, on Ctrl+Enter, `submit_requested`. A marketing
 message ends with the profile's opt-out instruction (`set_appended`): the count is
 of the text as it will go, instruction included, so the parts shown are the parts paid.
+
+Where the text is a template (`templates=True`: the Send and Batch tabs, a
+conversation's reply box), its placeholders (`{first name}`, `{clinic|Glebe}`) are
+marked as such and listed under the count, and a template that cannot be read (a
+brace left open) says where, as it is typed.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from gwdesk.app.sms import with_instruction
 from gwdesk.domain.segments import MAX_PARTS, Encoding, SegmentInfo, count_segments, is_gsm7
+from gwdesk.domain.templates import Template, TemplateError, parse_template
 from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
@@ -39,6 +45,10 @@ NAMED_IN_LABEL: Final = 8
 NAMED_IN_TOOLTIP: Final = 40
 COUNT_DELAY_MS: Final = 40
 HIGHLIGHT: Final = QColor("#ffb300")
+PLACEHOLDER_FILL: Final = QColor(30, 136, 229, 45)
+PLACEHOLDER_TEXT: Final = QColor("#1565c0")
+#: Placeholders named in the line under the count before "and N more".
+NAMED_PLACEHOLDERS: Final = 6
 #: Widget-scoped: the application sheet has no warning colour for labels.
 LOCAL_STYLE: Final = 'QLabel[role="warning"] { color: #e65100; font-weight: 600; }'
 
@@ -101,8 +111,58 @@ def limit_text(info: SegmentInfo) -> tuple[str, str]:
     return ("", "hint")
 
 
+def placeholder_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each `{...}` placeholder in one line, in code points; `{{` and `}}`
+    are literal braces, and a `{` never closed on the line marks nothing."""
+    spans: list[tuple[int, int]] = []
+    index, length = 0, len(text)
+    while index < length:
+        opened = text.find("{", index)
+        if opened < 0:
+            break
+        if text.startswith("{{", opened):
+            index = opened + 2
+            continue
+        closed = text.find("}", opened + 1)
+        if closed < 0:
+            break
+        spans.append((opened, closed + 1))
+        index = closed + 1
+    return spans
+
+
+def utf16_offsets(text: str) -> list[int]:
+    """The UTF-16 position of each code point of `text` (and of its end)."""
+    offsets, position = [], 0
+    for char in text:
+        offsets.append(position)
+        position += 2 if ord(char) > 0xFFFF else 1
+    offsets.append(position)
+    return offsets
+
+
+LIST_FILLING: Final = (
+    "Placeholders, filled in for each recipient",
+    "each recipient's own is in the totals and the preview",
+)
+ONE_FILLING: Final = (
+    "Placeholders, filled from the fields of the contact holding the number",
+    "Preview shows the message filled in",
+)
+
+
+def template_summary(template: Template, filling: tuple[str, str] = LIST_FILLING) -> str:
+    """`Placeholders, filled in for each recipient: {first name}, {clinic|Glebe}. …`."""
+    shown = list(dict.fromkeys(p.shown for p in template.placeholders))
+    named = ", ".join(shown[:NAMED_PLACEHOLDERS])
+    if len(shown) > NAMED_PLACEHOLDERS:
+        named += f" and {len(shown) - NAMED_PLACEHOLDERS} more"
+    head, count = filling
+    return f"{head}: {named}. The count above is of the text as written; {count}."
+
+
 class Ucs2Highlighter(QSyntaxHighlighter):
-    """Marks the characters that force UCS-2.
+    """Marks the characters that force UCS-2, and (for a template) its placeholders.
 
     Qt positions are UTF-16 units and Python sees code points, so an emoji (a
     surrogate pair) advances the position by two.
@@ -110,12 +170,28 @@ class Ucs2Highlighter(QSyntaxHighlighter):
 
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
+        self.templates = False
         self.marked = QTextCharFormat()
         self.marked.setBackground(HIGHLIGHT)
         self.marked.setForeground(QColor("#212121"))
         self.marked.setToolTip("This character forces UCS-2 (70 characters per part).")
+        self.placeholder = QTextCharFormat()
+        self.placeholder.setBackground(PLACEHOLDER_FILL)
+        self.placeholder.setForeground(PLACEHOLDER_TEXT)
+        self.placeholder.setFontWeight(QFont.Weight.DemiBold)
+        self.placeholder.setToolTip("A placeholder: each recipient's own value goes here.")
 
     def highlightBlock(self, text: str) -> None:
+        self._mark_ucs2(text)
+        if self.templates and "{" in text:
+            spans = placeholder_spans(text)
+            if spans:
+                offsets = utf16_offsets(text)
+                for start, end in spans:
+                    at = offsets[start]
+                    self.setFormat(at, offsets[end] - at, self.placeholder)
+
+    def _mark_ucs2(self, text: str) -> None:
         position = 0
         run_start = -1
         for char in text:
@@ -154,8 +230,19 @@ class MessageEditor(QWidget):
     changed = Signal()
     submit_requested = Signal()
 
-    def __init__(self, parent: QWidget | None = None, *, accessible_name: str = "Message") -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        accessible_name: str = "Message",
+        templates: bool = False,
+        filling: tuple[str, str] = LIST_FILLING,
+    ) -> None:
+        """`templates`: the text may hold placeholders, filled as `filling` says
+        (`LIST_FILLING` for a list's rows, `ONE_FILLING` for one number's contact)."""
         super().__init__(parent)
+        self.templates = templates
+        self.filling = filling
         self.setStyleSheet(LOCAL_STYLE)
         self.edit = _TextEdit()
         self.edit.setAccessibleName(accessible_name)
@@ -167,6 +254,7 @@ class MessageEditor(QWidget):
         self.edit.setFont(font)
         self.setFocusProxy(self.edit)
         self.highlighter = Ucs2Highlighter(self.edit.document())
+        self.highlighter.templates = templates
         self.counter = QLabel()
         self.counter.setObjectName("CounterLabel")
         self.counter.setAccessibleName("Message length")
@@ -185,12 +273,17 @@ class MessageEditor(QWidget):
         self.appended_label.setProperty("role", "hint")
         self.appended_label.setWordWrap(True)
         self.appended_label.hide()
+        self.template_label = PlainLabel()  # placeholder names are the operator's text
+        self.template_label.setAccessibleName("Placeholders")
+        self.template_label.setWordWrap(True)
+        self.template_label.hide()
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(3)
         layout.addWidget(self.edit, 1)
         layout.addWidget(self.counter)
+        layout.addWidget(self.template_label)
         layout.addWidget(self.appended_label)
         layout.addWidget(self.encoding_label)
         layout.addWidget(self.limit_label)
@@ -199,6 +292,8 @@ class MessageEditor(QWidget):
         self._appended = ""
         self._counted = ""
         self._info = count_segments("")
+        self._template: Template | TemplateError | None = None
+        self._template_text: str | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(COUNT_DELAY_MS)
@@ -231,6 +326,13 @@ class MessageEditor(QWidget):
         """The text as it will be sent: what was typed, and the instruction if any."""
         text = self.text()
         return with_instruction(text, self._appended) if self._appended and text.strip() else text
+
+    def template(self) -> Template | TemplateError | None:
+        """The text read as a template (`templates=True`): a `Template`, the
+        `TemplateError` saying why it cannot be read, or None for text with no brace."""
+        if self._timer.isActive():
+            self.refresh()
+        return self._template
 
     def info(self) -> SegmentInfo:
         """The count of the current text (counted now if the debounce has not run yet)."""
@@ -270,8 +372,33 @@ class MessageEditor(QWidget):
             if info.non_gsm
             else "Every character is in the GSM 03.38 alphabet."
         )
+        self._show_template(text)
         message, role = limit_text(info)
         self.limit_label.setText(message)
         set_role(self.limit_label, role)
         self.limit_label.setVisible(bool(message))
         self.set_invalid(info.too_long)
+
+    def _show_template(self, text: str) -> None:
+        if text == self._template_text:
+            return
+        self._template_text = text
+        if not self.templates or ("{" not in text and "}" not in text):
+            self._template = None
+            self.template_label.hide()
+            return
+        try:
+            self._template = parse_template(text)
+        except TemplateError as exc:
+            self._template = exc
+            self.template_label.setText(f"Not a usable template: {exc}")
+            set_role(self.template_label, "error")
+            self.template_label.show()
+            return
+        if not self._template.personal:
+            self.template_label.setText("{{ and }} are sent as single braces.")
+            set_role(self.template_label, "hint")
+        else:
+            self.template_label.setText(template_summary(self._template, self.filling))
+            set_role(self.template_label, "hint")
+        self.template_label.show()

@@ -5,7 +5,8 @@ pasted from elsewhere; the field shows the normalised international form (read i
 the profile's region) or the reason the number cannot be used, so a typo is seen
 before Send rather than after. A second line (`set_notice`) tells what the form
 learnt about the number elsewhere (that it opted out, say); it goes as soon as the
-number is edited.
+number is edited. A number that belongs to a contact shows the contact's name beside
+it (`set_contact_name`, once the tab has looked it up).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class RecipientEdit(QWidget):
         self.edit.editingFinished.connect(self.update_feedback)
         self._number: str | None = None
         self._reason = ""
+        self._contact: tuple[str, str] | None = None
+        """(number, the name of the contact holding it)."""
         self.set_region(region)
 
     def set_region(self, region: str) -> None:
@@ -98,6 +101,16 @@ class RecipientEdit(QWidget):
         set_role(self.notice, role)
         self.notice.setVisible(bool(text))
 
+    def set_contact_name(self, number: str, name: str) -> None:
+        """The contact holding `number` is `name` ("" for none): shown while it is typed."""
+        self._contact = (number, name) if name else None
+        self.update_feedback()
+
+    def contact_name(self) -> str:
+        """The name of the contact holding the number typed ("" when none is known)."""
+        contact = self._contact
+        return contact[1] if contact is not None and contact[0] == self._number else ""
+
     def _typed(self) -> None:
         self.set_notice("")  # it was about the number as it was
         self.update_feedback()
@@ -124,6 +137,8 @@ class RecipientEdit(QWidget):
             self.set_invalid(not typing)
             return
         self._reason = ""
-        self.feedback.setText(f"✓ {display(self._number)}  (sent as {self._number})")
+        name = self.contact_name()
+        beside = f" · {name}" if name else ""
+        self.feedback.setText(f"✓ {display(self._number)}{beside}  (sent as {self._number})")
         set_role(self.feedback, "ok")
         self.set_invalid(False)

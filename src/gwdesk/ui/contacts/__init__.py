@@ -1,0 +1,1 @@
+"""The Contacts tab: the profile's address book."""

@@ -1,0 +1,552 @@
+"""Contacts tab: the profile's address book, searched, edited, imported and exported.
+
+The contacts are the profile's own (`gwdesk.store.contacts`): a name, numbers, the
+fields a template's placeholders take ({clinic}), groups (a group can be a batch's
+recipients) and notes. Whether a contact's number opted out is read from the
+account's opt-out list each time the contact is shown, never kept here. Every read
+and write runs off the GUI thread; after a change the session says so
+(`contacts_changed`), so the names beside numbers elsewhere (Replies, the Send tab's
+history) are read again. Names, fields and notes are the operator's or a file's
+text: shown as plain text.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Final
+
+from PySide6.QtCore import QItemSelection, Qt, QTimer
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gwdesk.app.contacts import export_contacts, import_contacts
+from gwdesk.domain.contacts import ContactCard
+from gwdesk.domain.numbers import DEFAULT_REGION, display
+from gwdesk.importing.decoding import ImportFailed
+from gwdesk.store.contacts import Contact, ContactStore
+from gwdesk.store.database import StoreError
+from gwdesk.store.optouts import OptOut
+from gwdesk.ui.contacts.editor import ContactDialog
+from gwdesk.ui.formatting import optout_sentence
+from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
+from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
+from gwdesk.ui.session import Session
+from gwdesk.ui.tab_base import BaseTab
+from gwdesk.ui.tasks import TaskRunner, alive, off_thread
+from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.validity import set_role
+
+SEARCH_DELAY_MS: Final = 250
+SHOWN: Final = 5000
+"""Contacts listed at once; the search narrows a bigger book."""
+ALL_GROUPS: Final = ""
+FILE_FILTER: Final = "Contacts (*.csv *.vcf *.vcard *.txt);;All files (*)"
+OUT_COLOUR: Final = QColor("#d32f2f")
+#: Rows of an import that were left out, listed in the result's tooltip.
+LEFT_OUT_SHOWN: Final = 40
+
+
+def fields_text(contact: Contact) -> str:
+    return "; ".join(f"{name}: {' '.join(value.split())}" for name, value in contact.fields)
+
+
+def numbers_text(contact: Contact) -> str:
+    return ", ".join(display(n) for n in contact.numbers)
+
+
+COLUMNS: Final[list[Column[Contact]]] = [
+    Column("Name", lambda c: c.name or "(no name)", "The contact's name"),
+    Column("Numbers", numbers_text, "The first is the one a group send uses"),
+    Column("Groups", lambda c: ", ".join(c.groups), "The groups a batch can send to"),
+    Column("Fields", fields_text, "Merge fields: a template's {field} takes these values"),
+    Column(
+        "Opt-out",
+        lambda c: "opted out" if c.opted_out else "",
+        "On the account's opt-out list now (Opt-outs tab: how and when)",
+        colour=lambda c: OUT_COLOUR if c.opted_out else None,
+    ),
+]
+
+
+class ContactsTab(BaseTab):
+    title = "Contacts"
+    icon_name = "contacts"
+
+    def __init__(
+        self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(session, tasks, theme, parent)
+        self.dialog: ContactDialog | None = None
+        self.question: QMessageBox | None = None
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search names, notes or numbers")
+        self.search.setAccessibleName("Search contacts")
+        self.search.setClearButtonEnabled(True)
+        self.search.addAction(theme.icon("search"), QLineEdit.ActionPosition.LeadingPosition)
+        self.group = QComboBox()
+        self.group.setAccessibleName("Group")
+        self.group.setToolTip("Show one group's contacts")
+        self.group.setMinimumContentsLength(18)
+        self.counts = PlainLabel("")
+        self.counts.setAccessibleName("Contact counts")
+        self.counts.setProperty("role", "hint")
+        self.add_button = QPushButton(theme.icon("contacts"), "Add contact…")
+        self.edit_button = QPushButton("Edit…")
+        self.delete_button = QPushButton("Delete…")
+        self.import_button = QPushButton(theme.icon("import"), "Import…")
+        self.import_button.setToolTip("Add or update contacts from a CSV or vCard file")
+        self.export_button = QPushButton(theme.icon("export"), "Export…")
+        self.export_button.setToolTip("Save the contacts shown (all, or the group) as CSV")
+        self.message = PlainLabel("")
+        self.message.setWordWrap(True)
+        self.message.setAccessibleName("Contacts result")
+
+        self.model: RowsModel[Contact] = RowsModel(COLUMNS, self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setAccessibleName("Contacts")
+        self.table.setAlternatingRowColors(True)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        for column, width in enumerate((190, 250, 150, 260, 90)):
+            self.table.setColumnWidth(column, width)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.empty = PlainLabel(
+            "No contacts yet. Add one, or import a CSV (a header row naming Name, Mobile, "
+            "Groups and any fields) or a vCard file exported from a phone or mail program."
+        )
+        self.empty.setWordWrap(True)
+        self.empty.setProperty("role", "hint")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+        self.detail_box = QGroupBox("Contact")
+        self.detail_name = PlainLabel("")
+        self.detail_name.setAccessibleName("Contact shown")
+        self.detail_name.setStyleSheet("font-size: 13pt; font-weight: 600;")
+        self.detail_name.setWordWrap(True)
+        self.detail_numbers = PlainLabel("")
+        self.detail_numbers.setAccessibleName("Numbers of the contact")
+        self.detail_numbers.setWordWrap(True)
+        self.detail_optout = PlainLabel("")
+        self.detail_optout.setAccessibleName("Opt-out of the contact")
+        self.detail_optout.setWordWrap(True)
+        self.detail_optout.hide()
+        set_role(self.detail_optout, "error")
+        self.detail_fields = PlainLabel("")
+        self.detail_fields.setAccessibleName("Fields of the contact")
+        self.detail_fields.setWordWrap(True)
+        self.detail_groups = PlainLabel("")
+        self.detail_groups.setAccessibleName("Groups of the contact")
+        self.detail_groups.setWordWrap(True)
+        self.detail_notes = PlainLabel("")
+        self.detail_notes.setAccessibleName("Notes of the contact")
+        self.detail_notes.setWordWrap(True)
+        self.detail_notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        detail = QFormLayout(self.detail_box)
+        detail.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        detail.addRow(self.detail_name)
+        detail.addRow("Numbers", self.detail_numbers)
+        detail.addRow(self.detail_optout)
+        detail.addRow("Fields", self.detail_fields)
+        detail.addRow("Groups", self.detail_groups)
+        detail.addRow("Notes", self.detail_notes)
+        self.detail_box.setMinimumWidth(300)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.search, 1)
+        bar.addWidget(self.group)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.counts, 1)
+        for button in (
+            self.add_button,
+            self.edit_button,
+            self.delete_button,
+            self.import_button,
+            self.export_button,
+        ):
+            buttons.addWidget(button)
+        listing = QWidget()
+        listing_layout = QVBoxLayout(listing)
+        listing_layout.setContentsMargins(0, 0, 0, 0)
+        listing_layout.addWidget(self.table, 1)
+        listing_layout.addWidget(self.empty, 1)
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(self.detail_box)
+        side_layout.addStretch(1)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.setChildrenCollapsible(False)
+        body.addWidget(listing)
+        body.addWidget(side)
+        body.setStretchFactor(0, 3)
+        body.setStretchFactor(1, 1)
+        body.setSizes([860, 360])
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addLayout(buttons)
+        layout.addWidget(body, 1)
+        layout.addWidget(self.message)
+
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self.refresh)
+        self.search.textChanged.connect(lambda _t: self._search_timer.start())
+        self.group.activated.connect(lambda _i: self.refresh())
+        self.table.selectionModel().selectionChanged.connect(self._selected)
+        self.table.doubleClicked.connect(lambda _index: self.edit())
+        self.add_button.clicked.connect(self.add)
+        self.edit_button.clicked.connect(self.edit)
+        self.delete_button.clicked.connect(self.ask_delete)
+        self.import_button.clicked.connect(self.choose_import)
+        self.export_button.clicked.connect(self.choose_export)
+        self.connect_tracked(session.replies.replies_arrived, lambda _d: self._search_timer.start())
+        self.connect_tracked(session.contacts_changed, self._search_timer.start)
+        self._show_detail(None)
+        self.on_session_changed()
+
+    # ---- reading -----------------------------------------------------------------------
+
+    def _store(self) -> ContactStore | None:
+        store = self.session.store
+        return store.contacts if store is not None else None
+
+    def _region(self) -> str:
+        profile = self.session.profile
+        return profile.region if profile else DEFAULT_REGION
+
+    def on_session_changed(self) -> None:
+        enabled = self._store() is not None
+        for button in (self.add_button, self.import_button, self.export_button):
+            button.setEnabled(enabled)
+        self.edit_button.setEnabled(False)
+        self.delete_button.setEnabled(False)
+        self.group.clear()
+        self.group.addItem("All contacts", ALL_GROUPS)
+        self._say("", "hint")
+        self.refresh()
+
+    def chosen_group(self) -> str | None:
+        value = self.group.currentData()
+        return value if isinstance(value, str) and value != ALL_GROUPS else None
+
+    def refresh(self) -> None:
+        store = self._store()
+        if store is None:
+            self.model.set_rows([])
+            self.counts.setText("Not connected: choose a profile (File ▸ Profiles…).")
+            self._show_empty()
+            return
+        self.tasks.run(self._load(store), key="load", owner=self, context="reading the contacts")
+
+    async def _load(self, store: ContactStore) -> None:
+        search, group = self.search.text(), self.chosen_group()
+
+        def read() -> tuple[list[Contact], int, int, list[tuple[str, int]]]:
+            rows = store.listing(search, group=group, limit=SHOWN)
+            return rows, store.count(search, group=group), store.count(), store.groups()
+
+        try:
+            rows, found, total, groups = await off_thread(read)
+        except StoreError as exc:
+            self._say(f"The contacts could not be read: {exc}", "error")
+            return
+        if not alive(self) or store is not self._store():
+            return
+        selected = self.selected()
+        self.model.set_rows(rows)
+        self._fill_groups(groups)
+        more = f" (the first {SHOWN:,} shown: search to narrow)" if found > len(rows) else ""
+        narrowed = f"{found:,} of {total:,} contacts" if found != total else f"{total:,} contacts"
+        self.counts.setText(f"{narrowed} · {len(groups):,} groups{more}")
+        self._show_empty()
+        if selected is not None:
+            self._select(selected.id)
+        else:
+            self._show_detail(None)
+
+    def _fill_groups(self, groups: list[tuple[str, int]]) -> None:
+        chosen = self.chosen_group()
+        self.group.clear()
+        self.group.addItem("All contacts", ALL_GROUPS)
+        for name, count in groups:
+            self.group.addItem(f"{' '.join(name.split())} ({count:,})", name)
+        index = self.group.findData(chosen) if chosen is not None else 0
+        self.group.setCurrentIndex(max(0, index))
+
+    def _show_empty(self) -> None:
+        nothing = not self.model.rows and not self.search.text().strip() and not self.chosen_group()
+        self.empty.setVisible(nothing)
+        self.table.setVisible(not nothing)
+
+    def selected(self) -> Contact | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        row = rows[0].data(ROW_ROLE)
+        return row if isinstance(row, Contact) else None
+
+    def _select(self, contact_id: int) -> None:
+        for row, contact in enumerate(self.model.rows):
+            if contact.id == contact_id:
+                self.table.selectRow(row)
+                self._show_detail(contact)
+                return
+        self._show_detail(None)
+
+    def _selected(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+        self._show_detail(self.selected())
+
+    def _show_detail(self, contact: Contact | None) -> None:
+        self.edit_button.setEnabled(contact is not None)
+        self.delete_button.setEnabled(contact is not None)
+        self.detail_box.setEnabled(contact is not None)
+        self.detail_optout.hide()
+        if contact is None:
+            self.detail_name.setText("Choose a contact to see it here.")
+            for label in (
+                self.detail_numbers,
+                self.detail_fields,
+                self.detail_groups,
+                self.detail_notes,
+            ):
+                label.setText("")
+            return
+        self.detail_name.setText(contact.name or "(no name)")
+        self.detail_numbers.setText(
+            "\n".join(
+                display(n) + (" (opted out)" if n in contact.opted_out else "")
+                for n in contact.numbers
+            )
+        )
+        self.detail_fields.setText(
+            "\n".join(f"{name}: {value}" for name, value in contact.fields) or "none"
+        )
+        self.detail_groups.setText(", ".join(contact.groups) or "none")
+        self.detail_notes.setText(contact.notes or "none")
+        if contact.opted_out:
+            self.tasks.run(
+                self._show_optouts(contact),
+                key="optouts",
+                owner=self,
+                context="reading a contact's opt-out",
+            )
+
+    async def _show_optouts(self, contact: Contact) -> None:
+        lines = await self.optout_lines(contact)
+        current = self.selected()
+        if lines and current is not None and current.id == contact.id:
+            self.detail_optout.setText("\n".join(lines))
+            self.detail_optout.show()
+
+    async def optout_lines(self, contact: Contact) -> list[str]:
+        """How and when each of the contact's opted-out numbers opted out."""
+        sending = self.session.sending
+        guard = sending.guard if sending is not None else None
+        if guard is None or not contact.opted_out:
+            return []
+        try:
+            found: dict[str, OptOut] = dict(await guard.lookup(list(contact.opted_out)))
+        except StoreError as exc:
+            return [f"The opt-out list could not be read: {exc}"]
+        return [optout_sentence(found[n]) for n in contact.opted_out if n in found]
+
+    # ---- changes -----------------------------------------------------------------------
+
+    def add(self) -> None:
+        self._open(None, [])
+
+    def edit(self) -> None:
+        contact = self.selected()
+        if contact is None:
+            return
+        self.tasks.run(self._edit(contact), key="open", owner=self, context="editing a contact")
+
+    async def _edit(self, contact: Contact) -> None:
+        lines = await self.optout_lines(contact)
+        if alive(self):
+            self._open(contact, lines)
+
+    def _open(self, contact: Contact | None, optout_lines: list[str]) -> None:
+        store = self._store()
+        if store is None:
+            return
+        if self.dialog is not None:
+            self.dialog.close()
+        dialog = ContactDialog(self._region(), contact, optout_lines, self)
+        dialog.save_requested.connect(
+            lambda card: self.tasks.run(
+                self._save(store, dialog, contact, card),
+                key="save",
+                owner=self,
+                context="saving a contact",
+            )
+        )
+        dialog.finished.connect(lambda _r: self._dialog_closed(dialog))
+        self.dialog = dialog
+        dialog.open()
+
+    def _dialog_closed(self, dialog: ContactDialog) -> None:
+        if self.dialog is dialog:
+            self.dialog = None
+        dialog.deleteLater()
+
+    async def _save(
+        self, store: ContactStore, dialog: ContactDialog, contact: Contact | None, card: ContactCard
+    ) -> None:
+        def write() -> Contact:
+            return store.add(card) if contact is None else store.update(contact.id, card)
+
+        try:
+            saved = await off_thread(write)
+        except StoreError as exc:
+            if alive(dialog):
+                dialog.show_error(str(exc))
+            return
+        if alive(dialog):
+            dialog.accept()
+        self._say(f"{saved.name or numbers_text(saved)} is saved.", "ok")
+        await self._changed(store, saved.id)
+
+    async def _changed(self, store: ContactStore, select: int | None = None) -> None:
+        """After a change: the listing read again, and the others told."""
+        self.session.contacts_changed.emit()
+        await self._load(store)
+        if select is not None:
+            self._select(select)
+
+    def ask_delete(self) -> None:
+        contact = self.selected()
+        store = self._store()
+        if contact is None or store is None:
+            return
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Delete the contact?",
+            f"Delete {contact.name or numbers_text(contact)}? Messages sent to its numbers "
+            "stay in the history; its opt-out state stays on the opt-out list.",
+            parent=self,
+        )
+        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+
+        def finished(_result: int) -> None:
+            self.question = None
+            if box.clickedButton() is delete:
+                self.delete(contact)
+            box.deleteLater()
+
+        box.finished.connect(finished)
+        self.question = box
+        plain_box(box).open()
+
+    def delete(self, contact: Contact) -> None:
+        store = self._store()
+        if store is not None:
+            self.tasks.run(
+                self._delete(store, contact), key="save", owner=self, context="deleting a contact"
+            )
+
+    async def _delete(self, store: ContactStore, contact: Contact) -> None:
+        try:
+            await off_thread(lambda: store.remove(contact.id))
+        except StoreError as exc:
+            self._say(f"Not deleted: {exc}", "error")
+            return
+        self._say(f"{contact.name or numbers_text(contact)} is deleted.", "ok")
+        await self._changed(store)
+
+    # ---- files -------------------------------------------------------------------------
+
+    def choose_import(self) -> None:
+        name, _filter = QFileDialog.getOpenFileName(
+            self, "Import contacts", str(Path.home()), FILE_FILTER
+        )
+        if name:
+            self.import_from(Path(name))
+
+    def import_from(self, path: Path) -> None:
+        store = self._store()
+        if store is None:
+            return
+        region = self._region()
+        self._say(f"Importing {path.name}…", "hint")
+        self.tasks.run(
+            self._import(store, path, region), key="file", owner=self, context="importing contacts"
+        )
+
+    async def _import(self, store: ContactStore, path: Path, region: str) -> None:
+        try:
+            report = await off_thread(lambda: import_contacts(store, path, region))
+        except ImportFailed as exc:
+            self._say(f"{path.name} was not imported: {exc.message}", "error")
+            return
+        except (StoreError, OSError) as exc:
+            self._say(f"{path.name} was not imported: {exc}", "error")
+            return
+        left = report.invalid
+        self._say(
+            f"{path.name} ({report.kind}): {report.summary()}."
+            + (f" Left out: {_left_out(left[0].row, left[0].reason)}" if left else ""),
+            "hint" if left else "ok",
+        )
+        self.message.setToolTip(
+            tooltip("\n".join(_left_out(r.row, r.reason) for r in left[:LEFT_OUT_SHOWN]))
+        )
+        await self._changed(store)
+
+    def choose_export(self) -> None:
+        suggested = Path.home() / f"gwdesk-contacts-{date.today():%Y%m%d}.csv"
+        name, _filter = QFileDialog.getSaveFileName(
+            self, "Export the contacts", str(suggested), "CSV files (*.csv)"
+        )
+        if name:
+            self.export_to(Path(name))
+
+    def export_to(self, path: Path) -> None:
+        store = self._store()
+        if store is None:
+            return
+        group = self.chosen_group()
+        self.tasks.run(
+            self._export(store, path, group), key="file", owner=self, context="exporting"
+        )
+
+    async def _export(self, store: ContactStore, path: Path, group: str | None) -> None:
+        try:
+            count = await off_thread(lambda: export_contacts(store, path, group=group))
+        except (StoreError, OSError) as exc:
+            self._say(f"The contacts were not exported: {exc}", "error")
+            return
+        self._say(f"{count:,} contacts written to {path}.", "ok")
+
+    def _say(self, text: str, role: str) -> None:
+        self.message.setText(text)
+        self.message.setToolTip("")
+        set_role(self.message, role)
+
+
+def _left_out(row: int, reason: str) -> str:
+    return f"row {row}: {reason}"

@@ -1,0 +1,116 @@
+"""What a send will cost, before it goes: total parts, and credits where the gateway has them.
+
+`CostWatch` asks the profile's `Sending.cost_of_parts` (the account's credits, from
+whichever account resource answers) once the parts to send are known, and weighs
+later totals against that same answer while it is fresh (`Cost.for_parts`), so
+editing the text does not ask the gateway at every keystroke. A send is asked
+again after it went (the balance changed). `cost_line` says it in words: the parts,
+the credits it uses of those the account has, and when they do not cover it, by
+how much (a send that exceeds the balance asks before it goes: the tabs do that).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from gwdesk.app.personal import Cost
+from gwdesk.app.sending import Sending
+from gwdesk.ui.tasks import TaskRunner, alive
+
+#: An answer about the account's credits is used this long for other totals.
+FRESH_SECONDS: Final = 60.0
+ASK_DELAY_MS: Final = 500
+COST_KEY: Final = "cost"
+
+
+def cost_line(cost: Cost | None) -> tuple[str, str]:
+    """(the cost in words, its label role)."""
+    if cost is None:
+        return ("", "hint")
+    parts = f"{cost.parts:,} part{'s' if cost.parts != 1 else ''}"
+    if cost.credits is None or cost.balance is None:
+        why = cost.note or "the gateway reports no credits for this account"
+        return (f"Cost: {parts}; {why}.", "hint")
+    uses = f"{cost.credits:,} credit{'s' if cost.credits != 1 else ''}"
+    if cost.covered:
+        return (f"Cost: {parts}, {uses} of the {cost.balance:,} the account has.", "hint")
+    return (
+        f"Cost: {parts}, {uses}, but the account has {cost.balance:,}: "
+        f"{cost.credits - cost.balance:,} more than the balance. Sending asks first.",
+        "warning",
+    )
+
+
+def short_of(cost: Cost) -> str:
+    """The question a send that exceeds the balance asks."""
+    return (
+        f"This send needs {cost.credits or 0:,} credits and the account has "
+        f"{cost.balance or 0:,}: the gateway may refuse part of it. Send anyway?"
+    )
+
+
+class CostWatch(QObject):
+    """The cost of the parts a tab is about to send, kept current."""
+
+    costed = Signal(object)
+    """A `Cost` for the parts last wanted (or None: nothing to send)."""
+
+    def __init__(self, tasks: TaskRunner, parent: QObject) -> None:
+        super().__init__(parent)
+        self.tasks = tasks
+        self.cost: Cost | None = None
+        """The last answer (for the parts it was asked for)."""
+        self._asked_at = 0.0
+        self._wanted: tuple[Sending, int] | None = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(ASK_DELAY_MS)
+        self._timer.timeout.connect(self._ask_wanted)
+
+    def known(self, parts: int) -> Cost | None:
+        """The cost of `parts` from a fresh answer, or None when the gateway must be asked."""
+        if self.cost is None or time.monotonic() - self._asked_at > FRESH_SECONDS:
+            return None
+        return self.cost.for_parts(parts)
+
+    def want(self, sending: Sending | None, parts: int) -> None:
+        """Say the cost of `parts` (at once from a fresh answer, else after a pause)."""
+        if sending is None or parts <= 0:
+            self._timer.stop()
+            self._wanted = None
+            self.costed.emit(None)
+            return
+        known = self.known(parts)
+        if known is not None:
+            self.costed.emit(known)
+            return
+        self._wanted = (sending, parts)
+        self._timer.start()
+
+    def _ask_wanted(self) -> None:
+        wanted, self._wanted = self._wanted, None
+        if wanted is not None:
+            self.tasks.run(
+                self.fetch(*wanted), key=COST_KEY, owner=self, context="reading the credits"
+            )
+
+    async def fetch(self, sending: Sending, parts: int) -> Cost:
+        """Ask the gateway now (a send about to go)."""
+        cost = await sending.cost_of_parts(parts)
+        if alive(self):
+            self.cost, self._asked_at = cost, time.monotonic()
+            self.costed.emit(cost)
+        return cost
+
+    async def for_send(self, sending: Sending, parts: int) -> Cost:
+        """The cost a send about to go is weighed against (fresh, or asked now)."""
+        return self.known(parts) or await self.fetch(sending, parts)
+
+    def forget(self) -> None:
+        """The balance changed (a send went) or the profile switched: ask again next time."""
+        self._timer.stop()
+        self.tasks.cancel(COST_KEY, owner=self)
+        self.cost = None
