@@ -34,10 +34,7 @@ def team_text(team: TeamHub) -> tuple[str, str, str]:
         return (f"Team store {server}: connecting…", "hint", f"Connecting to {server}.")
     if not team.connected:
         since = team.lost_at.strftime("%H:%M:%S") if team.lost_at else "now"
-        text = (
-            f"Team store disconnected since {since}: sends are refused until it is back; "
-            "your drafts are kept on this desk"
-        )
+        text = f"Team store disconnected since {since} · sends refused, drafts kept"
         tip = (
             f"The team's server {server} does not answer. Sends that need the team's opt-out "
             "list are refused, saying why; what you type stays on this desk. Replies, sends and "

@@ -57,10 +57,10 @@ def replied(console: Console) -> None:
 async def test_screenshot_a_conversation_three_desks_share(
     desks: Desks, sandbox: SandboxThread, pg_url: str, screenshots_dir: Path | None
 ) -> None:
-    a_morning(pg_url)
     alex = await desks.open(sandbox, "Harbour Dental", "Alex", pg_url)
     sam = await desks.open(sandbox, "Harbour Dental", "Sam", pg_url)
     await desks.open(sandbox, "Harbour Dental", "Kim", pg_url)
+    a_morning(pg_url)
     replied(alex)
     alex.window.resize(WINDOW)
     label = alex.window.status.team_label
