@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from gwdesk.domain.operator import default_operator
 from gwdesk.domain.optout_words import Keywords
 from gwdesk.store.database import StoreError, StoreUnavailable
-from gwdesk.store.optouts import CUSTOMER, How, OptOutStore, operator_name
+from gwdesk.store.optouts import CUSTOMER, How, OptOutStore
 from gwdesk.store.postgres import PostgresDatabase
 from gwdesk.store.replies import IncomingReply, OptOutRules, ReplyStore
 from gwdesk.store.shared import ServerData, SharedData
@@ -158,7 +159,7 @@ def test_a_named_operator_wins_and_no_operator_is_the_system_user(shared: Shared
     first, second = anonymous.get("61400000001"), anonymous.get("61400000002")
     assert first is not None
     assert second is not None
-    assert (first.by, second.by) == (operator_name(), "Robin")
+    assert (first.by, second.by) == (default_operator(), "Robin")
     anonymous.close()
 
 
