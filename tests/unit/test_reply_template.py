@@ -54,7 +54,11 @@ def test_the_generated_template_names_every_placeholder() -> None:
 
 
 def test_an_ipv6_host_is_bracketed() -> None:
-    assert ReplyTemplate.generate("::1", 80, SECRET).base_url.startswith("http://[::1]:80/")
+    assert ReplyTemplate.generate("::1", 8642, SECRET).base_url.startswith("http://[::1]:8642/")
+
+
+def test_the_schemes_own_port_is_left_out_of_the_address() -> None:
+    assert ReplyTemplate.generate("::1", 80, SECRET).base_url.startswith("http://[::1]/replies/")
 
 
 def test_the_secret_stays_out_of_the_repr() -> None:
