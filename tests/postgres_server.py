@@ -38,6 +38,21 @@ def server_bin() -> Path | None:
     return Path(found).parent if found else None
 
 
+def _served_certificate(server: PostgresServer, cert: Path, key: Path) -> str:
+    """Copy `cert` and `key` into the server's folder as its user may read them (the key
+    private, or PostgreSQL refuses it); the configuration lines naming them."""
+    lines = []
+    for source, name, mode in ((cert, "server.crt", 0o644), (key, "server.key", 0o600)):
+        target = server.data / name
+        shutil.copyfile(source, target)
+        os.chmod(target, mode)
+        if server.run_as is not None:
+            user = pwd.getpwnam(server.run_as)
+            os.chown(target, user.pw_uid, user.pw_gid)
+        lines.append(f"ssl_{'cert' if name.endswith('crt') else 'key'}_file = '{target}'\n")
+    return "".join(lines)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -94,12 +109,15 @@ class PostgresServer:
 
 
 @contextlib.contextmanager
-def postgres_server(*, durable: bool = False) -> Iterator[PostgresServer]:
+def postgres_server(
+    *, durable: bool = False, tls: tuple[Path, Path] | None = None
+) -> Iterator[PostgresServer]:
     """Start a throwaway server; stop it and remove its folder afterwards.
 
     Tests run it with `fsync` off (their data is thrown away; a crash of the machine is not
     what they test); `durable=True` keeps PostgreSQL's defaults, for benchmarks whose
-    figures must include what a commit costs an office's server."""
+    figures must include what a commit costs an office's server. `tls`: (certificate,
+    key) it serves TLS with, as an office's server does."""
     tools = server_bin()
     if tools is None:
         raise RuntimeError(
@@ -122,6 +140,8 @@ def postgres_server(*, durable: bool = False) -> Iterator[PostgresServer]:
             conf.write("max_connections = 200\n")
             if not durable:
                 conf.write("fsync = off\nfull_page_writes = off\n")
+            if tls is not None:
+                conf.write(f"ssl = on\n{_served_certificate(server, *tls)}")
         for attempt in range(3):
             try:
                 server.start()
