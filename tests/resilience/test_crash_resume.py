@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,20 +74,23 @@ def accepted(sandbox: SandboxThread) -> int:
     return int(sandbox.query("SELECT COUNT(*) FROM batches")[0][0])
 
 
-def send_and_kill(sandbox: SandboxThread, sheet: Path, timeout: float | None) -> tuple[int, float]:
-    """Start the batch, SIGKILL the sender once KILL_AFTER requests were accepted."""
+def kill_when(
+    command: list[str],
+    env: dict[str, str],
+    reached: Callable[[], bool],
+    *,
+    within: float,
+    what: str = "the send",
+) -> None:
+    """Run `command`; SIGKILL it once `reached()` holds (polled), failing if it ends first
+    or `reached()` does not hold within `within` seconds."""
     started = time.monotonic()
-    child = subprocess.Popen(
-        gwdesk(sandbox, "send", TEXT, "--csv", str(sheet), "--json", timeout=timeout),
-        env=environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        while accepted(sandbox) < KILL_AFTER:
+        while not reached():
             code = child.poll()
-            assert code is None, f"the sender ended ({code}) before it was killed"
-            assert time.monotonic() - started < 40, "the batch never got going"
+            assert code is None, f"{what} ended ({code}) before it was killed"
+            assert time.monotonic() - started < within, f"{what} never got going"
             time.sleep(0.005)
         child.send_signal(signal.SIGKILL)
         assert child.wait(timeout=10) == -signal.SIGKILL
@@ -96,6 +100,18 @@ def send_and_kill(sandbox: SandboxThread, sheet: Path, timeout: float | None) ->
             child.wait()
         if child.stderr is not None:
             child.stderr.close()
+
+
+def send_and_kill(sandbox: SandboxThread, sheet: Path, timeout: float | None) -> tuple[int, float]:
+    """Start the batch, SIGKILL the sender once KILL_AFTER requests were accepted."""
+    started = time.monotonic()
+    kill_when(
+        gwdesk(sandbox, "send", TEXT, "--csv", str(sheet), "--json", timeout=timeout),
+        environment(),
+        lambda: accepted(sandbox) >= KILL_AFTER,
+        within=40,
+        what="the sender",
+    )
     return (accepted(sandbox), time.monotonic() - started)
 
 

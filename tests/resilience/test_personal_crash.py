@@ -9,17 +9,14 @@ exactly one message, with exactly its own text, and no request was accepted twic
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from gwdesk.sandbox.server import SandboxThread
 from tests.conftest import SandboxFactory
-from tests.resilience.test_crash_resume import environment, gwdesk, run, wait_loaded
+from tests.resilience.test_crash_resume import environment, gwdesk, kill_when, run, wait_loaded
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 
@@ -55,27 +52,13 @@ def singles_lodged(sandbox: SandboxThread) -> int:
 
 
 def send_and_kill(sandbox: SandboxThread, sheet: Path) -> int:
-    started = time.monotonic()
-    child = subprocess.Popen(
+    kill_when(
         gwdesk(sandbox, "send", TEMPLATE, "--csv", str(sheet), "--json"),
-        env=environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        environment(),
+        lambda: singles_lodged(sandbox) >= KILL_AFTER,
+        within=60,
+        what="the sender",
     )
-    try:
-        while singles_lodged(sandbox) < KILL_AFTER:
-            code = child.poll()
-            assert code is None, f"the sender ended ({code}) before it was killed"
-            assert time.monotonic() - started < 60, "the send never got going"
-            time.sleep(0.005)
-        child.send_signal(signal.SIGKILL)
-        assert child.wait(timeout=10) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        if child.stderr is not None:
-            child.stderr.close()
     return singles_lodged(sandbox)
 
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,7 @@ import pytest
 from gwdesk.sandbox.server import SandboxThread
 from tests.conftest import SandboxFactory
 from tests.contract.listener_support import Starter, listen_processes
+from tests.resilience.test_crash_resume import accepted, kill_when, wait_loaded
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 
@@ -89,18 +88,6 @@ def write_list(path: Path, numbers: list[str]) -> Path:
     return path
 
 
-def accepted(sandbox: SandboxThread) -> int:
-    return int(sandbox.query("SELECT COUNT(*) FROM batches")[0][0])
-
-
-def wait_loaded(sandbox: SandboxThread, within: float = 30.0) -> None:
-    """The sandbox creates a batch's messages in the background: wait for all of them."""
-    deadline = time.monotonic() + within
-    while sandbox.query("SELECT COUNT(*) FROM batches WHERE done = 0")[0][0]:
-        assert time.monotonic() < deadline, "the sandbox did not finish loading the batches"
-        time.sleep(0.05)
-
-
 def test_a_stop_taken_by_the_receiver_leaves_the_number_out_of_another_desks_list(
     office: Office, start: Starter, tmp_path: Path
 ) -> None:
@@ -130,22 +117,9 @@ def test_a_stop_taken_by_the_receiver_leaves_the_number_out_of_another_desks_lis
 def send_and_kill(office: Office, sheet: Path) -> int:
     """Desk A starts the list; it is SIGKILLed once KILL_AFTER requests were accepted."""
     command, env = office.command("alex", "send", "Your order is ready", "--csv", str(sheet))
-    started = time.monotonic()
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        while accepted(office.sandbox) < KILL_AFTER:
-            code = child.poll()
-            assert code is None, f"desk A ended ({code}) before it was killed"
-            assert time.monotonic() - started < 60, "the list never got going"
-            time.sleep(0.005)
-        child.send_signal(signal.SIGKILL)
-        assert child.wait(timeout=10) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        if child.stderr is not None:
-            child.stderr.close()
+    kill_when(
+        command, env, lambda: accepted(office.sandbox) >= KILL_AFTER, within=60, what="desk A"
+    )
     return accepted(office.sandbox)
 
 
