@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import shiboken6
 from PySide6.QtCore import QObject
 
 from gwdesk.store.database import ReadInterrupted, StoreError, StoreUnavailable
 from gwdesk.store.reader import Reading
 from gwdesk.ui.errors import ErrorReporter
-from gwdesk.ui.tasks import BlockingJob, StoreReads, TaskRunner, off_thread
+from gwdesk.ui.tasks import BlockingJob, StoreReads, TaskRunner, off_thread, to_gui_thread
 from tests.ui.conftest import UiBundle, wait_until
 
 Answers = list[tuple[Any, BaseException | None]]
@@ -180,6 +181,25 @@ async def test_off_thread_returns_the_result_and_raises_the_error(ui: UiBundle) 
 
     with pytest.raises(OSError, match="disk gone"):
         await off_thread(fails)
+
+
+# ---- callbacks from threads of their own ---------------------------------------------------
+
+
+async def test_a_thread_s_callback_runs_on_the_gui_thread_unless_its_owner_is_gone(
+    ui: UiBundle,
+) -> None:
+    loop = asyncio.get_running_loop()
+    gone, here = QObject(), QObject()
+    ran: list[tuple[str, int]] = []
+    to_gone = to_gui_thread(loop, gone, lambda name: ran.append((name, threading.get_ident())))
+    to_here = to_gui_thread(loop, here, lambda name: ran.append((name, threading.get_ident())))
+    shiboken6.delete(gone)
+    caller = threading.Thread(target=lambda: (to_gone("gone"), to_here("here")))
+    caller.start()
+    caller.join(10)
+    await wait_until(lambda: ran, message="the living owner's callback")
+    assert ran == [("here", threading.get_ident())]  # posted after the other: the loop keeps order
 
 
 # ---- store reads -------------------------------------------------------------------------------
@@ -351,6 +371,30 @@ async def test_a_closed_reader_answers_nothing_and_reads_nothing(
     assert ticket.cancelled  # refused at once: nothing was queued to run or answer later
     assert ran == []
     assert answers == []
+
+
+async def test_a_read_answering_after_its_owner_was_destroyed_is_dropped(
+    ui: UiBundle, numbers: Path
+) -> None:
+    owner = QObject()
+    reads = StoreReads(numbers, "owned", owner)
+    started, gate = threading.Event(), threading.Event()
+
+    def held(reading: Reading) -> int:
+        started.set()
+        gate.wait(10)
+        return count(reading)
+
+    waiting = asyncio.ensure_future(reads.fetch(held))
+    await wait_until(started.is_set, message="the read running")
+    shiboken6.delete(owner)  # the owner and its reads deleted, never closed
+    assert not shiboken6.isValid(reads)
+    gate.set()  # the reader thread now hands in its answer
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(waiting, 10)
+    finally:
+        reads.close()
 
 
 async def test_a_read_of_an_in_memory_store_is_a_store_error(ui: UiBundle) -> None:

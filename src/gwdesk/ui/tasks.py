@@ -1,4 +1,4 @@
-"""Crossing threads in the console: one module, three ways, used by every tab and widget.
+"""Crossing threads in the console: one module, four ways, used by every tab and widget.
 
 - `TaskRunner.run(coro, key=..., owner=...)`: async work started from a slot, on the
   GUI thread's event loop. The task is kept referenced; a newer task with the same
@@ -14,9 +14,13 @@
   starts something (threads, a port, an open file) can be given an `undo`, run when
   its caller went away before taking the result.
 - `StoreReads`: reads from a profile's store on a reader thread of its own
-  (`gwdesk.store.reader`), answered on the GUI thread through a queued signal. A
-  read cancelled, superseded (same key, or `supersede()`) or closed before its
-  answer lands is dropped, and `supersede()` interrupts the statement running now.
+  (`gwdesk.store.reader`), answered on the GUI thread through the event loop (the
+  reader thread never touches a Qt object, so a widget deleted while its read runs
+  cannot crash it). A read cancelled, superseded (same key, or `supersede()`), closed
+  or destroyed before its answer lands is dropped, and `supersede()` interrupts the
+  statement running now.
+- `to_gui_thread(loop, owner, callback)`: a callback threads of their own (the team
+  link's) may call; it runs on the GUI thread unless its owner was destroyed.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import shiboken6
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 
 from gwdesk.store.reader import Reading, StoreReader
 from gwdesk.store.shared import SharedData
@@ -49,6 +53,24 @@ def alive(obj: QObject) -> bool:
     """Whether a Qt object still exists: work that ends after its widget closed must not
     touch it."""
     return bool(shiboken6.isValid(obj))
+
+
+def to_gui_thread(
+    loop: asyncio.AbstractEventLoop, owner: QObject, callback: Callable[..., object]
+) -> Callable[..., None]:
+    """A function any thread may call: it runs `callback(*args)` on the GUI thread's `loop`,
+    unless `owner` was destroyed by then. The calling thread touches no Qt object (emitting
+    on one the GUI thread is deleting crashes the process)."""
+
+    def land(args: tuple[object, ...]) -> None:
+        if alive(owner):
+            callback(*args)
+
+    def post(*args: object) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(land, args)
+
+    return post
 
 
 # ---- coroutines for slots ----------------------------------------------------------------------
@@ -267,27 +289,12 @@ class Ticket:
             dropped()
 
 
-class _Gate:
-    """Whether a worker may still post to a Qt object: shut (under the lock) when the object
-    closes or is destroyed, so no emit ever runs while its C++ side is being deleted."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.open = True
-
-    def shut(self) -> None:
-        with self.lock:
-            self.open = False
-
-
 class StoreReads(QObject):
     """Reads of one profile's file on a reader thread of its own, answered on the GUI thread.
 
     `submit(read, answer)`: `read(reading)` on the reader, `answer(result, error)` here.
     Reads run one at a time in the order given; one cancelled before it starts never runs.
     """
-
-    _answered = Signal(object, object, object)
 
     def __init__(
         self,
@@ -305,10 +312,6 @@ class StoreReads(QObject):
         )
         self._outstanding: set[Ticket] = set()
         self._keyed: dict[str, Ticket] = {}
-        self._answered.connect(self._deliver)
-        gate = self._gate = _Gate()
-        # Not a bound method of self: by the time `destroyed` fires it is half gone.
-        self.destroyed.connect(lambda *_: gate.shut())
 
     def submit(self, read: Read[Any], answer: Answer, *, key: str | None = None) -> Ticket:
         """Queue `read`; with `key`, an earlier read of that key not yet answered is dropped."""
@@ -323,6 +326,7 @@ class StoreReads(QObject):
             ticket.cancel()
             ticket.drop()
             return ticket
+        loop = asyncio.get_running_loop()
         if key is not None:
             older = self._keyed.get(key)
             if older is not None:
@@ -333,14 +337,14 @@ class StoreReads(QObject):
 
         def run() -> None:
             if ticket.cancelled:
-                self._emit(ticket, None, None)
+                self._post(loop, ticket, None, None)
                 return
             try:
                 result = reader.run(read)
             except BaseException as exc:  # answered to the caller, who decides
-                self._emit(ticket, None, exc)
+                self._post(loop, ticket, None, exc)
             else:
-                self._emit(ticket, result, None)
+                self._post(loop, ticket, result, None)
 
         executor.submit(run)
         return ticket
@@ -368,15 +372,24 @@ class StoreReads(QObject):
             ticket.cancel()
             raise
 
-    def _emit(self, ticket: Ticket, result: Any, error: BaseException | None) -> None:
-        """Post an answer from the reader thread, unless the reads closed or were destroyed:
-        emitting on an object the GUI thread is deleting crashes the process."""
-        gate = self._gate
-        with gate.lock:
-            if not gate.open:
-                return
-            with contextlib.suppress(RuntimeError):  # deleted without `destroyed` reaching us
-                self._answered.emit(ticket, result, error)
+    def _post(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        ticket: Ticket,
+        result: Any,
+        error: BaseException | None,
+    ) -> None:
+        """Hand an answer from the reader thread to the GUI thread's loop. No Qt object is
+        touched here: emitting on one the GUI thread is deleting crashes the process."""
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(self._land, ticket, result, error)
+
+    def _land(self, ticket: Ticket, result: Any, error: BaseException | None) -> None:
+        """On the GUI thread: deliver, unless this object was destroyed meanwhile."""
+        if not alive(self):
+            ticket.drop()
+            return
+        self._deliver(ticket, result, error)
 
     def _deliver(self, ticket: Ticket, result: Any, error: BaseException | None) -> None:
         self._outstanding.discard(ticket)
@@ -398,7 +411,6 @@ class StoreReads(QObject):
         executor, self._executor = self._executor, None
         if executor is None:
             return
-        self._gate.shut()
         outstanding, self._outstanding = self._outstanding, set()
         self._keyed.clear()
         for ticket in outstanding:

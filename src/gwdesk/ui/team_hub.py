@@ -3,7 +3,7 @@
 For a team profile (its shared data on the office's PostgreSQL server) the hub runs the
 session's `TeamLink` (`gwdesk.app.team`): presence, the change feed, typing notes.
 The link calls back on threads of its own; the hub hands every call to the GUI thread
-through a queued signal, and there says:
+through the event loop (`tasks.to_gui_thread`), and there says:
 
 - `changed(tables)`: the shared tables another client (or this one) committed to, a
   frozenset of names; `{"*"}` after every (re)connection, when everything past a
@@ -34,7 +34,7 @@ from gwdesk.app.team import Member, TeamLink
 from gwdesk.store.changes import RESYNC
 from gwdesk.store.database import StoreError
 from gwdesk.store.team import Claim, Console
-from gwdesk.ui.tasks import BlockingJob, off_thread
+from gwdesk.ui.tasks import BlockingJob, off_thread, to_gui_thread
 
 if TYPE_CHECKING:
     from gwdesk.store.local import LocalStore
@@ -134,8 +134,6 @@ class TeamHub(QObject):
     connection_changed = Signal(bool)
     consoles_changed = Signal(object)
     """list[Console]: the consoles heard from lately, the longest there first."""
-    _heard = Signal(int, str, object)
-    """(generation, what, value) from the link's threads; queued to the GUI thread."""
 
     def __init__(self, session: Session) -> None:
         super().__init__(session)
@@ -152,7 +150,6 @@ class TeamHub(QObject):
         self.lost_at: datetime | None = None
         """When the connection was lost (local time), while it is."""
         self.consoles: list[Console] = []
-        self._heard.connect(self._on_heard)
         session.changed.connect(self._session_changed)
 
     @property
@@ -195,13 +192,15 @@ class TeamHub(QObject):
         if database is None:
             return
         member = Member(store.operator, console=store.console)
+        # The link's threads hand each call to the GUI thread (dropped once the hub is gone).
+        tell = to_gui_thread(asyncio.get_running_loop(), self, self._on_heard)
 
         def start() -> TeamLink:
             return TeamLink(
                 database,
                 member,
-                on_change=lambda tables: self._tell(generation, CHANGE, tables),
-                on_state=lambda connected: self._tell(generation, STATE, connected),
+                on_change=lambda tables: tell(generation, CHANGE, tables),
+                on_state=lambda connected: tell(generation, STATE, connected),
                 connect=database.connect,
             ).start()
 
@@ -221,11 +220,6 @@ class TeamHub(QObject):
             await off_thread(link.close)
             return
         self._link = link
-
-    def _tell(self, generation: int, what: str, value: object) -> None:
-        """From a link thread: hand the call to the GUI thread (dropped once the hub is gone)."""
-        with contextlib.suppress(RuntimeError):
-            self._heard.emit(generation, what, value)
 
     def _on_heard(self, generation: int, what: str, value: object) -> None:
         if generation != self._generation:
