@@ -143,6 +143,11 @@ async def put_tabs_in_a_working_state(window: MainWindow, tmp_path: Path) -> Non
     send.form.recipient.set_text("0412 345 603")
     send.form.editor.set_text("Hi Jo, your order is packed and ")
 
+    for number, reason in (
+        ("61413003003", "Asked at the front desk not to be texted"),
+        ("61413007007", "Moved away; asked by email"),
+    ):  # two of the list's customers: the batch leaves them out and says so
+        await asyncio.to_thread(store.optouts.set, number, True, reason=reason)
     batch = window.tab(BatchTab)
     assert isinstance(batch, BatchTab)
     source = tmp_path / "customers.csv"
@@ -156,6 +161,7 @@ async def put_tabs_in_a_working_state(window: MainWindow, tmp_path: Path) -> Non
     batch.compose.editor.set_text("Harbour Dental: your check-up is due. Reply YES to book.")
     batch.send()
     await wait_until(lambda: batch.run is not None and not batch.sending, 30, "the batch sent")
+    assert batch.figures["excluded"].text() == "2"
 
     status = window.tab(StatusTab)
     assert isinstance(status, StatusTab)
@@ -195,6 +201,13 @@ async def put_tabs_in_a_working_state(window: MainWindow, tmp_path: Path) -> Non
     replies.table.selectRow(1)
     await wait_until(lambda: len(replies.conversation.entries) >= 2, 10, "a conversation")
     logs.select_row(0)  # the detail pane shows every field of the newest record
+
+    optouts = window.tab(OptOutsTab)
+    assert isinstance(optouts, OptOutsTab)
+    optouts.refresh()
+    await wait_until(lambda: len(optouts.model.rows) == 3, 10, "the opt-out list")
+    optouts.table.selectRow(0)  # the history pane shows the selected number's changes
+    await wait_until(lambda: optouts.history_model.rows, 10, "a number's history")
 
 
 async def test_screenshot_window(
