@@ -236,6 +236,18 @@ def gated(gate: threading.Event, value: str) -> Any:
     return read
 
 
+def held_read() -> tuple[threading.Event, threading.Event, Any]:
+    """A read that says it started, then counts once the gate opens: (started, gate, read)."""
+    started, gate = threading.Event(), threading.Event()
+
+    def held(reading: Reading) -> int:
+        started.set()
+        gate.wait(10)
+        return count(reading)
+
+    return started, gate, held
+
+
 def collect(answers: Answers) -> Any:
     def answer(result: Any, error: BaseException | None) -> None:
         answers.append((result, error))
@@ -346,13 +358,7 @@ async def test_an_interrupted_read_that_was_not_superseded_says_so(reads: StoreR
 
 async def test_fetch_awaits_a_read_and_a_dropped_one_is_cancelled(reads: StoreReads) -> None:
     assert await reads.fetch(count) == 10
-    started, gate = threading.Event(), threading.Event()
-
-    def held(reading: Reading) -> int:
-        started.set()
-        gate.wait(10)
-        return count(reading)
-
+    started, gate, held = held_read()
     waiting = asyncio.ensure_future(reads.fetch(held))
     await wait_until(started.is_set, message="the read running")
     reads.close()
@@ -378,13 +384,7 @@ async def test_a_read_answering_after_its_owner_was_destroyed_is_dropped(
 ) -> None:
     owner = QObject()
     reads = StoreReads(numbers, "owned", owner)
-    started, gate = threading.Event(), threading.Event()
-
-    def held(reading: Reading) -> int:
-        started.set()
-        gate.wait(10)
-        return count(reading)
-
+    started, gate, held = held_read()
     waiting = asyncio.ensure_future(reads.fetch(held))
     await wait_until(started.is_set, message="the read running")
     shiboken6.delete(owner)  # the owner and its reads deleted, never closed
