@@ -56,15 +56,21 @@ def alive(obj: QObject) -> bool:
 
 
 def to_gui_thread(
-    loop: asyncio.AbstractEventLoop, owner: QObject, callback: Callable[..., object]
+    loop: asyncio.AbstractEventLoop,
+    owner: QObject,
+    callback: Callable[..., object],
+    *,
+    orphaned: Callable[..., object] | None = None,
 ) -> Callable[..., None]:
     """A function any thread may call: it runs `callback(*args)` on the GUI thread's `loop`,
-    unless `owner` was destroyed by then. The calling thread touches no Qt object (emitting
-    on one the GUI thread is deleting crashes the process)."""
+    or `orphaned(*args)` there instead if `owner` was destroyed by then. The calling thread
+    touches no Qt object (emitting on one the GUI thread is deleting crashes the process)."""
 
     def land(args: tuple[object, ...]) -> None:
         if alive(owner):
             callback(*args)
+        elif orphaned is not None:
+            orphaned(*args)
 
     def post(*args: object) -> None:
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
@@ -326,7 +332,13 @@ class StoreReads(QObject):
             ticket.cancel()
             ticket.drop()
             return ticket
-        loop = asyncio.get_running_loop()
+        # Answered on the GUI thread; dropped there if this object was destroyed meanwhile.
+        post = to_gui_thread(
+            asyncio.get_running_loop(),
+            self,
+            self._deliver,
+            orphaned=lambda ticket, *_: ticket.drop(),
+        )
         if key is not None:
             older = self._keyed.get(key)
             if older is not None:
@@ -337,14 +349,14 @@ class StoreReads(QObject):
 
         def run() -> None:
             if ticket.cancelled:
-                self._post(loop, ticket, None, None)
+                post(ticket, None, None)
                 return
             try:
                 result = reader.run(read)
             except BaseException as exc:  # answered to the caller, who decides
-                self._post(loop, ticket, None, exc)
+                post(ticket, None, exc)
             else:
-                self._post(loop, ticket, result, None)
+                post(ticket, result, None)
 
         executor.submit(run)
         return ticket
@@ -371,25 +383,6 @@ class StoreReads(QObject):
         except asyncio.CancelledError:
             ticket.cancel()
             raise
-
-    def _post(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        ticket: Ticket,
-        result: Any,
-        error: BaseException | None,
-    ) -> None:
-        """Hand an answer from the reader thread to the GUI thread's loop. No Qt object is
-        touched here: emitting on one the GUI thread is deleting crashes the process."""
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(self._land, ticket, result, error)
-
-    def _land(self, ticket: Ticket, result: Any, error: BaseException | None) -> None:
-        """On the GUI thread: deliver, unless this object was destroyed meanwhile."""
-        if not alive(self):
-            ticket.drop()
-            return
-        self._deliver(ticket, result, error)
 
     def _deliver(self, ticket: Ticket, result: Any, error: BaseException | None) -> None:
         self._outstanding.discard(ticket)
