@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from gwdesk.domain.hidden_chars import HIDDEN_CATEGORIES
@@ -103,6 +104,33 @@ def test_logs_as_json_hold_the_message_text_exactly(lodged: SandboxThread) -> No
     assert done.returncode == 0, done.stderr
     [record] = json.loads(done.stdout)["messages"]
     assert record["message"] == TEXT
+    assert hidden_in(done.stdout) == []
+
+
+@pytest.fixture
+def hostile_account(gateway: SandboxThread) -> SandboxThread:
+    """The sandbox whose account resources name the account and its type with `TEXT`."""
+    answer = httpx.put(
+        f"{gateway.rest_url}/sandbox/account",
+        json={"account": "ops", "name": TEXT, "type_name": TEXT},
+    )
+    assert answer.status_code == 200, answer.text
+    return gateway
+
+
+def test_balance_shows_the_gateways_account_type_escaped(hostile_account: SandboxThread) -> None:
+    done = test_cli.run(hostile_account, "balance")
+    assert done.returncode == 0, done.stderr
+    [line] = done.stdout.splitlines()
+    assert line.startswith("Credits 10,000 (Account/Info, ⟨U+001B⟩]0;t⟨U+0007⟩⟨U+001B⟩[2J")
+    assert hidden_in(done.stdout + done.stderr) == []
+
+
+def test_balance_as_json_holds_the_accounts_words_exactly(hostile_account: SandboxThread) -> None:
+    done = test_cli.run(hostile_account, "balance", "--json")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert (answer["AccountName"], answer["AccountType"]) == (TEXT, TEXT)
     assert hidden_in(done.stdout) == []
 
 

@@ -101,7 +101,7 @@ def test_contacts_export_writes_no_cell_a_spreadsheet_would_run(
     out = tmp_path / "export.csv"
     done = run(gateway, "contacts", "export", str(out))
     assert done.returncode == 0, done.stderr
-    assert out.read_text(encoding="utf-8-sig").splitlines()[1].startswith("'=cmd|")
+    assert out.read_text(encoding="utf-8-sig").splitlines()[1].startswith("\"'=cmd|")
 
 
 # ---- send --------------------------------------------------------------------------------

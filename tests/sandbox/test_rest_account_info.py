@@ -171,7 +171,9 @@ def test_the_control_api_shows_the_accounts_type_credits_and_balance(
     response = httpx.get(f"{sandbox.rest_url}{ACCOUNT}")
     assert response.json() == {
         "account": "demo",
+        "name": "demo",
         "type": "prepaid",
+        "type_name": "Prepaid",
         "credits": 10_000,
         "balance": 1000.0,
         "currency": "AUD",
@@ -210,10 +212,29 @@ def test_another_account_can_be_changed_by_name(sandbox_factory: SandboxFactory)
         assert info(demo)["AccountType"] == "Prepaid"
 
 
+def test_the_words_of_the_account_resources_can_be_set(
+    sandbox: SandboxThread, api: httpx.Client
+) -> None:
+    answer = set_account(sandbox, name="Acme <b>", type_name="Gold\u202e", currency="\x1b[2J")
+    assert answer.status_code == 200, answer.text
+    assert (info(api)["AccountName"], info(api)["AccountType"]) == ("Acme <b>", "Gold\u202e")
+    assert info(api)["MessageCredits"] == 10_000  # still prepaid: the type's rules hold
+    assert assert_success(api.post(BALANCE))["Currency"] == "\x1b[2J"
+
+
+def test_null_puts_the_default_words_back(sandbox: SandboxThread, api: httpx.Client) -> None:
+    set_account(sandbox, name="Acme", type_name="Gold", currency="NZD")
+    answer = set_account(sandbox, name=None, type_name=None, currency=None).json()
+    assert (answer["name"], answer["type_name"], answer["currency"]) == ("demo", "Prepaid", "AUD")
+    assert (info(api)["AccountName"], info(api)["AccountType"]) == ("demo", "Prepaid")
+
+
 @pytest.mark.parametrize(
     ("body", "words"),
     [
-        ({}, "Give type, credits or both"),
+        ({}, "Give type, credits, name, type_name or currency"),
+        ({"name": "x" * 1001}, "name must be at most 1000 characters"),
+        ({"currency": 5}, "currency must be a string"),
         ({"type": "gold"}, "type must be prepaid or postpaid"),
         ({"credits": -1}, "credits must be from 0 to"),
         ({"credits": 1.5}, "credits must be a whole number"),
@@ -259,7 +280,22 @@ def test_a_database_from_before_account_types_opens_with_prepaid_accounts(
         ).fetchall()
     finally:
         reopened.close()
-    assert version == "2"
+    assert version == "3"
+
+
+def test_a_database_from_before_account_words_answers_with_the_username_and_type(
+    tmp_path: Path, sandbox_factory: SandboxFactory
+) -> None:
+    path = tmp_path / "old.sqlite3"
+    conn = open_database(path)
+    conn.executescript(
+        "ALTER TABLE accounts DROP COLUMN account_name; "
+        "ALTER TABLE accounts DROP COLUMN type_name; "
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+    )
+    conn.close()
+    with rest_client(sandbox_factory(db=str(path))) as client:
+        assert (info(client)["AccountName"], info(client)["AccountType"]) == ("demo", "Prepaid")
 
 
 def test_the_type_stays_as_stored_across_restarts(

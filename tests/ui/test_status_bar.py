@@ -11,6 +11,7 @@ from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.status_bar import ACTIVITY_CHARS, GatewayStatusBar
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.plain_text_support import tooltip_shows
 
 
 def test_a_long_activity_is_shortened_with_the_whole_text_in_its_tooltip(
@@ -70,7 +71,7 @@ async def test_the_balance_item_shows_prepaid_credits_from_account_info(
 ) -> None:
     bar = await loaded_balance(ui, qtbot, sandbox)
     assert bar.balance_label.text() == "Credits 10,000 (Account/Info, prepaid)"
-    tip = bar.balance_label.toolTip()
+    tip = tooltip_shows(bar.balance_label.toolTip())
     assert tip.startswith("From the account resource (GET /v2/Account/Info): account demo,")
     assert tip.endswith("10,000 message credits.")
 

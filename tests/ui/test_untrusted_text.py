@@ -5,7 +5,9 @@ sandbox's webhook to the console's listener, a keyword forward, a webhook call
 with a NUL and a sender name of markup, a message another tool lodged (synced
 into the Logs tab), a status lookup, an error the gateway echoes, a CSV file and
 its name, an attachment's name, the profile's name, a contact's name and fields
-(shown beside the customer's number) and a saved template's name and text. Then every view that shows
+(shown beside the customer's number), a saved template's name and text, and the
+account's name, type and currency as the gateway's account resources answer them
+(the balance in the status bar, a send's cost). Then every view that shows
 them is hovered (the tooltip of every cell and widget, and real tooltips) and
 selected, and everything on screen is read the way Qt reads it: no string from
 outside may take effect as markup, no control code may reach the screen, and the
@@ -17,12 +19,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 import httpx
-from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, Qt
+import pytest
+from PySide6.QtCore import QAbstractListModel, QEvent, QModelIndex, QPoint, Qt
 from PySide6.QtGui import QHelpEvent, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,6 +39,7 @@ from PySide6.QtWidgets import (
     QToolTip,
     QWidget,
 )
+from pytestqt.qtbot import QtBot
 
 from gwdesk.domain.contacts import ContactCard
 from gwdesk.domain.models import Secret
@@ -56,6 +61,7 @@ from gwdesk.ui.sandbox_process import SandboxAddresses
 from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.status.tab import StatusTab
 from gwdesk.ui.tab_base import BaseTab
+from tests.conftest import SandboxFactory
 from tests.sandbox.webhook_receiver import control, make_reply
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.fax_mms_support import attach, picture, write
@@ -172,6 +178,10 @@ def rss() -> int:
 class Audit:
     """Everything read off the screen: what went wrong, and where each text was seen."""
 
+    expected: Mapping[str, str] = field(default_factory=lambda: EXPECTED)
+    """Each canary, and the characters the operator must see wherever it shows."""
+    required: Mapping[str, list[str]] = field(default_factory=lambda: REQUIRED)
+    """Where each canary must have been seen."""
     problems: list[str] = field(default_factory=list)
     seen: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     checked: int = 0
@@ -188,7 +198,7 @@ class Audit:
             self.problems.append(f"{where}: a live link {seen.links}")
         if any("bold" in run for run in seen.bold):
             self.problems.append(f"{where}: <b> took effect on {seen.bold}")
-        for canary, expected in EXPECTED.items():
+        for canary, expected in self.expected.items():
             if canary in text:
                 self.seen[canary].add(where)
                 if expected not in text:
@@ -196,7 +206,7 @@ class Audit:
 
     def missing(self) -> dict[str, list[str]]:
         absent = {}
-        for canary, places in REQUIRED.items():
+        for canary, places in self.required.items():
             lost = [p for p in places if not any(p in where for where in self.seen[canary])]
             if lost:
                 absent[canary] = lost
@@ -257,9 +267,13 @@ async def hover(table: QTableView, row: int, column: int, audit: Audit, where: s
     """A real hover: the view asks for the tooltip and Qt's tooltip label shows it."""
     table.scrollTo(table.model().index(row, column))
     place = table.visualRect(table.model().index(row, column)).center()
-    viewport = table.viewport()
-    event = QHelpEvent(QEvent.Type.ToolTip, place, viewport.mapToGlobal(place))
-    QApplication.sendEvent(viewport, event)
+    return await hover_at(table.viewport(), place, audit, where)
+
+
+async def hover_at(widget: QWidget, place: QPoint, audit: Audit, where: str) -> QPixmap:
+    """A real hover at `place` of `widget`: Qt's tooltip label shows its tooltip."""
+    event = QHelpEvent(QEvent.Type.ToolTip, place, widget.mapToGlobal(place))
+    QApplication.sendEvent(widget, event)
     await wait_until(QToolTip.isVisible, message=f"the tooltip of {where}")
     labels = [w for w in QApplication.topLevelWidgets() if w.objectName() == "qtooltip_label"]
     assert labels, "Qt's tooltip label"
@@ -497,3 +511,69 @@ async def save_shots(
     await shot(window, folder, "replies-hostile.png", WINDOW)
     window.tab_widget.setCurrentWidget(logs)
     await shot(window, folder, "logs-hostile.png", WINDOW)
+
+
+# ---- the account's words, as the gateway's account resources answer them ------------------
+
+ACCOUNT_NAME = f"canary-an {IMAGE}"
+ACCOUNT_TYPE = "canary-at <b>bold</b> \u202e!"
+CURRENCY = "canary-cu \x1b[2J <b>bold</b>"
+#: What the operator sees of each (`domain.funds.shown`: hidden characters by code point).
+ACCOUNT_EXPECTED = {
+    "canary-an": ACCOUNT_NAME,
+    "canary-at": "canary-at <b>bold</b> ⟨U+202E⟩!",
+    "canary-cu": "canary-cu ⟨U+001B⟩[2J <b>bold</b>",
+}
+BALANCE_SEEN = ["Balance (label)", "Balance tooltip", "Balance (shown tooltip)"]
+
+
+@pytest.mark.parametrize(
+    ("faults", "words", "required"),
+    [
+        pytest.param(
+            "",
+            {"type": "postpaid", "name": ACCOUNT_NAME, "type_name": ACCOUNT_TYPE},
+            {
+                "canary-an": ["Balance tooltip", "Balance (shown tooltip)"],
+                "canary-at": [*BALANCE_SEEN, "Cost (label)"],
+            },
+            id="account-info",
+        ),
+        pytest.param(
+            "account_info:404=1", {"currency": CURRENCY}, {"canary-cu": BALANCE_SEEN}, id="balance"
+        ),
+    ],
+)
+async def test_the_accounts_name_type_and_currency_are_shown_as_their_characters(
+    ui: UiBundle,
+    sandbox_factory: SandboxFactory,
+    qtbot: QtBot,
+    faults: str,
+    words: dict[str, str],
+    required: dict[str, list[str]],
+) -> None:
+    sandbox = sandbox_factory(faults=faults)
+    with control(sandbox) as client:
+        answer = client.put("/sandbox/account", json=words)
+    assert answer.status_code == 200, answer.text
+    window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, default_tabs())
+    qtbot.addWidget(window)
+    window.resize(WINDOW)
+    window.show()
+    await ui.connect(sandbox)
+    balance = window.status.balance_label
+    await wait_until(lambda: "canary-" in balance.text(), 10, "the balance")
+    send = tab_of(window, SendTab)
+    window.tab_widget.setCurrentWidget(send)
+    send.form.editor.set_text("Your appointment is at 10:00 tomorrow.")
+    await wait_until(lambda: bool(send.cost_label.text()), 10, "the cost")
+    window.grab()
+    audit = Audit(ACCOUNT_EXPECTED, required)
+
+    audit_window(window, audit)
+    assert audit.problems == []  # checked before a real hover, which would load an image
+    await hover_at(balance, balance.rect().center(), audit, "Balance")
+
+    assert audit.problems == []
+    assert audit.missing() == {}
+    await ui.tasks.drain()

@@ -14,8 +14,14 @@ from gwdesk.app.contacts import export_contacts, import_contacts
 from gwdesk.domain.contacts import ContactCard, card_problem
 from gwdesk.importing.contacts import ContactSheet, contacts_from_bytes
 from gwdesk.importing.decoding import ImportFailed
-from gwdesk.store.contacts import ContactError
+from gwdesk.store.contacts import Contact, ContactError
 from gwdesk.store.local import LocalStore
+from tests.unit.spreadsheet_support import (
+    ONE_LINE_HOSTILE,
+    PLAIN_WITH_DELIMITERS,
+    formulas_seen,
+    read_back,
+)
 
 ANN = "61412345678"
 BEN = "61412345679"
@@ -251,6 +257,50 @@ def test_an_exported_book_imports_back_as_updates_of_the_same_contacts(
     report = import_contacts(store.contacts, out, "AU")
     assert (report.added, report.updated, report.invalid) == (0, 2, ())
     assert store.contacts.listing() == before
+
+
+def hostile_book(store: LocalStore) -> list[Contact]:
+    """Contacts whose every text holds a formula after a delimiter of one reader or another."""
+    for n, text in enumerate(ONE_LINE_HOSTILE):
+        store.contacts.add(
+            card(
+                text,
+                f"6141234560{n}",
+                fields=(("Clinic", text),),
+                groups=("=1+1", "@SUM(1)"),
+                notes=f"seen\n{text}",
+            )
+        )
+    return store.contacts.listing()
+
+
+def test_an_export_runs_no_formula_whichever_delimiter_it_is_read_with(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    hostile_book(store)
+    out = tmp_path / "book.csv"
+    assert export_contacts(store.contacts, out) == len(ONE_LINE_HOSTILE)
+    assert formulas_seen(out.read_text(encoding="utf-8-sig")) == []
+
+
+def test_formulas_after_a_delimiter_import_back_as_they_were_exported(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    before = hostile_book(store)
+    out = tmp_path / "book.csv"
+    export_contacts(store.contacts, out)
+    report = import_contacts(store.contacts, out, "AU")
+    assert (report.updated, report.invalid) == (len(before), ())
+    assert store.contacts.listing() == before
+
+
+def test_a_name_with_delimiters_but_no_formula_exports_unchanged(
+    store: LocalStore, tmp_path: Path
+) -> None:
+    store.contacts.add(card(PLAIN_WITH_DELIMITERS, ANN))
+    out = tmp_path / "book.csv"
+    export_contacts(store.contacts, out)
+    assert read_back(out.read_text(encoding="utf-8-sig"))[1][0] == PLAIN_WITH_DELIMITERS
 
 
 def test_an_export_of_a_group_holds_its_members_only(store: LocalStore, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from gwdesk.domain.spreadsheet import restored
 from gwdesk.logs.export import ExportCancelled, export_csv
 from gwdesk.logs.query import (
     LogFilter,
@@ -25,6 +26,12 @@ from gwdesk.logs.query import (
 from gwdesk.logs.rows import FIELDS, ID_INDEX, from_us, time_us
 from gwdesk.store.reader import Reading
 from tests.unit.logcache_support import ZONE, cache, reading, record, write
+from tests.unit.spreadsheet_support import (
+    HOSTILE_CELLS,
+    PLAIN_WITH_DELIMITERS,
+    formulas_seen,
+    read_back,
+)
 
 N = 1234
 STATUSES = ("DELIVERED", "DELIVERED", "ACTIVE", "FAILED")
@@ -187,6 +194,26 @@ def test_an_export_defuses_cells_a_spreadsheet_would_run(tmp_path: Path) -> None
     with target.open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.reader(handle))
     assert rows[1] == ['\'=HYPERLINK("http://x")', "'+61400000001"]
+
+
+def exported_messages(tmp_path: Path, *messages: str) -> str:
+    """The text of an export of records holding `messages`, with their senders' names."""
+    with cache(tmp_path / "p.sqlite3") as (store, writer):
+        write(writer, [record(n, message=m, sender=m) for n, m in enumerate(messages, 1)])
+        target = tmp_path / "out.csv"
+        export_csv(reading(store), LogQuery(), target, columns=["message", "sender"], zone=UTC)
+    return target.read_text(encoding="utf-8-sig")
+
+
+def test_an_export_runs_no_formula_whichever_delimiter_it_is_read_with(tmp_path: Path) -> None:
+    text = exported_messages(tmp_path, *HOSTILE_CELLS)
+    assert formulas_seen(text) == []
+    assert sorted(restored(row[0]) for row in read_back(text)[1:]) == sorted(HOSTILE_CELLS)
+
+
+def test_an_export_keeps_text_with_delimiters_as_it_was(tmp_path: Path) -> None:
+    rows = read_back(exported_messages(tmp_path, PLAIN_WITH_DELIMITERS))
+    assert rows[1] == [PLAIN_WITH_DELIMITERS, PLAIN_WITH_DELIMITERS]
 
 
 def test_a_cancelled_export_leaves_no_file(db: sqlite3.Connection, tmp_path: Path) -> None:

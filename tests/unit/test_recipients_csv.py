@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from gwdesk.domain.spreadsheet import restored, safe_cell
 from gwdesk.importing.decoding import MAX_FILE_BYTES, ImportCancelled, ImportFailed, decode
-from gwdesk.importing.export import safe_cell, write_invalid_rows
+from gwdesk.importing.export import write_invalid_rows
 from gwdesk.importing.recipients import (
     InvalidRow,
     RecipientList,
@@ -21,6 +22,12 @@ from gwdesk.importing.recipients import (
     table_from_bytes,
 )
 from gwdesk.importing.table import ALL_COLUMNS, Table, sniff_delimiter
+from tests.unit.spreadsheet_support import (
+    HOSTILE_CELLS,
+    PLAIN_WITH_DELIMITERS,
+    formulas_seen,
+    read_back,
+)
 
 NAMES_AND_NUMBERS = "Name,Mobile\nJosé Müller,0412 345 678\nZoë Smith,+61 412 345 679\n"
 
@@ -331,13 +338,13 @@ def test_a_whole_file_imports_in_one_call(tmp_path: Path) -> None:
         ("@SUM(A1:A2)", "'@SUM(A1:A2)"),
         ("-2+3+cmd|' /C calc'!A0", "'-2+3+cmd|' /C calc'!A0"),
         ("+1+cmd|x", "'+1+cmd|x"),
-        ("\t=1", "'\t=1"),
-        ("+61 412 345 678", "+61 412 345 678"),
+        ("\t=1", "\t'=1"),
+        ("+61 412 345 678", "'+61 412 345 678"),
         ("0412-345-678", "0412-345-678"),
         ("Ann", "Ann"),
     ],
 )
-def test_export_escapes_formulas_but_not_phone_numbers(cell: str, shown: str) -> None:
+def test_export_escapes_formulas_and_keeps_signed_numbers_as_text(cell: str, shown: str) -> None:
     assert safe_cell(cell) == shown
 
 
@@ -351,6 +358,23 @@ def test_invalid_rows_export_to_a_csv_a_spreadsheet_opens_safely(tmp_path: Path)
     assert rows[0] == ["Row", "Entry", "Reason"]
     assert rows[1][:2] == ["2", "'=cmd|' /C calc'!A0"]
     assert rows[2][:2] == ["3", "0412 345"]
+
+
+@pytest.mark.parametrize("entry", HOSTILE_CELLS)
+def test_invalid_rows_export_runs_no_formula_whichever_delimiter_it_is_read_with(
+    tmp_path: Path, entry: str
+) -> None:
+    path = tmp_path / "invalid.csv"
+    write_invalid_rows(path, [InvalidRow(2, entry, "not a number")])
+    text = path.read_text(encoding="utf-8-sig")
+    assert formulas_seen(text) == []
+    assert restored(read_back(text)[1][1]) == entry
+
+
+def test_invalid_rows_export_keeps_text_with_delimiters_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "invalid.csv"
+    write_invalid_rows(path, [InvalidRow(2, PLAIN_WITH_DELIMITERS, "not a number")])
+    assert read_back(path.read_text(encoding="utf-8-sig"))[1][1] == PLAIN_WITH_DELIMITERS
 
 
 def test_the_benchmark_prints_its_figures_as_one_json_object_last(

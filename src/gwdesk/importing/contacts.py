@@ -10,9 +10,11 @@ column is a field, under its header (first and last names are fields too, so
 `BEGIN:VCARD`, whatever its name.
 
 Cells stay text: a cell such as `=HYPERLINK(...)` is kept as written and exported
-with its formula defused (`export.safe_cell`). A row is refused whole (never half
-imported) when a number in it is unusable, a value holds control characters or is
-too long, or a number of it was on an earlier row.
+with its formula defused (`domain.spreadsheet.safe_cell`); the apostrophes an export
+put in come off again on import (`restored`), so an export imports back as it was.
+A row is refused whole (never half imported) when a number in it is unusable, a
+value holds control characters or is too long, or a number of it was on an earlier
+row.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Final
 
 from gwdesk.domain.contacts import ContactCard, card_problem, unique_fields, unique_groups
 from gwdesk.domain.numbers import is_region
+from gwdesk.domain.spreadsheet import restored
 from gwdesk.domain.templates import field_key
 from gwdesk.importing.decoding import ImportFailed, decode, read_file_bytes
 from gwdesk.importing.fastnumbers import CachedNormaliser, Unusable
@@ -42,8 +45,6 @@ GROUP_HEADERS: Final = frozenset({"group", "groups", "category", "categories", "
 NOTE_HEADERS: Final = frozenset({"note", "notes", "comment", "comments"})
 _SPLIT: Final = re.compile(r"[;,]")
 _WORDS: Final = re.compile(r"[^\W\d_]+")
-#: What `export.safe_cell` puts an apostrophe before.
-_DEFUSED: Final = frozenset("=+-@\t\r\n")
 #: How much of an unusable row is shown with its reason.
 SHOWN: Final = 200
 
@@ -106,12 +107,10 @@ def columns_of(table: Table) -> Columns:
 
 
 def _cell(row: list[str], column: int | None) -> str:
-    """A cell's text, trimmed; the apostrophe an export put before a formula-like cell
-    (`'=SUM(...)`, `export.safe_cell`) taken off again, so a round trip keeps it."""
-    text = row[column].strip() if column is not None and column < len(row) else ""
-    if text.startswith("'") and text[1:2] in _DEFUSED:
-        return text[1:]
-    return text
+    """A cell's text, trimmed; the apostrophes an export put before formula-like text
+    (`'=SUM(...)`, `x;'=1`: `spreadsheet.safe_cell`) taken off again, so a round trip
+    keeps it."""
+    return restored(row[column]).strip() if column is not None and column < len(row) else ""
 
 
 def card_from_row(

@@ -3,35 +3,32 @@
 The rows come from one statement in the view's order (`iter_view`), a chunk at a
 time, so a million-row export holds a few thousand rows at once. The file is
 written beside the target and renamed into place only when complete, so a
-cancelled or failed export leaves no half file behind. Cells that a spreadsheet
-would run as a formula (`= + - @`, tab, carriage return first) get a leading `'`
-(OWASP's CSV-injection advice); the file is UTF-8 with a BOM so Excel reads it.
+cancelled or failed export leaves no half file behind. Cells are written by
+`domain.spreadsheet.SpreadsheetCsv`, the writer of every export: quoted, with a `'`
+before every formula a spreadsheet could run (`= + - @` at a cell's start or after a
+`,`, `;`, tab or line break in it: OWASP's CSV-injection advice, whichever delimiter
+the file is read with). The file is UTF-8 with a BOM so Excel reads it.
 """
 
 from __future__ import annotations
 
-import csv
 import os
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Final
 
+from gwdesk.domain.spreadsheet import SpreadsheetCsv
 from gwdesk.logs.query import LogQuery, iter_view
 from gwdesk.logs.rows import FIELD_BY_COLUMN, FIELDS, RECEIPT_RAW_INDEX, from_us
 from gwdesk.private_files import open_private
 from gwdesk.store.reader import Reading
 
-FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
 _INDEX: Final = {f.column: i for i, f in enumerate(FIELDS)}
 
 
 class ExportCancelled(Exception):
     """The operator stopped the export; nothing was written."""
-
-
-def safe_cell(text: str) -> str:
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def cell_text(column: str, row: Sequence[Any], zone: tzinfo | None) -> str:
@@ -64,14 +61,12 @@ def export_csv(
     written = 0
     try:
         with open_private(partial, "w", encoding="utf-8-sig", newline="") as handle:
-            out = csv.writer(handle)
-            out.writerow([FIELD_BY_COLUMN[c].title for c in columns])
+            out = SpreadsheetCsv(handle)
+            out.row(FIELD_BY_COLUMN[c].title for c in columns)
             for chunk in iter_view(reading, query):
                 if cancelled():
                     raise ExportCancelled
-                out.writerows(
-                    [safe_cell(cell_text(c, row, zone)) for c in columns] for row in chunk
-                )
+                out.rows([cell_text(c, row, zone) for c in columns] for row in chunk)
                 written += len(chunk)
                 if progress is not None:
                     progress(written)

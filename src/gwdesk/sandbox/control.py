@@ -1,5 +1,5 @@
 """Sandbox-only control endpoints under `/sandbox/`: replies, keywords, attempts, auto-reply,
-and an account's type and credits.
+and an account's type, credits and the words its account resources answer with.
 
 No authentication: the sandbox is a loopback tool for tests and demos. JSON in and
 out; anything refused is a 4xx with `{"error": "..."}`, never a traceback. Objects
@@ -24,7 +24,15 @@ from aiohttp import web
 from gwdesk.sandbox import autoreply
 from gwdesk.sandbox import validation as v
 from gwdesk.sandbox.autoreply import AUTO_REPLIER
-from gwdesk.sandbox.db import ACCOUNT_TYPES, POSTPAID, PREPAID, Account, set_account_type
+from gwdesk.sandbox.db import (
+    ACCOUNT_TYPES,
+    ACCOUNT_WORDS,
+    POSTPAID,
+    PREPAID,
+    Account,
+    set_account_type,
+    set_account_words,
+)
 from gwdesk.sandbox.engine import Engine, datetime_to_us, iso
 from gwdesk.sandbox.http_util import JSON_TYPE, BodyTooLarge, json_response, read_limited
 from gwdesk.sandbox.state import STATE, SandboxState
@@ -38,8 +46,10 @@ BODY_LIMIT: Final = 64 * 1024
 REPLY_FIELDS: Final = frozenset({"message_id", "text", "from", "to", "sent_at", "account"})
 KEYWORD_FIELDS: Final = frozenset({"keyword", "url", "account"})
 AUTO_REPLY_FIELDS: Final = frozenset({"enabled", "delay", "rate"})
-ACCOUNT_FIELDS: Final = frozenset({"account", "type", "credits"})
+ACCOUNT_FIELDS: Final = frozenset({"account", "type", "credits", *ACCOUNT_WORDS})
 MAX_CREDITS: Final = 1_000_000_000
+#: The longest account word (`name`, `type_name`, `currency`) the control API takes.
+MAX_ACCOUNT_WORD: Final = 1000
 #: The number a customer texts may be a short code, so 3 digits are enough here.
 TO_NUMBER_RE: Final = re.compile(r"\+?(\d{3,15})")
 KEYWORD_RE: Final = re.compile(r"\S{1,50}")
@@ -375,18 +385,32 @@ async def put_auto_reply(request: web.Request) -> web.StreamResponse:
     return json_response(replier.settings())
 
 
-# ---- account type and credits --------------------------------------------------------------
+# ---- account type, credits and words -------------------------------------------------------
 
 
 def _account_record(state: SandboxState, account: Account) -> dict[str, Any]:
     funds = state.engine.funds(account)
     return {
         "account": account.username,
+        "name": funds.name,
         "type": funds.account_type,
+        "type_name": funds.type_name,
         "credits": funds.credits,
         "balance": funds.balance,
         "currency": funds.currency,
     }
+
+
+def _account_words(body: dict[str, Any]) -> dict[str, str | None]:
+    """The account words the body gives (a string, or null for the default)."""
+    words: dict[str, str | None] = {}
+    for word in ACCOUNT_WORDS:
+        if word in body:
+            value = _text_value(body[word], word, required=False)
+            if value is not None and len(value) > MAX_ACCOUNT_WORD:
+                raise ControlError(400, f"{word} must be at most {MAX_ACCOUNT_WORD} characters.")
+            words[word] = value
+    return words
 
 
 async def get_account(request: web.Request) -> web.StreamResponse:
@@ -396,14 +420,24 @@ async def get_account(request: web.Request) -> web.StreamResponse:
 
 
 async def put_account(request: web.Request) -> web.StreamResponse:
-    """Make an account prepaid (with `credits`, or those it has) or postpaid (no credits)."""
+    """Make an account prepaid (with `credits`, or those it has) or postpaid (no credits),
+    and change the words its account resources answer with (`name`, `type_name`,
+    `currency`; null: the default)."""
     state = _state(request)
     body = await _json_object(request, ACCOUNT_FIELDS)
     account = _account(state, body.get("account"))
+    words = _account_words(body)
     kind = _text_value(body.get("type"), "type", required=False)
     credits = body.get("credits")
-    if kind is None and credits is None:
-        raise ControlError(400, "Give type, credits or both.")
+    if kind is None and credits is None and not words:
+        raise ControlError(400, "Give type, credits, name, type_name or currency.")
+    if kind is not None or credits is not None:
+        _set_type(state, account, kind, credits)
+    set_account_words(state.conn, account.id, words)
+    return json_response(_account_record(state, account))
+
+
+def _set_type(state: SandboxState, account: Account, kind: str | None, credits: object) -> None:
     current = state.engine.funds(account).account_type
     kind = current if kind is None else kind.strip().lower()
     if kind not in ACCOUNT_TYPES:
@@ -416,7 +450,6 @@ async def put_account(request: web.Request) -> web.StreamResponse:
         if kind == POSTPAID:
             raise ControlError(400, "A postpaid account has no credits; leave credits out.")
     set_account_type(state.conn, account.id, kind, credits)
-    return json_response(_account_record(state, account))
 
 
 # ---- wiring --------------------------------------------------------------------------------

@@ -18,13 +18,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 PREPAID = "prepaid"
 POSTPAID = "postpaid"
 ACCOUNT_TYPES = (PREPAID, POSTPAID)
 #: Message credits a prepaid account starts with (or gets when it turns prepaid).
 STARTING_CREDITS = 10_000
+DEFAULT_CURRENCY = "AUD"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -39,7 +41,9 @@ CREATE TABLE IF NOT EXISTS accounts (
     message_count INTEGER NOT NULL DEFAULT 0,
     last_lodged_us INTEGER NOT NULL DEFAULT 0,
     account_type TEXT NOT NULL DEFAULT 'prepaid',
-    message_credits INTEGER DEFAULT 10000
+    message_credits INTEGER DEFAULT 10000,
+    account_name TEXT,
+    type_name TEXT
 );
 CREATE TABLE IF NOT EXISTS tokens (
     token_hash BLOB PRIMARY KEY,
@@ -190,7 +194,7 @@ def open_database(path: str | Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA cache_size=-65536")
     conn.executescript(SCHEMA)
-    _add_account_kinds(conn)
+    _add_account_columns(conn)
     conn.execute(
         "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value "
@@ -200,22 +204,29 @@ def open_database(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
-def _add_account_kinds(conn: sqlite3.Connection) -> None:
-    """Version 2: accounts got a type and message credits (existing ones become prepaid)."""
+#: Columns added to `accounts` after version 1, by the version that added them.
+ADDED_ACCOUNT_COLUMNS: Final = {
+    # version 2: a type and message credits (existing accounts become prepaid)
+    "account_type": f"TEXT NOT NULL DEFAULT '{PREPAID}'",
+    "message_credits": f"INTEGER DEFAULT {STARTING_CREDITS}",
+    # version 3: the words Account/Info answers (NULL: the username, the type's own word)
+    "account_name": "TEXT",
+    "type_name": "TEXT",
+}
+
+
+def _add_account_columns(conn: sqlite3.Connection) -> None:
+    """Versions 2 and 3: the columns `ADDED_ACCOUNT_COLUMNS` names, where missing."""
 
     def missing() -> list[str]:
         columns = {row["name"] for row in conn.execute("PRAGMA table_info(accounts)")}
-        return [name for name in ("account_type", "message_credits") if name not in columns]
+        return [name for name in ADDED_ACCOUNT_COLUMNS if name not in columns]
 
     if not missing():
         return
     with transaction(conn):  # another process may be adding them: check again under the lock
         for name in missing():
-            definition = {
-                "account_type": f"TEXT NOT NULL DEFAULT '{PREPAID}'",
-                "message_credits": f"INTEGER DEFAULT {STARTING_CREDITS}",
-            }[name]
-            conn.execute(f"ALTER TABLE accounts ADD COLUMN {name} {definition}")
+            conn.execute(f"ALTER TABLE accounts ADD COLUMN {name} {ADDED_ACCOUNT_COLUMNS[name]}")
 
 
 @contextmanager
@@ -274,6 +285,34 @@ def set_account_type(
             "ELSE COALESCE(?, message_credits, ?) END WHERE id = ?",
             (account_type, account_type, POSTPAID, credits, STARTING_CREDITS, account_id),
         )
+
+
+#: The words the account resources answer with that the control API may change: its
+#: name for each, how it is set, and what None puts back.
+ACCOUNT_WORDS: Final = {
+    # AccountName; NULL: the username
+    "name": ("UPDATE accounts SET account_name = ? WHERE id = ?", None),
+    # AccountType; NULL: the type's own word
+    "type_name": ("UPDATE accounts SET type_name = ? WHERE id = ?", None),
+    # the balance's Currency
+    "currency": ("UPDATE accounts SET currency = ? WHERE id = ?", DEFAULT_CURRENCY),
+}
+
+
+def set_account_words(
+    conn: sqlite3.Connection, account_id: int, words: dict[str, str | None]
+) -> None:
+    """Change what the account resources say of an account (`ACCOUNT_WORDS`: a word None
+    goes back to its default); the sandbox's own rules still follow its type."""
+    unknown = set(words) - set(ACCOUNT_WORDS)
+    if unknown:
+        raise ValueError(f"no account word {sorted(unknown)[0]!r}")
+    if not words:
+        return
+    with transaction(conn):
+        for word, value in words.items():
+            statement, default = ACCOUNT_WORDS[word]
+            conn.execute(statement, (default if value is None else value, account_id))
 
 
 def verify_password(conn: sqlite3.Connection, username: str, password: str) -> Account | None:

@@ -143,8 +143,12 @@ class MessageIds:
 @dataclass(frozen=True, slots=True)
 class AccountFunds:
     name: str
+    """The AccountName Account/Info answers: the username, unless the control API set one."""
     account_type: str
     """`prepaid` or `postpaid` (`db.ACCOUNT_TYPES`)."""
+    type_name: str
+    """The AccountType Account/Info answers: the type's own word (`Prepaid`), unless the
+    control API set another."""
     balance: float
     currency: str
     credits: int | None
@@ -408,13 +412,16 @@ class Engine:
     def funds(self, account: Account) -> AccountFunds:
         """What both account resources (balance, Account/Info) report, read together."""
         row = self.conn.execute(
-            "SELECT username, balance_cents, currency, account_type, message_credits "
-            "FROM accounts WHERE id = ?",
+            "SELECT COALESCE(account_name, username) AS name, balance_cents, currency, "
+            "account_type, type_name, message_credits FROM accounts WHERE id = ?",
             (account.id,),
         ).fetchone()
         return AccountFunds(
-            name=row["username"],
+            name=row["name"],
             account_type=row["account_type"],
+            type_name=(
+                row["account_type"].capitalize() if row["type_name"] is None else row["type_name"]
+            ),
             balance=row["balance_cents"] / 100,
             currency=row["currency"],
             credits=row["message_credits"],

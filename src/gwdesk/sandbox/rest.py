@@ -288,7 +288,7 @@ async def account_info(request: web.Request) -> web.StreamResponse:
     info: dict[str, Any] = {
         "AccountName": funds.name,
         "AccountStatus": "Active",
-        "AccountType": funds.account_type.capitalize(),
+        "AccountType": funds.type_name,
     }
     if funds.credits is not None:
         info["MessageCredits"] = funds.credits

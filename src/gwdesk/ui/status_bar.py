@@ -73,8 +73,9 @@ class GatewayStatusBar(QStatusBar):
         # after them, the reply listener's above all, always stay in view.
         self.profile_label = ElidedLabel("No profile", Qt.TextElideMode.ElideMiddle)
         self.connection_label = ElidedLabel("Not connected")
-        self.balance_label = QLabel("Balance: –")
-        self.balance_label.setTextFormat(Qt.TextFormat.PlainText)  # the gateway's words
+        # The gateway's words (account name, type, currency): plain text, tooltip too.
+        self.balance_label = PlainLabel("Balance: –")
+        self.balance_label.setAccessibleName("Balance")
         self.balance_button = QToolButton()
         self.balance_button.setIcon(theme.icon("refresh"))
         self.balance_button.setToolTip("Refresh the account's balance or credits")
@@ -183,5 +184,5 @@ class GatewayStatusBar(QStatusBar):
         if service is not self._session.service:
             return  # the profile switched while we waited
         self.balance_label.setText(funds.summary())
-        self.balance_label.setToolTip(funds.details())
+        self.balance_label.setToolTip(tooltip(funds.details()))
         self._session.report("balance refreshed", True)
