@@ -157,7 +157,7 @@ LAST = (
 
 
 def messages(sandbox: SandboxThread) -> list[dict[str, Any]]:
-    rows = sandbox.query(f"SELECT {', '.join(LAST)} FROM messages ORDER BY id")  # noqa: S608
+    rows = sandbox.query(f"SELECT {', '.join(LAST)} FROM messages ORDER BY id")
     found = [dict(zip(LAST, row, strict=True)) for row in rows]
     for row in found:
         row["attachments"] = json.loads(row["attachments"]) if row["attachments"] else []

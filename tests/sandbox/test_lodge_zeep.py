@@ -53,7 +53,7 @@ LAST_COLUMNS = (
 
 def last_message(sandbox: SandboxThread) -> dict[str, Any]:
     columns = ", ".join(LAST_COLUMNS)
-    rows = sandbox.query(f"SELECT {columns} FROM messages ORDER BY id DESC LIMIT 1")  # noqa: S608
+    rows = sandbox.query(f"SELECT {columns} FROM messages ORDER BY id DESC LIMIT 1")
     return dict(zip(LAST_COLUMNS, rows[0], strict=True))
 
 

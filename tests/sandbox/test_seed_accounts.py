@@ -85,7 +85,7 @@ def test_the_same_seed_and_end_give_the_same_records(tmp_path: Path) -> None:
         conn = open_database(path)
         dumps.append(
             (
-                conn.execute(f"SELECT {columns} FROM messages ORDER BY rank").fetchall(),  # noqa: S608
+                conn.execute(f"SELECT {columns} FROM messages ORDER BY rank").fetchall(),
                 conn.execute(
                     "SELECT reply_id, text, received_us FROM replies ORDER BY id"
                 ).fetchall(),

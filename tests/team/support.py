@@ -34,6 +34,18 @@ def another(data: SharedData) -> SharedData:
     return reopen(*address(data))
 
 
+def declaring(data: SharedData, operator: str, console: str) -> SharedData:
+    """`data` as a desk that says who it is opens it: on a server, a pool of its own whose
+    connections declare `operator` and `console` (what the server's audit entries name for
+    a login it cannot tell apart); a file's stores say it themselves."""
+    kind, where = address(data)
+    if kind == "sqlite":
+        return data
+    from gwdesk.store.postgres import PostgresDatabase
+
+    return ServerData(PostgresDatabase(where, operator=operator, console=console))
+
+
 def database_address(database: Database) -> tuple[str, str]:
     """(kind, file path or server URL) of `database`, for another process."""
     if isinstance(database, SqliteDatabase):

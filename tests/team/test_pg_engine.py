@@ -46,9 +46,12 @@ def test_a_schema_newer_than_this_gwdesk_is_refused(pg_url: str) -> None:
 def test_rows_read_by_name_and_position_and_placeholders_keep_percent_signs(pg_url: str) -> None:
     database = PostgresDatabase(pg_url)
     with database.transaction() as session:
-        session.execute("INSERT INTO settings(name, value) VALUES (?, ?)", ("a%b", "100%"))
+        session.execute(
+            "INSERT INTO templates(name_key, name, text, updated_us) VALUES (?, ?, ?, 1)",
+            ("a%b", "a%b", "100%"),
+        )
     with database.session() as session:
-        row = session.execute("SELECT name, value FROM settings WHERE name LIKE 'a%'").fetchone()
+        row = session.execute("SELECT name, text FROM templates WHERE name LIKE 'a%'").fetchone()
     assert (row["name"], row[1]) == ("a%b", "100%")
     assert pg_sql("SELECT ? WHERE x LIKE '%'") == "SELECT %s WHERE x LIKE '%%'"
     database.close()
@@ -59,13 +62,13 @@ def test_a_failed_transaction_leaves_nothing_behind(pg_url: str) -> None:
 
     def half_a_transaction() -> None:
         with database.transaction() as session:
-            session.execute("INSERT INTO settings(name, value) VALUES ('kept', '1')")
+            session.execute("INSERT INTO claims VALUES ('kept', 'desk', 'alex', 1)")
             session.execute("INSERT INTO nosuch VALUES (1)")
 
     with pytest.raises(StoreError):
         half_a_transaction()
     with database.session() as session:
-        assert session.execute("SELECT COUNT(*) FROM settings").fetchone()[0] == 0
+        assert session.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
     database.close()
 
 
@@ -106,7 +109,7 @@ def test_the_change_feed_names_what_changed_and_resyncs_after_a_reconnect(
     try:
         wait_for(lambda: any(RESYNC in s for s in seen))
         with database.transaction() as session:
-            session.execute("INSERT INTO settings(name, value) VALUES ('x', '1')")
+            session.execute("SELECT gwdesk_set('sending.marketing_default', 'true')")
         wait_for(lambda: any("settings" in s for s in seen))
         resyncs = sum(RESYNC in s for s in seen)
         postgres.restart()

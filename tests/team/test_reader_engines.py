@@ -155,11 +155,11 @@ def test_a_reading_gets_each_setting_where_it_is_kept(
     shared: SharedData, local: Path, reader: StoreReader, store: ReplyStore
 ) -> None:
     own = SqliteDatabase(connect(local))
-    StoredSettings(own, shared.open()).set(OPT_OUT_KEYWORDS, ("HALT",))
+    StoredSettings(own, shared.open()).set(OPT_OUT_KEYWORDS, ("STOP", "HALT"))
     own.close()
     store.mark_seen(7)
     found = reader.run(lambda r: (r.get(OPT_OUT_KEYWORDS), r.get(REPLIES_SEEN_UP_TO)))
-    assert found == (("HALT",), 7)
+    assert found == (("STOP", "HALT"), 7)
 
 
 def test_interrupting_a_read_that_would_never_end_stops_it_and_the_next_read_runs(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 from gwdesk.store.engine import Database
+from gwdesk.store.optouts import OptOutStore
+from gwdesk.store.shared import SharedData
 from gwdesk.store.team import Audit, Claims, Presence
 
 
@@ -60,11 +62,24 @@ def test_renewing_a_note_keeps_one_per_console(database: Database) -> None:
     assert [c.console for c in claims.holders("conversation:1")] == ["a"]
 
 
-def test_the_audit_log_keeps_who_did_what_in_order(database: Database) -> None:
+def test_the_audit_log_keeps_who_did_what_in_order(shared: SharedData) -> None:
+    for operator, number, reason in (
+        ("alex", "61412345678", "asked by phone"),
+        ("sam", "61412000111", "complaint <b>by</b> email"),
+    ):
+        store = OptOutStore(shared, "ops@gw", operator=operator)
+        store.set(number, True, reason=reason)
+        store.close()
+    database = shared.open()
     audit = Audit(database)
-    audit.record("alex", "a", "sent", "61412345678", "Hello")
-    audit.record("sam", "b", "opted out", "61412000111", "complaint <b>by</b> email")
     entries = audit.entries()
-    assert [(e.operator, e.action) for e in entries] == [("alex", "sent"), ("sam", "opted out")]
+    assert [(e.operator, e.action) for e in entries] == [
+        ("alex", "opted out"),
+        ("sam", "opted out"),
+    ]
     assert entries[1].detail == "complaint <b>by</b> email"
     assert audit.entries(after_id=entries[0].id) == entries[1:]
+    assert audit.entries(action="opted out", after_id=entries[0].id) == entries[1:]
+    assert audit.entries(action="sent") == []
+    assert audit.last_id() == entries[1].id
+    database.close()

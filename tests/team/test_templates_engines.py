@@ -11,13 +11,17 @@ from gwdesk.store.engine import Database
 from gwdesk.store.shared import SharedData
 from gwdesk.store.team import Audit
 from gwdesk.store.templates import TemplateExists, TemplateStore
+from tests.team.support import declaring
 
 
 @pytest.fixture
 def templates(shared: SharedData) -> Iterator[TemplateStore]:
-    store = TemplateStore(shared, operator="alex", console="desk-1")
+    desk = declaring(shared, "alex", "desk-1")
+    store = TemplateStore(desk, operator="alex", console="desk-1")
     yield store
     store.close()
+    if desk is not shared:
+        desk.close()
 
 
 @pytest.fixture

@@ -110,7 +110,7 @@ def sha(data: bytes) -> str:
 
 
 def lodged(sandbox: SandboxThread) -> list[dict[str, Any]]:
-    rows = sandbox.query(f"SELECT {', '.join(COLUMNS)} FROM messages ORDER BY id")  # noqa: S608
+    rows = sandbox.query(f"SELECT {', '.join(COLUMNS)} FROM messages ORDER BY id")
     found = [dict(zip(COLUMNS, row, strict=True)) for row in rows]
     for row in found:
         row["attachments"] = json.loads(row["attachments"]) if row["attachments"] else []

@@ -36,7 +36,7 @@ async def send_and_wait(tab: SendTab, within: float = 20.0) -> None:
 
 def messages(sandbox: SandboxThread) -> list[dict[str, Any]]:
     names = [c.strip() for c in MESSAGE_COLUMNS.split(",")]
-    rows = sandbox.query(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY id")  # noqa: S608
+    rows = sandbox.query(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY id")
     return [dict(zip(names, row, strict=True)) for row in rows]
 
 

@@ -64,7 +64,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reading]:
 def expected(db: Reading, query: LogQuery) -> list[str]:
     """The view computed the slow way: every record in Python, filtered and sorted."""
     columns = f"message_id, status, type, to_number, message, date_lodged, id, {query.sort.column}"
-    rows = db.sql.execute(f"SELECT {columns} FROM log_records").fetchall()  # noqa: S608
+    rows = db.sql.execute(f"SELECT {columns} FROM log_records").fetchall()
     flt = query.filter
     kept = [
         r

@@ -42,6 +42,8 @@ from gwdesk.store.database import StoreError
 from gwdesk.store.optouts import OptOut, OptOutStore, utc_text
 from gwdesk.store.settings import StoredSettings
 
+REQUIRED_OPT_OUT: Final = "STOP"
+"""The opt-out keyword no profile may drop (a team's server enforces it too, `pg_rules`)."""
 FACTUAL_NOTE: Final = "Marked purely factual (no marketing): sent to an opted-out number."
 
 
@@ -225,8 +227,8 @@ def check_rules(
     own_number: str = "",
     region: str = DEFAULT_REGION,
 ) -> Rules:
-    """The rules as typed, checked (`RulesError` naming the field): at least one opt-out
-    keyword, no keyword in both lists, an instruction a marketing message can end with,
+    """The rules as typed, checked (`RulesError` naming the field): STOP among the opt-out
+    keywords, no keyword in both lists, an instruction a marketing message can end with,
     and the operator's own number (optional) a usable phone number, read in `region`."""
     lists: dict[str, tuple[str, ...]] = {}
     for field, typed in (("opt_out", opt_out), ("opt_in", opt_in)):
@@ -236,6 +238,12 @@ def check_rules(
             raise RulesError(field, f"Not a keyword list: {exc}.") from None
     if not lists["opt_out"]:
         raise RulesError("opt_out", "Keep at least one opt-out keyword: customers need a way out.")
+    if REQUIRED_OPT_OUT not in lists["opt_out"]:
+        raise RulesError(
+            "opt_out",
+            f"Keep {REQUIRED_OPT_OUT} among the opt-out keywords: it is the word customers "
+            "know, and a team's server refuses a list without it.",
+        )
     both = sorted(set(lists["opt_out"]) & set(lists["opt_in"]))
     if both:
         raise RulesError("opt_in", f"{', '.join(both)} cannot both opt out and opt back in.")
@@ -270,9 +278,17 @@ def read_rules(settings: StoredSettings) -> Rules:
 
 def save_rules(settings: StoredSettings, rules: Rules) -> None:
     """Keep checked rules in the profile's store; whoever reads replies or sends must then
-    apply them (`LocalStore.apply_optout_keywords`, the `Sending`'s compliance). Blocking."""
-    settings.set(OPT_OUT_KEYWORDS, rules.opt_out)
-    settings.set(OPT_IN_KEYWORDS, rules.opt_in)
-    settings.set(MARKETING_DEFAULT, rules.marketing_default)
-    settings.set(OPT_OUT_INSTRUCTION, rules.instruction)
-    settings.set(OWN_NUMBER, rules.own_number)
+    apply them (`LocalStore.apply_optout_keywords`, the `Sending`'s compliance). Only the
+    rules that changed are written: on a team's server each write is a change in the
+    office's record, told at every desk. Blocking."""
+    kept = read_rules(settings)
+    if rules.opt_out != kept.opt_out:
+        settings.set(OPT_OUT_KEYWORDS, rules.opt_out)
+    if rules.opt_in != kept.opt_in:
+        settings.set(OPT_IN_KEYWORDS, rules.opt_in)
+    if rules.marketing_default != kept.marketing_default:
+        settings.set(MARKETING_DEFAULT, rules.marketing_default)
+    if rules.instruction != kept.instruction:
+        settings.set(OPT_OUT_INSTRUCTION, rules.instruction)
+    if rules.own_number != kept.own_number:
+        settings.set(OWN_NUMBER, rules.own_number)

@@ -10,6 +10,7 @@ meet in the same file and the same outbox.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -91,10 +92,16 @@ def open_profile(data: ProfileData, store_password: str | None = None) -> LocalS
     from gwdesk.store.postgres import PostgresDatabase
     from gwdesk.store.shared import ServerData
 
-    server = ServerData(PostgresDatabase(data.store_url, store_password))
+    console = uuid.uuid4().hex
+    database = PostgresDatabase(
+        data.store_url, store_password, operator=data.operator, console=console
+    )
+    server = ServerData(database)
     try:
+        # The server names its operators by their own logins: that name is this desk's.
+        operator = database.whoami().name
         return open_local(
-            data.path, data.account, data.region, shared=server, operator=data.operator
+            data.path, data.account, data.region, shared=server, operator=operator, console=console
         )
     except BaseException:
         server.close()

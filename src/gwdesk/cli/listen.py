@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import queue
 import signal
 import threading
@@ -60,10 +61,14 @@ from gwdesk.replies import (
     backfill,
     suggested_start,
 )
-from gwdesk.replies.template import TemplateError, public_address
+from gwdesk.replies.template import TemplateError, public_address, team_route
+from gwdesk.store.changes import RESYNC, ChangeFeed
 from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore, open_local
 from gwdesk.store.replies import StoredReply
+from gwdesk.store.shared import server_of
+
+log = logging.getLogger("gwdesk.cli.listen")
 
 POLL: Final = 0.2
 EXIT_INTERRUPTED: Final = 130
@@ -227,12 +232,34 @@ def _open_store(args: argparse.Namespace, profile: Profile | None, out: Output) 
         url = check_store_url(args.store)
     except ValueError as exc:
         raise UsageError(f"The store address: {exc}.") from None
-    server = ServerData(PostgresDatabase(url, store_password(None), application="gwdesk listen"))
+    server = ServerData(
+        PostgresDatabase(
+            url, store_password(None), application="gwdesk listen", operator="the reply receiver"
+        )
+    )
     try:
         return open_local(store_path(INLINE_NAME), shared=server)
     except BaseException:
         server.close()
         raise
+
+
+def _follow_rules(local: LocalStore) -> ChangeFeed | None:
+    """On a team's server the receiver is what applies STOP and START, so it applies the
+    keywords any desk saves from the next reply on (and after every reconnection): the
+    change feed says when the team's settings changed. None for a one-desk file."""
+    server: Any = server_of(local.shared)
+    if server is None or local.account is None:
+        return None
+
+    def changed(tables: frozenset[str]) -> None:
+        if RESYNC in tables or "settings" in tables:
+            try:
+                local.apply_optout_keywords()
+            except StoreError as exc:  # kept as they were; the next change tries again
+                log.warning("the team's opt-out keywords were not read again: %s", exc)
+
+    return ChangeFeed(server.connect, changed).start()
 
 
 def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int:
@@ -241,6 +268,7 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
     printer = _Printer(out, zone)
     local = _open_store(args, profile, out)
     store = local.replies
+    rules = _follow_rules(local)
     try:
         with ReplyInbox(store) as inbox:
             if not args.quiet:
@@ -266,7 +294,11 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
                 out.out.flush()
                 if local.team:
                     # Team consoles give the gateway this receiver's ReplyPath.
-                    local.settings.set(TEAM_REPLY_PATH, info.template.render())
+                    try:
+                        route = team_route(info.template)
+                    except TemplateError as exc:
+                        raise UsageError(f"The ReplyPath: {exc}.") from None
+                    local.settings.set(TEAM_REPLY_PATH, route.render())
                 if profile is not None and password is not None and not stop.is_set():
                     _backfill_in_background(profile, password, inbox, out)
                 while not stop.is_set():
@@ -275,6 +307,8 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
                 listener.stop()
         printer.print_waiting()
     finally:
+        if rules is not None:
+            rules.close()
         local.close()
     out.note("stopped")
     return EXIT_OK

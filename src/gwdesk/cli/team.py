@@ -1,22 +1,33 @@
 """`gwdesk team`: setting up and looking at a team's shared store on PostgreSQL.
 
     gwdesk team init postgresql://owner@host/db [--grant ROLE]   create or upgrade the schema
-    gwdesk team status [postgresql://role@host/db | --profile NAME]   schema and live consoles
+    gwdesk team add-operator postgresql://owner@host/db LOGIN [--name NAME] [--receiver]
+    gwdesk team remove-operator postgresql://owner@host/db LOGIN
+    gwdesk team status [postgresql://role@host/db | --profile NAME]
 
-`init` is run once by whoever owns the database (and again after updating gwdesk): it
-creates or upgrades the tables under an advisory lock, then, with `--grant`, gives the
-consoles' role what it needs and no more (connect, and read and write the rows; no
-schema changes), and checks that role can. `status` lists the consoles heard from in
-the last half minute and the schema's version. The password comes from the environment
-(`GWDESK_STORE_PASSWORD`, or libpq's own `PGPASSWORD` and `~/.pgpass`) or, for a saved
-profile, the keyring; never from an argument.
+`init`, `add-operator` and `remove-operator` are the database owner's (who needs the
+CREATEROLE attribute). `init` creates or upgrades the tables under an advisory lock, makes
+the office's two group roles and gives them exactly what a console and the reply
+receiver need, takes back any right a login holds of its own, and checks the result;
+`--grant ROLE` keeps a login that several desks share (an older install's) working
+until each operator has one of their own. `add-operator` gives one operator (or, with
+`--receiver`, the office's receiver) a login of their own: the record names everything
+it does by `--name`, whatever a console says. `status` lists the operators, the
+consoles heard from in the last half minute and the schema's version.
+
+Passwords come from the environment, never from an argument: the owner's (or a
+console's) in `GWDESK_STORE_PASSWORD` (or libpq's own `PGPASSWORD` and `~/.pgpass`;
+a saved profile's from the keyring); a new login's in `GWDESK_OPERATOR_PASSWORD`, or
+typed at a prompt. It reaches the server only as a SCRAM verifier.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
-from typing import Any, Final
+import getpass
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Final
 
 from gwdesk.cli import (
     EXIT_FAILED,
@@ -29,7 +40,11 @@ from gwdesk.cli import (
     store_password,
 )
 
-ROLE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+if TYPE_CHECKING:
+    from gwdesk.store.postgres import PostgresDatabase
+
+OPERATOR_PASSWORD_ENV: Final = "GWDESK_OPERATOR_PASSWORD"  # noqa: S105 - a variable's name
+ACTIONS: Final = ("init", "add-operator", "remove-operator", "status")
 
 
 def store_url_of(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -61,9 +76,21 @@ def run_team(args: argparse.Namespace) -> int:
 
     out = Output(args.json)
     try:
-        if args.action == "init":
-            return _init(args, out)
-        return _status(args, out)
+        if args.action == "status":
+            return _status(args, out)
+        if not args.url:
+            raise UsageError(
+                f"Name the store: gwdesk team {args.action} postgresql://owner@host/db …"
+            )
+        database = _owners(args)
+        try:
+            if args.action == "init":
+                return _init(args, out, database)
+            if args.action == "add-operator":
+                return _add(args, out, database)
+            return _remove(args, out, database)
+        finally:
+            database.close()
     except UsageError as exc:
         out.failure("usage", str(exc))
         return EXIT_USAGE
@@ -72,41 +99,117 @@ def run_team(args: argparse.Namespace) -> int:
         return EXIT_FAILED
 
 
-def _init(args: argparse.Namespace, out: Output) -> int:
-    from gwdesk.store.postgres import PostgresDatabase, grant_console_role, privilege_problems
+def _owners(args: argparse.Namespace) -> PostgresDatabase:
+    from gwdesk.store.postgres import PostgresDatabase
 
-    if not args.url:
-        raise UsageError("Name the store: gwdesk team init postgresql://owner@host/database.")
     url, password = store_url_of(args)
-    if args.grant and not ROLE.fullmatch(args.grant):
-        raise UsageError(f"--grant {args.grant[:40]!r}: not a role name.")
-    database = PostgresDatabase(url, password, application="gwdesk team init")
+    if args.action == "init" and args.grant:
+        _login_named(args.grant)
+    if args.action != "init":
+        _login_named(args.login)
+    return PostgresDatabase(
+        url, password, application=f"gwdesk team {args.action}", operator="the database owner"
+    )
+
+
+def _login_named(name: str | None) -> str:
+    from gwdesk.store.pg_roles import check_role_name
+
+    if not name:
+        raise UsageError("Name the operator's login: gwdesk team add-operator URL LOGIN.")
     try:
-        version = database.version()
-        lines = [f"schema version {version} at {database.location}"]
-        data: dict[str, Any] = {"ok": True, "schema_version": version, "store": database.location}
-        if args.grant:
-            grant_console_role(database, args.grant)
-            missing = privilege_problems(database, args.grant)
-            data["granted"] = args.grant
-            data["missing"] = missing
-            if missing:
-                lines.append(
-                    f"role {args.grant} is not as a console's should be: {', '.join(missing)}"
-                )
-                out.result({**data, "ok": False}, lines)
-                return EXIT_FAILED
-            lines.append(
-                f"role {args.grant} may read and write the shared tables and append to the "
-                "audit log and the opt-out history, nothing more"
-            )
+        return check_role_name(name)
+    except ValueError as exc:
+        raise UsageError(f"{exc}.") from None
+
+
+def _init(args: argparse.Namespace, out: Output, database: PostgresDatabase) -> int:
+    from gwdesk.store.pg_roles import prepare_team, privilege_problems
+
+    version = database.version()
+    prepared = prepare_team(database, shared=args.grant or None)
+    problems = privilege_problems(database)
+    groups = prepared.groups
+    data: dict[str, Any] = {
+        "ok": not problems,
+        "schema_version": version,
+        "store": database.location,
+        "groups": {"operators": groups.operators, "receivers": groups.receivers},
+        "taken_back": list(prepared.taken_back),
+        "shared": prepared.shared,
+        "problems": problems,
+    }
+    lines = [
+        f"schema version {version} at {database.location}",
+        f"group roles: {groups.operators} (operators), {groups.receivers} (the reply receiver)",
+    ]
+    if prepared.taken_back:
+        lines.append(
+            "rights of their own taken back from: " + ", ".join(prepared.taken_back)
+            + " (give each operator a login: gwdesk team add-operator)"
+        )  # fmt: skip
+    if prepared.shared:
+        lines.append(
+            f"{prepared.shared} is kept as a login several desks share: the server cannot tell "
+            "them apart, so the names they give are not verified; give each operator a login "
+            "of their own (docs/team.md)"
+        )
+    if problems:
+        lines.append("rights are not as they should be: " + ", ".join(problems))
         out.result(data, lines)
-        return EXIT_OK
-    finally:
-        database.close()
+        return EXIT_FAILED
+    lines.append(
+        "the groups may read the record and add sends and opt-out changes to it, change "
+        "settings only through the server's checks, and never write the audit log"
+    )
+    out.result(data, lines)
+    return EXIT_OK
+
+
+def _new_password(args: argparse.Namespace) -> str | None:
+    """The new login's password: the environment's, else typed twice at a terminal."""
+    if args.no_password:
+        return None
+    value = os.environ.get(OPERATOR_PASSWORD_ENV)
+    if value:
+        return value
+    if not sys.stdin.isatty():
+        raise UsageError(
+            f"Give {args.login}'s password in {OPERATOR_PASSWORD_ENV} (or run this in a "
+            "terminal to type it; --no-password for a login by certificate or peer)."
+        )
+    first = getpass.getpass(f"Password for {args.login}: ")
+    if not first or getpass.getpass("Again: ") != first:
+        raise UsageError("The two passwords were not the same (or empty): nothing was changed.")
+    return first
+
+
+def _add(args: argparse.Namespace, out: Output, database: PostgresDatabase) -> int:
+    from gwdesk.domain.operator import operator_name
+    from gwdesk.store.pg_roles import add_operator
+
+    display = operator_name(args.name or args.login)
+    added = add_operator(
+        database, args.login, display, receiver=args.receiver, password=_new_password(args)
+    )
+    data = {"ok": True, "login": added.role, "name": added.display, "kind": added.kind}
+    what = "the office's reply receiver" if args.receiver else "an operator"
+    out.result(
+        data, [f"{added.role} may now log in as {what}; the record names it {added.display}"]
+    )
+    return EXIT_OK
+
+
+def _remove(args: argparse.Namespace, out: Output, database: PostgresDatabase) -> int:
+    from gwdesk.store.pg_roles import remove_operator
+
+    said = remove_operator(database, args.login)
+    out.result({"ok": True, "login": args.login, "result": said}, [said])
+    return EXIT_OK
 
 
 def _status(args: argparse.Namespace, out: Output) -> int:
+    from gwdesk.store.pg_roles import operators
     from gwdesk.store.postgres import PostgresDatabase
     from gwdesk.store.team import Presence
 
@@ -114,13 +217,18 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     database = PostgresDatabase(url, password, application="gwdesk team status", upgrade=False)
     try:
         version = database.version()
-        consoles = Presence(database).live()
+        me = database.whoami()
+        team = [o for o in operators(database) if o.removed_at is None]
+        presence = Presence(database)
+        consoles = presence.live()
     finally:
         database.close()
     data = {
         "ok": True,
         "store": database.location,
         "schema_version": version,
+        "you": {"login": me.role, "name": me.name, "verified": me.verified},
+        "operators": [{"login": o.role, "name": o.display, "kind": o.kind} for o in team],
         "consoles": [
             {
                 "id": c.id,
@@ -132,24 +240,50 @@ def _status(args: argparse.Namespace, out: Output) -> int:
             }
             for c in consoles
         ],
+        "unreadable_consoles": presence.unreadable.count,
     }
     lines = [f"schema version {version} at {database.location}"]
+    verified = "" if me.verified else " (a name the server cannot verify)"
+    lines.append(f"you are {me.name}{verified}, logged in as {me.role}")
+    lines += [f"{o.kind} {o.role}: {o.display}" for o in team]
+    lines += [
+        f"{o.role} is shared by several desks: the names they give are not verified "
+        "(docs/team.md: one login per operator)"
+        for o in team
+        if o.kind == "shared"
+    ]
     lines += [
         f"{c.operator} on {c.host} (gwdesk {c.version}), since {c.started_at:%Y-%m-%d %H:%M} UTC"
         for c in consoles
     ]
+    if presence.unreadable.count:
+        lines.append(f"{presence.unreadable.count} console row(s) could not be read")
     lines.append(f"{len(consoles)} console(s) connected")
     out.result(data, lines)
     return EXIT_OK
 
 
 def register_team(sub: SubParsers, common: argparse.ArgumentParser) -> None:
-    text = "a team's shared store on PostgreSQL: init (create or upgrade), status"
+    text = "a team's shared store on PostgreSQL: init, add-operator, remove-operator, status"
     p = sub.add_parser("team", help=text, description=__doc__.split("\n\n")[0])
-    p.add_argument("action", choices=("init", "status"))
+    p.add_argument("action", choices=ACTIONS)
     p.add_argument("url", nargs="?", metavar="postgresql://…", help="the store (no password)")
+    p.add_argument("login", nargs="?", metavar="LOGIN", help="add/remove-operator: the login")
     p.add_argument("--profile", metavar="NAME", help="status: the store of a saved profile")
-    p.add_argument("--grant", metavar="ROLE", help="init: let the consoles' role use the tables")
+    p.add_argument(
+        "--grant",
+        metavar="ROLE",
+        help="init: keep ROLE, a login several desks share (an older install's), working",
+    )
+    p.add_argument("--name", metavar="NAME", help="add-operator: how the record names them")
+    p.add_argument(
+        "--receiver", action="store_true", help="add-operator: the office's reply receiver"
+    )
+    p.add_argument(
+        "--no-password",
+        action="store_true",
+        help="add-operator: no password (a login by certificate or peer)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.set_defaults(run=run_team)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 from pathlib import Path
 from typing import Final, Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import SplitResult, parse_qsl, urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -150,6 +150,12 @@ class Profile(BaseModel):
 
 STORE_SCHEMES: Final = ("postgresql", "postgres")
 STORE_TLS_MODES: Final = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+STORE_TLS_REQUIRED: Final = ("require", "verify-ca", "verify-full")
+"""The modes that never send a byte in clear (`verify-full` also checks who answers)."""
+PLAINTEXT_OPT_OUT: Final = ("gwdesk_plaintext", "trusted-lan")
+"""`gwdesk_plaintext=trusted-lan` in a store address: the office accepts a connection in
+clear to a server that is not on this machine (a trusted LAN only; docs/team.md)."""
+SECRET_PARAMETERS: Final = frozenset({"password", "sslpassword"})
 
 
 def store_role(url: str) -> str:
@@ -157,9 +163,26 @@ def store_role(url: str) -> str:
     return urlsplit(url).username or "gwdesk"
 
 
+def _store_hosts(parts: SplitResult, query: list[tuple[str, str]]) -> list[str]:
+    """Every host a store address may connect to: the URL's, and libpq's `host` and
+    `hostaddr` parameters (each possibly a list, a path being a Unix socket's folder)."""
+    hosts = [parts.hostname] if parts.hostname else []
+    for key, value in query:
+        if key in ("host", "hostaddr"):
+            hosts.extend(h.strip() for h in value.split(",") if h.strip())
+    return hosts
+
+
+def _is_local(host: str) -> bool:
+    """A Unix socket's folder or a loopback address: nothing leaves this machine."""
+    return host.startswith("/") or is_loopback(host)
+
+
 def check_store_url(url: str) -> str:
-    """A PostgreSQL URL naming a server and a database, without a password (the keyring
-    keeps it) and with a TLS mode PostgreSQL knows; ValueError saying what is wrong."""
+    """A PostgreSQL URL naming a server and a database, without a password anywhere (the
+    keyring keeps it), with a TLS mode PostgreSQL knows, and TLS required (`require` at
+    least) for a server that is not on this machine unless the address carries the
+    trusted-LAN opt-out; ValueError saying what is wrong."""
     value = url.strip()
     if any(not c.isprintable() or c.isspace() for c in value):
         raise ValueError("the store address holds spaces or control characters")
@@ -172,15 +195,36 @@ def check_store_url(url: str) -> str:
         raise ValueError(f"the store address is not a URL ({exc})") from None
     if parts.scheme not in STORE_SCHEMES:
         raise ValueError("the store address must start postgresql:// (a PostgreSQL server)")
-    if not parts.hostname:
-        raise ValueError("the store address names no server (postgresql://role@host/database)")
-    if parts.password:
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if parts.password or any(key.lower() in SECRET_PARAMETERS for key, _ in query):
         raise ValueError("the store address must not hold a password: it goes to the keyring")
+    hosts = _store_hosts(parts, query)
+    if not hosts:
+        raise ValueError("the store address names no server (postgresql://role@host/database)")
     if len(parts.path.strip("/")) == 0:
         raise ValueError("the store address names no database (…/database)")
     if port is not None and not 0 < port < 65536:
         raise ValueError("the store address's port is out of range")
-    modes = [v for k, v in parse_qsl(parts.query) if k == "sslmode"]
-    if modes and modes[-1] not in STORE_TLS_MODES:
-        raise ValueError(f"unknown sslmode {modes[-1][:20]!r}; use verify-full to check the server")
+    modes = [v for k, v in query if k == "sslmode"]
+    mode = modes[-1] if modes else "prefer"
+    if mode not in STORE_TLS_MODES:
+        raise ValueError(f"unknown sslmode {mode[:20]!r}; use verify-full to check the server")
+    remote = [h for h in hosts if not _is_local(h)]
+    if remote and mode not in STORE_TLS_REQUIRED and PLAINTEXT_OPT_OUT not in query:
+        raise ValueError(
+            f"the store at {remote[0][:80]} is not on this machine, so the connection must "
+            "be encrypted: add sslmode=verify-full&sslrootcert=<the office CA> (recommended) "
+            "or sslmode=require; on a trusted office LAN only, add "
+            "gwdesk_plaintext=trusted-lan to connect in clear (docs/team.md)"
+        )
     return value
+
+
+def libpq_url(url: str) -> str:
+    """A store address as PostgreSQL's client library takes it: without gwdesk's own
+    parameter (the trusted-LAN opt-out), which libpq would refuse as unknown."""
+    parts = urlsplit(url)
+    if PLAINTEXT_OPT_OUT[0] not in parts.query:
+        return url
+    kept = [p for p in parts.query.split("&") if p.split("=", 1)[0] != PLAINTEXT_OPT_OUT[0]]
+    return urlunsplit(parts._replace(query="&".join(kept)))

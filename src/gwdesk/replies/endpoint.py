@@ -31,7 +31,7 @@ from gwdesk.replies.parse import (
     reply_from_keyword,
 )
 from gwdesk.replies.template import ReplyTemplate
-from gwdesk.store.database import StoreError
+from gwdesk.store.database import StoreBusy, StoreError, StoreUnavailable
 from gwdesk.store.replies import IncomingReply
 
 log = logging.getLogger("gwdesk.replies.endpoint")
@@ -86,6 +86,19 @@ class _ServerLog(logging.LoggerAdapter):  # type: ignore[type-arg]
 
 def _text(status: int, reason: str) -> web.Response:
     return web.Response(status=status, text=reason + "\n", content_type="text/plain")
+
+
+def _why_not_stored(exc: Exception) -> str:
+    """Why a reply was not stored, for the caller: what kind of trouble, never where the
+    store is (a server's host and database are nobody's business outside the office; the
+    inbox logs the whole error)."""
+    if isinstance(exc, InboxClosed):
+        return "the listener is stopping"
+    if isinstance(exc, StoreBusy):
+        return "the store is busy"
+    if isinstance(exc, StoreUnavailable):
+        return "the store cannot be reached"
+    return "the store refused it"
 
 
 def _not_found() -> web.Response:
@@ -149,7 +162,7 @@ class ReplyEndpoint:
                 response.force_close()
             return response
         except (StoreError, InboxClosed) as exc:
-            response = _text(503, f"The reply was not stored ({exc}); try again.")
+            response = _text(503, f"The reply was not stored ({_why_not_stored(exc)}); try again.")
             response.headers["Retry-After"] = "1"
             return response
         except ConnectionError:

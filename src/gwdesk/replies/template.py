@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import quote, urlsplit
 
+from gwdesk.domain.profile import is_loopback
+
 PLACEHOLDERS: Final = ("FROM", "TO", "MSG", "SENTDTS", "RCVDDTS")
 REQUIRED: Final = frozenset({"FROM", "TO", "MSG", "RCVDDTS"})
 """Without the received time a retry and the backfill could not be recognised (the natural key)."""
@@ -37,6 +39,21 @@ class TemplateError(ValueError):
 
 
 DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+
+
+def team_route(template: ReplyTemplate) -> ReplyTemplate:
+    """`template` if a team may route every two-way reply to it: https, or a loopback
+    address (a test's receiver on this machine); `TemplateError` saying why not. A team's
+    server holds the published ReplyPath to the same rule (`pg_rules.py`), and each
+    console checks it again as it reads it: a path pointed anywhere else in clear is not
+    used."""
+    if template.scheme == "https" or is_loopback(template.host):
+        return template
+    raise TemplateError(
+        f"a team's ReplyPath must be an https address (it is http://{template.host[:60]}): "
+        "put the receiver behind the office's TLS proxy and give it --public-url "
+        "https://… (docs/team.md)"
+    )
 
 
 def _netloc(host: str, port: int, scheme: str = "http") -> str:

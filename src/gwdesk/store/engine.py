@@ -61,6 +61,12 @@ class Result(Protocol):
 class Session(ABC):
     """One connection, lent for a few statements (see `Database`)."""
 
+    audited_by_server: ClassVar[bool] = False
+    """The server keeps the record itself (a team's PostgreSQL server, `pg_rules.py`): it
+    writes the audit log, derives the current opt-out state from each change, and takes
+    setting changes through its own function. A profile's file leaves all three to the
+    stores."""
+
     @abstractmethod
     def execute(self, sql: str, params: Sequence[object] = ()) -> Result: ...
 

@@ -20,6 +20,7 @@ from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.database import store_methods
 from gwdesk.store.engine import Database, Session
 from gwdesk.store.shared import SharedData, database_for
+from gwdesk.store.unreadable import Unreadable
 
 HISTORY_WHAT = "the send history"
 MAX_OPERATOR = 200
@@ -63,6 +64,7 @@ class HistoryStore:
         self.operator = operator[:MAX_OPERATOR]
         self._lock = threading.Lock()
         self._queued: list[HistoryEntry] = []
+        self.unreadable = Unreadable("history")
 
     def close(self) -> None:
         if self._owned:
@@ -93,7 +95,7 @@ class HistoryStore:
                 "SELECT * FROM history WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?",
                 (start.isoformat(), limit),
             ).fetchall()
-        stored = [_entry(row) for row in rows]
+        stored = self.unreadable.decoded(rows, _entry)
         if not queued:
             return stored
         written = {replace(e, id=None) for e in stored}
@@ -115,14 +117,15 @@ def _insert(session: Session, entry: HistoryEntry) -> HistoryEntry:
     rows = session.execute(
         "INSERT INTO history(at, channel, recipients, text, ok, message_id, batch_code, "
         "status, external_system_id, detail, operator) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id, operator",
         (
             entry.at.astimezone(UTC).isoformat(), entry.channel, entry.recipients,
             entry.text, int(entry.ok), entry.message_id, entry.batch_code, entry.status,
             entry.external_system_id, entry.detail, entry.operator[:MAX_OPERATOR],
         ),
     ).fetchall()  # fmt: skip
-    return replace(entry, id=int(rows[0][0]))
+    # A team's server names an operator's own login itself: the row as it was written.
+    return replace(entry, id=int(rows[0][0]), operator=rows[0][1])
 
 
 def _entry(row: Any) -> HistoryEntry:

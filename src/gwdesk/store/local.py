@@ -36,17 +36,19 @@ class LocalStore:
         *,
         shared: SharedData | None = None,
         operator: str = "",
+        console: str | None = None,
     ) -> None:
         """`account`: the gateway account whose opt-out list the keyword replies stored
         here change (None: replies are stored and no list changes, as for a store
         opened only to read); `region` reads a reply's national sender number;
         `shared`: the team's server (None: this file holds everything); `operator`: who
-        works here, as history, audit entries and opt-out changes name them."""
+        works here, as history, audit entries and opt-out changes name them (a team's
+        server names them itself); `console`: this opening's id (a new one by default)."""
         self.path = path
         self.account = account
         self.region = region
         self.operator = operator
-        self.console = uuid.uuid4().hex
+        self.console = console or uuid.uuid4().hex
         """This opening of the profile, as the team's presence, claims and audit know it."""
         self.conn = connect(path)
         self.team = shared is not None
@@ -125,11 +127,12 @@ def open_local(
     *,
     shared: SharedData | None = None,
     operator: str = "",
+    console: str | None = None,
 ) -> LocalStore:
     """Open (and upgrade) a profile's store; `StoreError` naming the file when it cannot
     be used (damaged, not a database, unreadable), which is then left as it is. Once
     open, the store owns `shared` (closes it); until then its caller does."""
     try:
-        return LocalStore(path, account, region, shared=shared, operator=operator)
+        return LocalStore(path, account, region, shared=shared, operator=operator, console=console)
     except (StoreError, OSError) as exc:
         raise StoreError(f"The store at {path} cannot be opened ({exc}).") from None

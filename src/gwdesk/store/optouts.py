@@ -36,8 +36,11 @@ from gwdesk.store.database import StoreError
 from gwdesk.store.engine import Database, Session, SqliteDatabase, containing
 from gwdesk.store.shared import SharedData, shared_data
 from gwdesk.store.team import write_audit
+from gwdesk.store.unreadable import DECODE_ERRORS, Unreadable
 
 MAX_REASON: Final = 500
+MAX_NUMBER: Final = 32
+UNREADABLE_AT: Final = datetime(1970, 1, 1, tzinfo=UTC)
 IMPORT_ROWS: Final = 500
 """Numbers written per statement by an import."""
 
@@ -128,6 +131,12 @@ def list_number(number: str, region: str) -> str:
         return "".join(c for c in number if c.isdigit()) or number
 
 
+def listable(number: str) -> bool:
+    """Whether `number` can be on the list: digits only (a sender name, which no message
+    can be sent to, has no place there), as a team's server checks it too."""
+    return 0 < len(number) <= MAX_NUMBER and number.isascii() and number.isdigit()
+
+
 def _at(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
@@ -142,6 +151,23 @@ def _optout(row: Any) -> OptOut:
         keyword=row["keyword"],
         reply_id=row["reply_id"],
         reason=row["reason"],
+    )
+
+
+def kept_safe(row: Any) -> OptOut:
+    """A current state that cannot be read, as the list keeps it: opted out (unless the row
+    plainly says otherwise), so an unreadable row never lets a send through."""
+    try:
+        opted_out = int(row["opted_out"]) != 0
+    except DECODE_ERRORS:
+        opted_out = True
+    return OptOut(
+        number=str(row["number"]),
+        opted_out=opted_out,
+        at=UNREADABLE_AT,
+        how=How.OPERATOR,
+        by="(an entry that could not be read)",
+        reason="this gwdesk could not read the list's entry for this number",
     )
 
 
@@ -180,8 +206,19 @@ def _record(
     only_if_newer: bool = False,
 ) -> bool:
     """Write a change (its history row always; the current state unless `only_if_newer`
-    finds a later state). True when the current state changed. Inside a transaction."""
+    finds a later state). True when the current state changed. Inside a transaction.
+
+    A team's server derives the current state, who and when itself (`pg_rules.py`): there
+    the change is only appended, and the server says whether it applied."""
     stamp = at.astimezone(UTC).isoformat()
+    change = (account, number, int(opted_out), stamp, how.value, by, keyword, reply_id, reason)
+    if session.audited_by_server:
+        row = session.execute(
+            "INSERT INTO optout_changes(account, number, opted_out, at, how, by_whom, keyword, "
+            "reply_id, reason, applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING applied",
+            change,
+        ).fetchone()
+        return bool(row[0])
     current = session.execute(
         "SELECT opted_out, at FROM optouts WHERE account = ? AND number = ?", (account, number)
     ).fetchone()
@@ -192,18 +229,7 @@ def _record(
     session.execute(
         "INSERT INTO optout_changes(account, number, opted_out, at, how, by_whom, keyword, "
         "reply_id, reason, applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            account,
-            number,
-            int(opted_out),
-            stamp,
-            how.value,
-            by,
-            keyword,
-            reply_id,
-            reason,
-            int(changes),
-        ),
+        (*change, int(changes)),
     )
     if changes:
         session.execute(
@@ -212,7 +238,7 @@ def _record(
             "opted_out = excluded.opted_out, at = excluded.at, how = excluded.how, "
             "by_whom = excluded.by_whom, keyword = excluded.keyword, "
             "reply_id = excluded.reply_id, reason = excluded.reason",
-            (account, number, int(opted_out), stamp, how.value, by, keyword, reply_id, reason),
+            change,
         )
     return changes
 
@@ -222,7 +248,7 @@ def apply_replies(session: Session, account: str, found: Sequence[ReplyKeyword])
     number of states changed. Mentions change nothing (the console flags them)."""
     changed = 0
     for reply in sorted(found, key=lambda r: (r.received_at, r.reply_id)):
-        if reply.intent is Intent.MENTION:
+        if reply.intent is Intent.MENTION or not listable(reply.number):
             continue
         changed += _record(
             session,
@@ -272,6 +298,9 @@ class OptOutStore:
         self.console = console
         with _failing_as("opened"):
             self._db: Database = self.data.open(durable=True)
+        self.unreadable = Unreadable("optouts", key=lambda row: row["number"])
+        """Current states that could not be read (kept as opted out, each logged once)."""
+        self.unreadable_changes = Unreadable("optout_changes")
 
     @property
     def path(self) -> str:
@@ -284,6 +313,13 @@ class OptOutStore:
     def close(self) -> None:
         self._db.close()
 
+    def _current(self, row: Any) -> OptOut:
+        try:
+            return _optout(row)
+        except DECODE_ERRORS as exc:
+            self.unreadable.note(row, exc)
+            return kept_safe(row)
+
     def _read(self, query: str, values: Sequence[object]) -> list[Any]:
         with _failing_as("read"), self._db.session() as session:
             return session.execute(query, values).fetchall()
@@ -292,7 +328,7 @@ class OptOutStore:
 
     def get(self, number: str) -> OptOut | None:
         rows = self._read(_CURRENT + "WHERE account = ? AND number = ?", (self.account, number))
-        return _optout(rows[0]) if rows else None
+        return self._current(rows[0]) if rows else None
 
     def opted_out(self, numbers: Iterable[str]) -> dict[str, OptOut]:
         """Of `numbers`, those opted out now, with why."""
@@ -303,7 +339,7 @@ class OptOutStore:
             marks = ", ".join("?" for _ in part)
             query = f"{_CURRENT}WHERE account = ? AND opted_out = 1 AND number IN ({marks})"
             for row in self._read(query, (self.account, *part)):
-                found[row["number"]] = _optout(row)
+                found[row["number"]] = self._current(row)
         return found
 
     def opted_out_numbers(self) -> frozenset[str]:
@@ -353,7 +389,7 @@ class OptOutStore:
                 values.extend([containing(needle)] * 3)
         where = " AND ".join(clauses)
         query = f"{_CURRENT}WHERE {where} ORDER BY at DESC, number LIMIT ? OFFSET ?"
-        return [_optout(row) for row in self._read(query, (*values, limit, offset))]
+        return [self._current(row) for row in self._read(query, (*values, limit, offset))]
 
     def history(self, number: str) -> list[OptOutChange]:
         rows = self._read(
@@ -361,7 +397,7 @@ class OptOutStore:
             "applied FROM optout_changes WHERE account = ? AND number = ? ORDER BY at, id",
             (self.account, number),
         )
-        return [_change(row) for row in rows]
+        return self.unreadable_changes.decoded(rows, _change)
 
     # ---- changes by hand ---------------------------------------------------------------
 

@@ -6,12 +6,15 @@ on both; what PostgreSQL does differently stands here: identity ids, a reply's k
 over a hash of its text (an index entry has a size limit, a reply's text has none),
 and the triggers that announce every change on commit (`NOTIFY gwdesk, '<table>'`).
 What is one workstation's own (drafts, the log cache, the listener's port and secret,
-window state) is never here.
+window state) is never here. Step 2 (`pg_rules.py`) makes the server the keeper of the
+record: who did what, checked and stamped by the server itself.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from gwdesk.store.pg_rules import SERVER_RULES
 
 PG_MIGRATIONS: Final[tuple[str, ...]] = (
     """
@@ -220,4 +223,5 @@ PG_MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE TRIGGER contact_members_changed AFTER INSERT OR UPDATE OR DELETE ON contact_members
         FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
     """,
+    SERVER_RULES,
 )

@@ -25,6 +25,7 @@ import contextlib
 import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
@@ -32,6 +33,7 @@ import psycopg
 import psycopg_pool
 from psycopg import sql as pgsql
 
+from gwdesk.domain.profile import check_store_url, libpq_url
 from gwdesk.store.database import ReadInterrupted, StoreBusy, StoreError, StoreUnavailable
 from gwdesk.store.engine import Database, Result, Session
 from gwdesk.store.pg_schema import PG_MIGRATIONS
@@ -76,7 +78,9 @@ def row_factory(cursor: psycopg.Cursor[Any]) -> Any:
 
 def store_error(exc: psycopg.Error, where: str) -> StoreError:
     """The store's error for a psycopg one, saying what to check."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    # The server's own words, without the PL/pgSQL context lines of a rule it enforces.
+    primary = getattr(getattr(exc, "diag", None), "message_primary", None)
+    text = " ".join((primary or str(exc)).split()) or type(exc).__name__
     if isinstance(exc, psycopg.errors.QueryCanceled):  # `interrupt()`: a superseded read
         return ReadInterrupted(f"The read was stopped: {text}")
     if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.DeadlockDetected):
@@ -98,6 +102,8 @@ def _translated(where: str) -> Iterator[None]:
 
 
 class _PgSession(Session):
+    audited_by_server: ClassVar[bool] = True
+
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.conn = conn
 
@@ -122,6 +128,17 @@ class _PgSession(Session):
             self.conn.cancel_safe(timeout=CONNECT_TIMEOUT)
 
 
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who the server says a client is: its login role, the name the record gives it, and
+    whether that name is the server's own (an operator's or the receiver's login) or only
+    what the client declared (a login shared by several desks, the owner)."""
+
+    role: str
+    name: str
+    verified: bool
+
+
 def where_of(url: str) -> str:
     """`host:port/database`, for messages (never the password)."""
     parts = urlsplit(url)
@@ -144,8 +161,16 @@ class PostgresDatabase(Database):
         max_size: int = 8,
         application: str = "gwdesk",
         upgrade: bool = True,
+        operator: str = "",
+        console: str = "",
     ) -> None:
-        self.url = url
+        """`operator` and `console`: who this client says it is. The server names an
+        operator by their own login role and ignores this; only a login it cannot tell
+        apart from others (the owner, a login shared by several desks) is named by it."""
+        try:
+            self.url = libpq_url(check_store_url(url))
+        except ValueError as exc:
+            raise StoreError(f"The store address: {exc}.") from None
         self.where = where_of(url)
         kwargs: dict[str, Any] = {
             "autocommit": True,
@@ -156,22 +181,31 @@ class PostgresDatabase(Database):
         if password:
             kwargs["password"] = password
         self.connect_kwargs = kwargs
+        self._declared = (operator[:200], console[:100])
         with _translated(self.where):
             # One connection first, even without an upgrade: a server that cannot be
             # reached (or a certificate for another name) is said as the server said it,
             # not as the pool's time-out.
-            with psycopg.connect(url, **kwargs) as conn:
+            with psycopg.connect(self.url, **kwargs) as conn:
                 if upgrade:
                     migrate(conn)
             self.pool = psycopg_pool.ConnectionPool(
-                url,
+                self.url,
                 kwargs=kwargs,
                 min_size=min_size,
                 max_size=max_size,
                 open=True,
                 timeout=CONNECT_TIMEOUT,
                 check=psycopg_pool.ConnectionPool.check_connection,
+                configure=self._introduce,
             )
+
+    def _introduce(self, conn: psycopg.Connection[Any]) -> None:
+        """Say who this client is on a new connection (see `__init__`)."""
+        conn.execute(
+            "SELECT set_config('gwdesk.operator', %s, false), set_config('gwdesk.console', %s, false)",
+            self._declared,
+        )
 
     @property
     def location(self) -> str:
@@ -181,7 +215,13 @@ class PostgresDatabase(Database):
         """A connection of its own (not the pool's): for a claim held while a batch is
         sent, or the change listener, whose life is not one statement's."""
         with _translated(self.where):
-            return psycopg.connect(self.url, **self.connect_kwargs)
+            conn = psycopg.connect(self.url, **self.connect_kwargs)
+            try:
+                self._introduce(conn)
+            except BaseException:
+                conn.close()
+                raise
+            return conn
 
     @contextlib.contextmanager
     def session(self) -> Iterator[Session]:
@@ -202,6 +242,15 @@ class PostgresDatabase(Database):
             row = session.execute("SELECT version FROM gwdesk_schema").fetchone()
         return int(row[0])
 
+    def whoami(self) -> Identity:
+        """Who the server says this client is."""
+        with self.session() as session:
+            row = session.execute(
+                "SELECT session_user, gwdesk_operator(), "
+                "(SELECT kind FROM operators WHERE role = session_user AND removed_at IS NULL)"
+            ).fetchone()
+        return Identity(str(row[0]), str(row[1]), row[2] in ("operator", "receiver"))
+
 
 def schema_version(conn: psycopg.Connection[Any]) -> int:
     found = conn.execute("SELECT to_regclass('gwdesk_schema')").fetchone()
@@ -209,6 +258,15 @@ def schema_version(conn: psycopg.Connection[Any]) -> int:
         return 0
     row = conn.execute("SELECT version FROM gwdesk_schema").fetchone()
     return int(row[0]) if row is not None else 0
+
+
+def _owns_schema(conn: psycopg.Connection[Any]) -> bool:
+    """Whether this login may change the schema (it has its owner's rights)."""
+    row = conn.execute(
+        "SELECT pg_has_role(current_user, c.relowner, 'USAGE') FROM pg_class c "
+        "WHERE c.oid = 'gwdesk_schema'::regclass"
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def migrate(conn: psycopg.Connection[Any]) -> int:
@@ -222,69 +280,15 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
                 f"The shared store's schema is version {version}, newer than this gwdesk "
                 f"knows ({len(PG_MIGRATIONS)}): update gwdesk on this workstation."
             )
+        if 0 < version < len(PG_MIGRATIONS) and not _owns_schema(conn):
+            raise StoreError(
+                f"The shared store's schema is version {version}; this gwdesk needs "
+                f"{len(PG_MIGRATIONS)}. Ask whoever owns the database to run `gwdesk team "
+                "init` with this version of gwdesk (docs/team.md)."
+            )
         for step in range(version, len(PG_MIGRATIONS)):
             conn.execute(PG_MIGRATIONS[step])
             conn.execute(
                 pgsql.SQL("UPDATE gwdesk_schema SET version = {}").format(pgsql.Literal(step + 1))
             )
         return max(version, len(PG_MIGRATIONS))
-
-
-#: The tables a console's role reads and writes (and nothing else: no schema changes).
-SHARED_TABLES: Final = (
-    "history", "replies", "outbox_batches", "outbox_entries", "optouts", "optout_changes",
-    "settings", "audit", "consoles", "claims", "templates", "contacts", "contact_numbers",
-    "contact_groups", "contact_members",
-)  # fmt: skip
-PRIVILEGES: Final = ("SELECT", "INSERT", "UPDATE", "DELETE")
-APPEND_ONLY: Final = ("audit", "optout_changes")
-"""Tables a console only reads and appends to: who did what stays as it was written."""
-
-
-def needed_privileges(table: str) -> tuple[str, ...]:
-    """What a console needs on `table`, and so all the consoles' role is given."""
-    return ("SELECT", "INSERT") if table in APPEND_ONLY else PRIVILEGES
-
-
-def grant_console_role(database: PostgresDatabase, role: str) -> None:
-    """Let `role` (the consoles' and the reply receiver's) connect and use the rows of the
-    shared tables, only append to the audit log and the opt-out history (a right given
-    before is taken back), and no right to change the schema."""
-    with database.transaction() as session:
-        conn = session.conn  # type: ignore[attr-defined]
-        name = conn.execute("SELECT current_database()").fetchone()[0]
-        conn.execute(
-            pgsql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
-                pgsql.Identifier(name), pgsql.Identifier(role)
-            )
-        )
-        conn.execute(pgsql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(pgsql.Identifier(role)))
-        for table in SHARED_TABLES:
-            names = (pgsql.Identifier(table), pgsql.Identifier(role))
-            if table in APPEND_ONLY:
-                conn.execute(
-                    pgsql.SQL("REVOKE UPDATE, DELETE, TRUNCATE ON {} FROM {}").format(*names)
-                )
-            granted = pgsql.SQL(", ").join(pgsql.SQL(p) for p in needed_privileges(table))
-            conn.execute(pgsql.SQL("GRANT {} ON {} TO {}").format(granted, *names))
-        conn.execute(
-            pgsql.SQL("GRANT SELECT ON gwdesk_schema TO {}").format(pgsql.Identifier(role))
-        )
-
-
-def privilege_problems(database: PostgresDatabase, role: str) -> list[str]:
-    """What `role` cannot do that a console needs (`table: PRIVILEGE missing`), or may do
-    that no console should (`audit: UPDATE too much`); [] when it is just right."""
-    missing = []
-    with database.session() as session:
-        for table in SHARED_TABLES:
-            for privilege in (*PRIVILEGES, "TRUNCATE"):
-                allowed = session.execute(
-                    "SELECT has_table_privilege(?, ?, ?)", (role, table, privilege)
-                ).fetchone()[0]
-                needed = privilege in needed_privileges(table)
-                if needed and not allowed:
-                    missing.append(f"{table}: {privilege} missing")
-                elif allowed and not needed and table in APPEND_ONLY:
-                    missing.append(f"{table}: {privilege} too much")
-    return missing

@@ -54,6 +54,7 @@ from gwdesk.store.engine import Database, Session, SqliteDatabase, SqliteSession
 from gwdesk.store.optouts import ReplyKeyword, apply_replies, list_number
 from gwdesk.store.settings import StoredSettings
 from gwdesk.store.shared import FileData, SharedData, shared_data
+from gwdesk.store.unreadable import Unreadable
 
 ReplySource = Literal["webhook", "keyword", "backfill"]
 EARLIEST: Final = datetime(2000, 1, 1, tzinfo=UTC)
@@ -158,6 +159,19 @@ class IncomingReply:
         object.__setattr__(self, "received_at", utc_seconds(self.received_at))
         if self.sent_at is not None:
             object.__setattr__(self, "sent_at", utc_seconds(self.sent_at))
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyPage:
+    """One read of the replies stored after an id (`ReplyStore.page_after`)."""
+
+    replies: list[StoredReply]
+    unreadable: int
+    """Rows of the page that could not be read (passed over)."""
+    last_id: int
+    """The id the page ends at, unreadable rows included: where the next page starts."""
+    full: bool
+    """The page held as many rows as asked for: more may follow."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +281,8 @@ class ReplyStore:
             self.settings = StoredSettings(self._local, self._writer, shared_reads=self._reader)
         self._maintenance: sqlite3.Connection | None = None
         """For checkpoints of a file, opened on the first one."""
+        self.unreadable = Unreadable("replies")
+        """Stored replies this gwdesk could not read (passed over, each logged once)."""
         self._maintenance_lock = threading.Lock()
 
     def close(self) -> None:
@@ -476,7 +492,7 @@ class ReplyStore:
     def _select(self, clause: str, params: tuple[object, ...]) -> list[StoredReply]:
         with self._reader.session() as session:
             rows = session.execute(_SELECT + clause, params).fetchall()
-        return [_reply(row) for row in rows]
+        return self.unreadable.decoded(rows, _reply)
 
     def _one(self, sql: str, params: tuple[object, ...] = ()) -> Any:
         with self._reader.session() as session:
@@ -498,7 +514,21 @@ class ReplyStore:
 
     def after(self, last_id: int, limit: int = 1000) -> list[StoredReply]:
         """Replies stored after `last_id`, oldest first: catching up after a missed feed."""
-        return self._select("WHERE id > ? ORDER BY id LIMIT ?", (last_id, limit))
+        return self.page_after(last_id, limit).replies
+
+    def page_after(self, last_id: int, limit: int = 1000) -> ReplyPage:
+        """A page of the replies stored after `last_id`: those that could be read, and where
+        the page ends, counting the rows that could not (a reader moves past them)."""
+        with self._reader.session() as session:
+            query = _SELECT + "WHERE id > ? ORDER BY id LIMIT ?"
+            rows = session.execute(query, (last_id, limit)).fetchall()
+        replies = self.unreadable.decoded(rows, _reply)
+        return ReplyPage(
+            replies,
+            unreadable=len(rows) - len(replies),
+            last_id=int(rows[-1][0]) if rows else last_id,
+            full=len(rows) >= limit,
+        )
 
     def with_number(self, number: str, limit: int = 1000) -> list[StoredReply]:
         """One customer's replies, oldest first (a conversation)."""

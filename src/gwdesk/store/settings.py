@@ -11,6 +11,9 @@ the listener's port and secret, this console's operator) or the shared store
 (`shared`: what a team agrees on, such as the opt-out keywords), which for one
 workstation is the same file.
 
+A team's server takes a change only through its own function (`gwdesk_set`), which
+checks the value, refuses what the team's rules forbid and audits the change.
+
 Two writes must hold across processes and consoles, on both engines, without a lock:
 a watermark only ever rises (`keep_highest`), and a value made once (the listener's
 secret) is kept by whichever process made it first (`made_once`). Both compare and
@@ -113,6 +116,9 @@ class StoredSettings:
         name = _kept(setting)
         text = json.dumps(setting.write(value))
         with self._writer(setting).session() as session:
+            if session.audited_by_server:  # the server checks the value and audits it
+                session.execute("SELECT gwdesk_set(?, ?)", (name, text))
+                return
             session.execute(
                 "INSERT INTO settings(name, value) VALUES (?, ?) "
                 "ON CONFLICT(name) DO UPDATE SET value = excluded.value",

@@ -20,10 +20,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 from gwdesk.store.database import store_methods
 from gwdesk.store.engine import Database, Session
+from gwdesk.store.unreadable import Unreadable
 
 HEARTBEAT: Final = 10.0
 """Seconds between a console's "still here"."""
@@ -31,6 +32,8 @@ GONE_AFTER: Final = 3 * HEARTBEAT
 CLAIM_FOR: Final = 15.0
 """Seconds a typing note lasts unless renewed."""
 MAX_TEXT: Final = 2000
+SETTING_CHANGED: Final = "setting changed"
+"""The audit action of a team setting's change (written by a team's server itself)."""
 
 
 def now_iso() -> str:
@@ -74,7 +77,10 @@ def write_audit(
     session: Session, operator: str, console: str, action: str, subject: str = "", detail: str = ""
 ) -> None:
     """Append an audit entry through `session`: inside a store's transaction, the entry and
-    the change it tells of are written together or not at all."""
+    the change it tells of are written together or not at all. A team's server writes its
+    own, stamped with the login that made the change (`Session.audited_by_server`)."""
+    if session.audited_by_server:
+        return
     session.execute(
         "INSERT INTO audit(at, operator, console, action, subject, detail) "
         "VALUES (?, ?, ?, ?, ?, ?)",
@@ -89,12 +95,30 @@ def write_audit(
     )
 
 
+def _console(row: Any) -> Console:
+    return Console(
+        row[0],
+        row[1],
+        row[2],
+        datetime.fromisoformat(row[3]),
+        datetime.fromisoformat(row[4]),
+        row[5],
+    )
+
+
+def _entry(row: Any) -> AuditEntry:
+    return AuditEntry(
+        int(row[0]), datetime.fromisoformat(row[1]), row[2], row[3], row[4], row[5], row[6]
+    )
+
+
 @store_methods
 class Presence:
     """The consoles of a store (see the module docstring)."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
+        self.unreadable = Unreadable("consoles")
 
     def arrive(self, console: str, operator: str, host: str, version: str) -> None:
         stamp = now_iso()
@@ -124,17 +148,7 @@ class Presence:
                 "WHERE seen_at >= ? ORDER BY started_at, id",
                 (since,),
             ).fetchall()
-        return [
-            Console(
-                row[0],
-                row[1],
-                row[2],
-                datetime.fromisoformat(row[3]),
-                datetime.fromisoformat(row[4]),
-                row[5],
-            )
-            for row in rows
-        ]
+        return self.unreadable.decoded(rows, _console)
 
 
 @store_methods
@@ -177,33 +191,31 @@ class Claims:
 
 @store_methods
 class Audit:
-    """Who did what (see the module docstring)."""
+    """Who did what (see the module docstring): read here, written by the stores with each
+    change (or by a team's server itself)."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
+        self.unreadable = Unreadable("audit")
 
-    def record(
-        self, operator: str, console: str, action: str, subject: str = "", detail: str = ""
-    ) -> None:
-        with self.database.session() as session:
-            write_audit(session, operator, console, action, subject, detail)
-
-    def entries(self, *, after_id: int = 0, limit: int = 1000) -> list[AuditEntry]:
+    def entries(
+        self, *, after_id: int = 0, limit: int = 1000, action: str | None = None
+    ) -> list[AuditEntry]:
+        """The entries after `after_id`, oldest first (only those of `action`, if named)."""
+        only, values = (
+            ("", (after_id,)) if action is None else ("AND action = ? ", (after_id, action))
+        )
         with self.database.session() as session:
             rows = session.execute(
-                "SELECT id, at, operator, console, action, subject, detail FROM audit "
-                "WHERE id > ? ORDER BY id LIMIT ?",
-                (after_id, limit),
+                "SELECT id, at, operator, console, action, subject, detail FROM audit "  # noqa: S608 - constant SQL
+                f"WHERE id > ? {only}ORDER BY id LIMIT ?",
+                (*values, limit),
             ).fetchall()
-        return [
-            AuditEntry(
-                int(row[0]),
-                datetime.fromisoformat(row[1]),
-                row[2],
-                row[3],
-                row[4],
-                row[5],
-                row[6],
-            )
-            for row in rows
-        ]
+        return self.unreadable.decoded(rows, _entry)
+
+    def last_id(self) -> int:
+        """The newest entry's id (0: none yet): where a reader that wants only what comes
+        next starts."""
+        with self.database.session() as session:
+            row = session.execute("SELECT COALESCE(MAX(id), 0) FROM audit").fetchone()
+        return int(row[0])

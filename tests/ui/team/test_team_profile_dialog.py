@@ -78,6 +78,15 @@ async def test_the_team_part_is_saved_with_the_store_password_in_the_keyring_onl
         ("postgresql://gwdesk_console:Hunter2-secret@db/gwdesk?sslmode=none", "password"),
         ("postgresql://db.office.lan/gw desk\x1b[31mHunter2-secret", "control characters"),
         ("https://<b>Hunter2-secret</b>@db.office.lan/gwdesk", "must start postgresql://"),
+        (
+            "postgresql://alex@db.office.lan/gwdesk?sslmode=require&password=Hunter2-secret",
+            "must not hold a password",
+        ),
+        (
+            "postgresql://alex@db.office.lan/gwdesk?Password=Hunter2-secret",
+            "must not hold a password",
+        ),
+        ("postgresql://alex@db.office.lan/gwdesk?sslmode=disable", "must be encrypted"),
     ],
 )
 async def test_a_bad_store_address_is_refused_at_its_field_without_echoing_a_password(

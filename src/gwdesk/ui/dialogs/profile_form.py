@@ -153,14 +153,15 @@ class ProfileForm(QWidget):
         self.store_edit = QLineEdit()
         self.store_edit.setPlaceholderText(STORE_URL_HINT)
         self.store_edit.setToolTip(
-            "The team's PostgreSQL server: postgresql://role@host[:port]/database, with "
-            "sslmode=verify-full and sslrootcert=CA file to check the server. No password "
-            "here: it goes in the field below, and from there to the keyring."
+            "The team's PostgreSQL server, logging in as you: postgresql://login@host[:port]/"
+            "database, with sslmode=verify-full and sslrootcert=CA file to check the server "
+            "(a server on another machine needs TLS). No password here: it goes in the field "
+            "below, and from there to the keyring."
         )
         self.store_password_edit = QLineEdit()
         self.store_password_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.store_password_edit.setToolTip(
-            "The store role's password, kept in the system keyring. Leave it empty to use "
+            "Your store login's password, kept in the system keyring. Leave it empty to use "
             "~/.pgpass or a client certificate named in the address."
         )
         self.store_hint = QLabel()
@@ -171,7 +172,8 @@ class ProfileForm(QWidget):
         self.operator_edit.setMaxLength(200)
         self.operator_edit.setToolTip(
             "Shown to the other desks beside what you send and change, and while you type "
-            "a reply (empty: this computer's user name)"
+            "a reply (empty: this computer's user name). A login of your own is named by "
+            "the server as the team's owner named it, whatever this says."
         )
         self.team_text = QLabel(TEAM_TEXT)
         self.team_text.setProperty("role", "hint")
