@@ -1,14 +1,18 @@
-"""The status bar: the latest activity stays short enough to keep the gateway's items in view."""
+"""The status bar: the latest activity stays short enough to keep the gateway's items in view;
+the team's notices, whole at first, then counted, the last ones in the tooltip."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import httpx
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.setting_changes import SettingChange
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.status_bar import ACTIVITY_CHARS, GatewayStatusBar
+from gwdesk.ui.widgets.notice_label import HEADING, KEPT
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.plain_text_support import tooltip_shows
@@ -110,3 +114,68 @@ async def test_a_gateway_with_neither_account_resource_shows_the_balance_unavail
     await ui.connect(sandbox_factory(faults="account_info+balance:404=1"))
     await wait_until(lambda: bar.balance_label.text() == "Balance: unavailable", 10, "failure")
     assert "neither GET /v2/Account/Info nor POST" in bar.balance_label.toolTip()
+
+
+# ---- the team's notices: what changed at another desk, kept in the tooltip -----------------
+
+
+def a_change(text: str, minute: int) -> SettingChange:
+    at = datetime(2026, 3, 3, 9, minute, tzinfo=UTC)
+    return SettingChange(minute, at, "Alex", "sending.marketing_default", text)
+
+
+def test_a_notice_is_shown_whole_then_as_a_count_and_the_last_ones_stay_in_the_tooltip(
+    ui: UiBundle, qtbot: QtBot
+) -> None:
+    bar = GatewayStatusBar(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(bar)
+    notice = bar.notice_label
+    assert notice.isHidden()
+    ui.session.team.settings_changed.emit(
+        [a_change(f"Alex changed the opt-out keywords: STOP, W{n}", n) for n in range(KEPT + 2)]
+    )
+
+    latest = f"Alex changed the opt-out keywords: STOP, W{KEPT + 1}"
+    assert not notice.isHidden()
+    assert notice.fresh
+    assert notice.text().startswith(f"{latest} (")
+    history = tooltip_shows(notice.toolTip()).splitlines()
+    assert history[0] == HEADING
+    assert len(history) == 1 + KEPT
+    assert history[1].endswith(latest)
+    assert history[-1].endswith("STOP, W2")  # the two oldest made room
+
+    notice.fade()
+    assert not notice.fresh
+    assert notice.text().startswith(f"Team notices: {KEPT + 2} · last ")
+    assert tooltip_shows(notice.toolTip()).splitlines()[1].endswith(latest)
+
+
+def test_a_notice_from_another_desk_is_one_line_of_plain_text(ui: UiBundle, qtbot: QtBot) -> None:
+    bar = GatewayStatusBar(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(bar)
+    hostile = "<b>Kim</b>\x1b[31m\n\u202e<img src='/dev/zero'> turned marketing on by default"
+    ui.session.team.settings_changed.emit([a_change(hostile, 5)])
+
+    notice = bar.notice_label
+    assert notice.textFormat().name == "PlainText"
+    said = "<b>Kim</b>␛[31m \ufffd<img src='/dev/zero'> turned marketing on by default"
+    assert notice.text().startswith(said)
+    assert said in tooltip_shows(notice.toolTip())
+    assert "<img" not in notice.toolTip()
+
+
+def test_replies_passed_over_are_said_with_where_the_log_is(ui: UiBundle, qtbot: QtBot) -> None:
+    bar = GatewayStatusBar(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(bar)
+    ui.session.replies.unreadable_passed.emit(2)
+
+    notice = bar.notice_label
+    assert notice.text().startswith(
+        "2 replies could not be read (another desk's data this gwdesk cannot show); see the log"
+    )
+    assert notice.property("role") == "warning"
+    assert str(ui.session.paths.log_file) in tooltip_shows(notice.toolTip())
+    ui.session.changed.emit()  # another profile: its notices are its own
+    assert notice.isHidden()
+    assert notice.notices == []

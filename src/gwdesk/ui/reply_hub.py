@@ -22,8 +22,11 @@ receiver (`gwdesk listen --store`) takes the replies, so this console's own list
 does not start by itself (the operator may still start it). Every "replies" change the
 team hub reports (and the resync after a reconnection) makes the hub read what was
 stored past the last reply it handed over (`ReplyCatchUp`, off the GUI thread, one read
-at a time), and hand it to the views as a drain would. Two-way sends then route replies
-to the ReplyPath the receiver published (`template`), read again on "settings" changes.
+at a time), and hand it to the views as a drain would; a row it cannot read (another
+client wrote it) is passed over, and `unreadable_passed` says how many so far, so the
+next reply still shows and the operator knows one did not. Two-way sends then route
+replies to the ReplyPath the receiver published (`template`), read again on "settings"
+changes.
 
 `gwdesk.replies` (and so aiohttp) is imported when the listener first starts, not
 when the console does.
@@ -102,6 +105,9 @@ class ReplyHub(QObject):
     """`BackfillReport` of a backfill on start or on demand."""
     route_changed = Signal()
     """Where two-way sends route replies changed (`template`, `route_problem`)."""
+    unreadable_passed = Signal(int)
+    """How many stored replies the team's catch-up has passed over so far (this profile)
+    because this gwdesk cannot read them; emitted when it grows."""
 
     def __init__(self, session: Session, *, drain_ms: int = DRAIN_MS) -> None:
         super().__init__(session)
@@ -124,7 +130,9 @@ class ReplyHub(QObject):
         self._team = False
         """The profile's replies are on a team's server (see the module docstring)."""
         self._catch_up: ReplyCatchUp | None = None
-        self._catching: Coalesced[list[StoredReply]] | None = None
+        self._catching: Coalesced[tuple[list[StoredReply], int]] | None = None
+        self._unreadable = 0
+        """Replies the catch-up passed over, unreadable (`unreadable_passed`)."""
         self._route_read: Coalesced[ReplyTemplate | None] | None = None
         self._team_template: ReplyTemplate | None = None
         self._timer = QTimer(self)
@@ -224,7 +232,7 @@ class ReplyHub(QObject):
     def _session_changed(self) -> None:
         """A new profile: count its unread replies (the listener starts when asked to)."""
         self._generation += 1
-        self._unread = self._seen_up_to = self._latest_id = 0
+        self._unread = self._seen_up_to = self._latest_id = self._unreadable = 0
         self.unread_changed.emit(0)
         if self._reads is not None:
             self._reads.close()
@@ -283,18 +291,21 @@ class ReplyHub(QObject):
     def _start_team(self, replies: ReplyStore, settings: SettingsSource) -> None:
         """Follow the team's server: replies others stored, and the receiver's ReplyPath."""
 
-        def read_new() -> list[StoredReply]:
+        def read_new() -> tuple[list[StoredReply], int]:
+            """What others stored since, and how many rows were passed over so far."""
             catch_up = self._catch_up
-            return catch_up.read() if catch_up is not None else []
+            if catch_up is None:
+                return ([], 0)
+            return (catch_up.read(), catch_up.unreadable)
 
         def read_route() -> ReplyTemplate | None:
-            from gwdesk.replies.template import ReplyTemplate, TemplateError
+            from gwdesk.replies.template import ReplyTemplate, TemplateError, team_route
 
             published = settings.get(TEAM_REPLY_PATH)
             if not published:
                 return None
             try:
-                return ReplyTemplate.parse(published)
+                return team_route(ReplyTemplate.parse(published))
             except TemplateError as exc:
                 log.warning("the team's published ReplyPath is not usable: %s", exc)
                 return None
@@ -324,7 +335,16 @@ class ReplyHub(QObject):
         if (everything or "settings" in tables) and self._route_read is not None:
             self._route_read.request()
 
-    def _caught_up(self, replies: list[StoredReply]) -> None:
+    @property
+    def unreadable(self) -> int:
+        """Replies passed over so far because they could not be read (a team profile)."""
+        return self._unreadable
+
+    def _caught_up(self, read: tuple[list[StoredReply], int]) -> None:
+        replies, unreadable = read
+        if unreadable > self._unreadable:
+            self._unreadable = unreadable
+            self.unreadable_passed.emit(unreadable)
         if replies:
             self._hand_over(replies, [], 0)
 

@@ -1,5 +1,5 @@
 """What the reply hub reports and keeps, without Qt: listener status and settings,
-deliveries and backfill reports.
+deliveries, backfill reports and the replies it could not read.
 
 The hub (`hub.py`) and the widgets that show its state share these; the settings
 are read and written through their declarations (`gwdesk.domain.settings`).
@@ -118,6 +118,13 @@ class BackfillReport:
     ok: bool
     text: str
     added: int = 0
+
+
+def unreadable_text(count: int) -> str:
+    """What the status bar says of the replies the team's catch-up passed over (`count` so
+    far): one stored by another client in a form this gwdesk cannot read."""
+    replies = "1 reply" if count == 1 else f"{count:,} replies"
+    return f"{replies} could not be read (another desk's data this gwdesk cannot show); see the log"
 
 
 class SettingsSource(Protocol):

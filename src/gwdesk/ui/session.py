@@ -2,6 +2,12 @@
 
 Tabs never build services themselves; they are handed the `Session` and listen
 for `changed`, so switching profile (or starting on the sandbox) is one place.
+
+The rules a send and a keyword reply follow (the opt-out keywords, the marketing default
+and instruction) are the session's: read again when the operator saves new ones
+(`apply_rules`) and, for a team profile, whenever the team's settings changed at any desk
+(the team hub's feed, or a reconnection), whichever tabs are open; `rules_changed` then
+tells the tabs.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.reply_hub import ReplyHub
 from gwdesk.ui.tasks import off_thread
-from gwdesk.ui.team_hub import CONTACT_TABLES, TableWatch, TeamHub
+from gwdesk.ui.team_hub import CONTACT_TABLES, Coalesced, TableWatch, TeamHub
 
 ServiceFactory = Callable[[Profile, Secret], GatewayService]
 NOT_CONNECTED = "No gateway is connected yet: choose a profile first."
@@ -45,7 +51,8 @@ class Session(QObject):
     closing = Signal()
     """The store is about to close: tabs hand over what they have not saved yet (drafts)."""
     rules_changed = Signal()
-    """The profile's opt-out keywords or marketing rules changed (`apply_rules`)."""
+    """The profile's opt-out keywords or marketing rules changed (`apply_rules`, or the
+    team's settings at another desk)."""
     contacts_changed = Signal()
     """The address book changed (the Contacts tab): names beside numbers are read again."""
 
@@ -66,6 +73,9 @@ class Session(QObject):
         before the reply hub, which follows its changes."""
         # Another desk's change to the address book is one of ours to every view of it.
         TableWatch(self.team, CONTACT_TABLES, self.contacts_changed.emit, self)
+        self._team_rules: Coalesced[LocalStore] | None = None
+        """Reads the team's rules again (one read at a time) while a team profile is open."""
+        TableWatch(self.team, {"settings"}, self._team_settings_changed, self)
         self.replies = ReplyHub(self)
         """The profile's reply listener and inbox (started by the controller, or on request)."""
 
@@ -112,6 +122,11 @@ class Session(QObject):
         self.sending = sending_for(self.service, self.store, data)
         self.profile = profile
         self.is_sandbox = sandbox
+        if self.store.team:
+            store, sending = self.store, self.sending
+            self._team_rules = Coalesced(
+                lambda: _reread_rules(store, sending), self._rules_read, "the team's rules"
+            )
         self.changed.emit()
 
     async def apply_rules(self) -> None:
@@ -120,12 +135,15 @@ class Session(QObject):
         store, sending = self.store, self.sending
         if store is None or sending is None:
             return
+        await off_thread(lambda: _reread_rules(store, sending))
+        self._rules_read(store)
 
-        def read() -> None:
-            store.apply_optout_keywords()
-            sending.compliance = compliance_of(store)
+    def _team_settings_changed(self) -> None:
+        """The team's settings changed (at any desk), or may have: follow them."""
+        if self._team_rules is not None:
+            self._team_rules.request()
 
-        await off_thread(read)
+    def _rules_read(self, store: LocalStore) -> None:
         if store is self.store:
             self.rules_changed.emit()
 
@@ -135,6 +153,9 @@ class Session(QObject):
     async def close(self) -> None:
         if self.store is not None:
             self.closing.emit()  # the tabs queue their last drafts; store.close writes them
+        if self._team_rules is not None:
+            self._team_rules.stop()
+            self._team_rules = None
         await self.replies.shutdown()  # first: its inbox writes into the store
         await self.team.shutdown()  # before the pool its link borrows closes
         service, store = self.service, self.store
@@ -146,6 +167,14 @@ class Session(QObject):
         if store is not None:
             # Waits (off the GUI thread) for a worker's write and for the queued drafts.
             await off_thread(store.close)
+
+
+def _reread_rules(store: LocalStore, sending: Sending) -> LocalStore:
+    """Keyword replies read by the store's keywords from now on, sends by its marketing
+    rules. Blocking: reads of the store."""
+    store.apply_optout_keywords()
+    sending.compliance = compliance_of(store)
+    return store
 
 
 async def open_store(data: ProfileData, store_password: Secret | None = None) -> LocalStore:

@@ -1,24 +1,33 @@
 """The status bar: which gateway, whether it answers, the balance, and the token's life.
 
 For a team profile it also says whether the team's server is connected (and how many
-consoles are), or since when it is not, and what that means for the operator.
+consoles are), or since when it is not, and what that means for the operator; and, on
+its left, the team's notices (`widgets/notice_label.py`): a team setting changed at any
+desk, in words (`gwdesk.app.setting_changes`), or replies passed over because this
+gwdesk cannot read them; shown whole for two minutes, then as a count, the last few
+kept in the tooltip. The notice, the profile, the latest activity and the balance give
+way (shortened with …, whole in their tooltips) so the other items stay in view.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
+from gwdesk.app.setting_changes import SettingChange
 from gwdesk.gateway.errors import GatewayError
 from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
 from gwdesk.ui.replies.listener_status import ListenerStatusWidget
+from gwdesk.ui.reply_state import unreadable_text
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.team_hub import TeamHub
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.elided_label import ElidedLabel
+from gwdesk.ui.widgets.notice_label import NoticeLabel
 from gwdesk.ui.widgets.validity import set_role
 
 ACTIVITY_CHARS = 40
@@ -73,8 +82,9 @@ class GatewayStatusBar(QStatusBar):
         # after them, the reply listener's above all, always stay in view.
         self.profile_label = ElidedLabel("No profile", Qt.TextElideMode.ElideMiddle)
         self.connection_label = ElidedLabel("Not connected")
-        # The gateway's words (account name, type, currency): plain text, tooltip too.
-        self.balance_label = PlainLabel("Balance: –")
+        # The gateway's words (account name, type, currency): plain text, tooltip too; it
+        # gives way too (its tooltip says it all), so a notice has room on a small screen.
+        self.balance_label = ElidedLabel("Balance: –")
         self.balance_label.setAccessibleName("Balance")
         self.balance_button = QToolButton()
         self.balance_button.setIcon(theme.icon("refresh"))
@@ -89,9 +99,11 @@ class GatewayStatusBar(QStatusBar):
         self.team_label.hide()
         self.listener = ListenerStatusWidget(session.replies, tasks, theme)
         self.listener.message.connect(lambda text: self.showMessage(text, 5000))
+        self.notice_label = NoticeLabel("Team notices")
         # All permanent: a temporary message (showMessage) hides the normal widgets, and
         # which gateway this is, the SANDBOX badge above all, must never disappear.
         for widget in (
+            self.notice_label,
             self.sandbox_badge,
             self.profile_label,
             self.connection_label,
@@ -110,6 +122,8 @@ class GatewayStatusBar(QStatusBar):
         session.activity.connect(self.on_activity)
         session.team.connection_changed.connect(self.update_team)
         session.team.consoles_changed.connect(self.update_team)
+        session.team.settings_changed.connect(self.on_setting_changes)
+        session.replies.unreadable_passed.connect(self.on_unreadable_replies)
         self.on_session_changed()
 
     def showMessage(self, text: str, timeout: int | None = 0) -> None:
@@ -130,6 +144,7 @@ class GatewayStatusBar(QStatusBar):
             self.connection_label.setText("Connecting…")
             self.refresh_balance()
         self.balance_button.setEnabled(session.active)
+        self.notice_label.clear_notices()  # they were the previous profile's
         self.update_token()
         self.update_team()
 
@@ -139,6 +154,17 @@ class GatewayStatusBar(QStatusBar):
         self.team_label.setToolTip(tooltip(tip))
         set_role(self.team_label, role)
         self.team_label.setVisible(bool(text))
+
+    def on_setting_changes(self, changes: Sequence[SettingChange]) -> None:
+        """Team settings changed (at this desk or another): each said, the newest shown."""
+        for change in changes:
+            self.notice_label.notify(change.text, at=change.at)
+
+    def on_unreadable_replies(self, count: int) -> None:
+        log_file = self._session.paths.log_file
+        self.notice_label.notify(
+            unreadable_text(count), role="warning", detail=f"The log: {log_file}"
+        )
 
     def on_activity(self, what: str, ok: bool) -> None:
         """Show the latest call's outcome, shortened so the permanent items stay in view."""

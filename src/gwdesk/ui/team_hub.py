@@ -10,7 +10,12 @@ through the event loop (`tasks.to_gui_thread`), and there says:
   view's last position must be read again. Views subscribe with `TableWatch`;
 - `connection_changed(connected)`, with `lost_at` the moment it was lost;
 - `consoles_changed(consoles)`: who is connected, read again (off the GUI thread) when
-  the consoles table changes.
+  the consoles table changes;
+- `settings_changed(changes)`: the team settings changed (at this desk or another) since
+  the last this console told, each in plain words (`gwdesk.app.setting_changes`), read
+  from the record (off the GUI thread) when the settings table changes or after a
+  reconnection. Changes made before the console connected are not told: it starts from
+  the record's last entry.
 
 Starting the link (it says it is there: a write) and stopping it (threads joined, a
 goodbye written) run off the GUI thread; `Session.close` calls `shutdown` before the
@@ -30,10 +35,11 @@ from urllib.parse import urlsplit
 
 from PySide6.QtCore import QObject, Signal
 
+from gwdesk.app.setting_changes import SettingChange, SettingChanges
 from gwdesk.app.team import Member, TeamLink
 from gwdesk.store.changes import RESYNC
 from gwdesk.store.database import StoreError
-from gwdesk.store.team import Claim, Console
+from gwdesk.store.team import Audit, Claim, Console
 from gwdesk.ui.tasks import BlockingJob, off_thread, to_gui_thread
 
 if TYPE_CHECKING:
@@ -134,6 +140,8 @@ class TeamHub(QObject):
     connection_changed = Signal(bool)
     consoles_changed = Signal(object)
     """list[Console]: the consoles heard from lately, the longest there first."""
+    settings_changed = Signal(object)
+    """list[SettingChange]: team settings changed since the last told, oldest first."""
 
     def __init__(self, session: Session) -> None:
         super().__init__(session)
@@ -143,6 +151,7 @@ class TeamHub(QObject):
         self._starting: BlockingJob[TeamLink] | None = None
         self._start_task: asyncio.Task[None] | None = None
         self._consoles_read: Coalesced[list[Console]] | None = None
+        self._settings_read: Coalesced[list[SettingChange]] | None = None
         self.server = ""
         """The team server's host name ("" for a profile without one)."""
         self.connected: bool | None = None
@@ -171,14 +180,21 @@ class TeamHub(QObject):
         self.server = server_name(data.store_url)
         generation = self._generation
         self._consoles_read = Coalesced(self._read_consoles, self._show_consoles, "consoles")
-        task = self._start_task = asyncio.ensure_future(self._start(store, generation))
+        database: Any = getattr(store.shared, "database", None)
+        changes = SettingChanges(Audit(database)) if database is not None else None
+        if changes is not None:
+            self._settings_read = Coalesced(
+                changes.read, self._show_setting_changes, "the team's setting changes"
+            )
+        task = self._start_task = asyncio.ensure_future(self._start(store, generation, changes))
         task.add_done_callback(_retrieved)
 
     def _reset(self) -> None:
         self._generation += 1
-        if self._consoles_read is not None:
-            self._consoles_read.stop()
-            self._consoles_read = None
+        for reads in (self._consoles_read, self._settings_read):
+            if reads is not None:
+                reads.stop()
+        self._consoles_read = self._settings_read = None
         was_active = self.active
         self.server = ""
         self.connected = None
@@ -187,7 +203,9 @@ class TeamHub(QObject):
         if was_active:
             self.consoles_changed.emit([])
 
-    async def _start(self, store: LocalStore, generation: int) -> None:
+    async def _start(
+        self, store: LocalStore, generation: int, changes: SettingChanges | None
+    ) -> None:
         database: Any = getattr(store.shared, "database", None)
         if database is None:
             return
@@ -196,6 +214,12 @@ class TeamHub(QObject):
         tell = to_gui_thread(asyncio.get_running_loop(), self, self._on_heard)
 
         def start() -> TeamLink:
+            if changes is not None:
+                # Before the feed listens: every change after this one is told.
+                try:
+                    changes.begin()
+                except StoreError as exc:
+                    log.info("team: setting changes not read yet (%s)", exc)
             return TeamLink(
                 database,
                 member,
@@ -236,6 +260,8 @@ class TeamHub(QObject):
         tables = frozenset(value) if isinstance(value, frozenset | set) else frozenset()
         if (RESYNC in tables or "consoles" in tables) and self._consoles_read is not None:
             self._consoles_read.request()
+        if (RESYNC in tables or "settings" in tables) and self._settings_read is not None:
+            self._settings_read.request()
         self.changed.emit(tables)
 
     # ---- who is there ------------------------------------------------------------------------
@@ -247,6 +273,12 @@ class TeamHub(QObject):
     def _show_consoles(self, consoles: list[Console]) -> None:
         self.consoles = consoles
         self.consoles_changed.emit(consoles)
+
+    # ---- what changed in the team's settings -------------------------------------------------
+
+    def _show_setting_changes(self, changes: list[SettingChange]) -> None:
+        if changes:
+            self.settings_changed.emit(changes)
 
     # ---- typing notes (each blocks on the server: run off the GUI thread) ----------------------
 

@@ -3,7 +3,7 @@ team server, and the office's receiver as a real `gwdesk listen --store` process
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from gwdesk.ui.controller import default_service_factory
 from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.replies.tab import RepliesTab
 from gwdesk.ui.session import Session
+from gwdesk.ui.tab_base import BaseTab
 from tests.contract.listener_support import Starter, listen_processes
 from tests.team.conftest import lone_postgres  # noqa: F401 - a server to stop and start
 from tests.ui.conftest import UiBundle, wait_until
@@ -76,13 +77,14 @@ class Desks:
         store_url: str,
         *,
         connected: bool = True,
+        tabs: Sequence[type[BaseTab]] = (RepliesTab,),
     ) -> Console:
         ui = self.ui
         session = ui.session if not self.opened else Session(ui.paths, default_service_factory)
         settings = QSettings(
             str(self.folder / f"{len(self.opened)}.ini"), QSettings.Format.IniFormat
         )
-        window = MainWindow.build(session, ui.tasks, ui.theme, settings, [RepliesTab])
+        window = MainWindow.build(session, ui.tasks, ui.theme, settings, list(tabs))
         self.qtbot.addWidget(window)
         window.show()
         console = Console(session, window)

@@ -1,18 +1,27 @@
 """Pictures of team mode at 1280x800, saved with `GWDESK_SCREENSHOTS`: a conversation
 three desks share (each sent message with its operator, a colleague typing), the
-status bar with the consoles connected, and the same console once the server stopped."""
+status bar with the consoles connected, and the same console once the server stopped;
+and the status bar's notice of a team setting's change on the small screens (1024x700,
+1366x768), every item still in view."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from PySide6.QtCore import QSize
+
+from gwdesk.app.optouts import read_rules, save_rules
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.postgres import PostgresDatabase
 from gwdesk.store.replies import IncomingReply
+from gwdesk.ui.controller import default_tabs
 from tests.postgres_server import PostgresServer
+from tests.team.logins import office_logins
 from tests.ui.conftest import wait_until
+from tests.ui.plain_text_support import tooltip_shows
 from tests.ui.replies_support import CUSTOMER
 from tests.ui.screenshot_support import WINDOW, shot
 from tests.ui.team.conftest import Console, Desks
@@ -89,3 +98,47 @@ async def test_screenshot_a_console_whose_server_stopped(
     await wait_until(lambda: "disconnected" in label.text(), 30, "said disconnected")
     await asyncio.sleep(0.2)
     await shot(alex.window, screenshots_dir, "team-disconnected.png", WINDOW)
+
+
+NOTICE_SIZES = (QSize(1024, 700), QSize(1366, 768))
+"""The small laptop screens the status bar's notice must fit (pictures at both)."""
+
+
+async def test_screenshot_a_team_setting_notice_in_the_status_bar(
+    desks: Desks,
+    sandbox: SandboxThread,
+    postgres: PostgresServer,
+    pg_url: str,
+    screenshots_dir: Path | None,
+) -> None:
+    office = office_logins(postgres, pg_url)
+    alex = await desks.open(
+        sandbox, "Harbour Dental", "Alex", office.login("Alex"), tabs=default_tabs()
+    )
+    sam = await desks.open(sandbox, "Harbour Dental", "Sam", office.login("Sam"))
+    store = sam.session.store
+    assert store is not None
+    words = "STOP, HALT, QUIT, CANCEL, END, UNSUBSCRIBE, OPTOUT, REMOVE, STOPALL"
+    rules = replace(read_rules(store.settings), opt_out=tuple(words.split(", ")))
+    await asyncio.to_thread(save_rules, store.settings, rules)
+    said = f"Sam changed the opt-out keywords: {words}"
+    window, bar = alex.window, alex.window.status
+    notice = bar.notice_label
+    await wait_until(lambda: notice.text().startswith(said), 30, "the notice")
+    await wait_until(lambda: bar.team_label.text().endswith("· 2 consoles"), 20, "two consoles")
+    await wait_until(lambda: bar.balance_label.text().startswith("Credits"), 20, "the balance")
+
+    for size in (*NOTICE_SIZES, window.minimumSize()):
+        window.resize(size)
+        name = f"team-notice-{size.width()}x{size.height()}.png"
+        await shot(window, screenshots_dir if size in NOTICE_SIZES else None, name, size)
+        # Every permanent item in view, the notice in what they leave (shortened, its
+        # whole text in the tooltip).
+        assert bar.geometry().right() < window.width()
+        assert bar.listener.isVisible()
+        assert bar.listener.geometry().right() <= bar.width()
+        assert notice.isVisible()
+        assert notice.geometry().right() <= bar.profile_label.geometry().left()
+        shown = notice.shown_text()
+        assert shown == notice.text() or shown.endswith("…")
+        assert said in tooltip_shows(notice.toolTip())

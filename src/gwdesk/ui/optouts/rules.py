@@ -126,6 +126,8 @@ class RulesBox(QGroupBox):
         self.note.setAccessibleName("Rules result")
         self.note.setWordWrap(True)
         self.note.hide()
+        self._shown = self._typed()
+        """What the fields held when the rules were last shown (`edited` compares)."""
         self.hint = PlainLabel(HOW_IT_WORKS)
         self.hint.setProperty("role", "hint")
         self.hint.setWordWrap(True)
@@ -157,8 +159,22 @@ class RulesBox(QGroupBox):
         self.instruction_edit.setText(rules.instruction)
         self.marketing_box.setChecked(rules.marketing_default)
         self.own_edit.setText(display(rules.own_number) if rules.own_number else "")
+        self._shown = self._typed()
         for key in self.edits:
             self._clear(key)
+
+    def _typed(self) -> tuple[str, str, str, bool, str]:
+        return (
+            self.opt_out_edit.text(),
+            self.opt_in_edit.text(),
+            self.instruction_edit.text(),
+            self.marketing_box.isChecked(),
+            self.own_edit.text(),
+        )
+
+    def edited(self) -> bool:
+        """Whether the operator changed a field since the rules were last shown."""
+        return self._typed() != self._shown
 
     def save(self) -> None:
         """Check what was typed; ask to save it (`save_requested`) when it passes."""

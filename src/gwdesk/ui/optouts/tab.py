@@ -5,10 +5,11 @@ they are stored, from any channel; here an operator searches it, opts a number o
 back in by hand (always with a reason, kept in the number's history), imports a list
 and exports it. Every read and write runs off the GUI thread; the view refreshes when
 replies arrive (a STOP may have changed it), when the profile switches and, for a team
-profile, when another desk changed the list (its change reaches the team's sends at
-once: the team's rules are read again when they change there). Beside the
-list, the profile's Rules: which keywords opt out and back in, whether a new message
-is marketing, and the instruction a marketing message ends with.
+profile, when another desk changed the list. Beside the list, the profile's Rules: which
+keywords opt out and back in, whether a new message is marketing, and the instruction a
+marketing message ends with. When they change at another desk (the session reads a
+team's rules again and says so, `rules_changed`), the Rules show them, unless the
+operator is editing them: their edits are kept, and saving replaces the others'.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ SHOWN: Final = 5000
 OUT_COLOUR: Final = QColor("#d32f2f")
 IN_COLOUR: Final = QColor("#2e7d32")
 FILE_FILTER: Final = "CSV or text files (*.csv *.txt);;All files (*)"
+OTHERS_RULES: Final = (
+    "The team's rules changed at another desk while you edit them (the status bar says "
+    "how): your edits are kept, and Save rules replaces theirs."
+)
 
 
 def state_text(opted_out: bool) -> str:
@@ -206,7 +211,7 @@ class OptOutsTab(BaseTab):
         self.connect_tracked(session.replies.replies_arrived, lambda _d: self._search_timer.start())
         # A team's list changes at other desks too (a STOP they stored, a number they added).
         TableWatch(session.team, OPTOUT_TABLES, self._search_timer.start, self)
-        TableWatch(session.team, {"settings"}, self._team_settings_changed, self)
+        self.connect_tracked(session.rules_changed, self._rules_changed)
         self.on_session_changed()
 
     # ---- reading -----------------------------------------------------------------------
@@ -307,24 +312,34 @@ class OptOutsTab(BaseTab):
 
     # ---- rules -------------------------------------------------------------------------
 
-    def _team_settings_changed(self) -> None:
-        """Another desk may have changed the team's rules: sends and replies follow them."""
-        if self.session.store is not None:
-            self.tasks.run(
-                self.session.apply_rules(),
-                key="apply-rules",
-                owner=self,
-                context="reading the team's rules",
-            )
+    def _rules_changed(self) -> None:
+        """The rules may have changed (here, or at another desk of the team): show them as
+        kept, unless the operator is editing them."""
+        store = self.session.store
+        if store is None or self.tasks.running("save-rules", owner=self):
+            return  # a save under way shows the rules it kept
+        if self.rules.edited():
+            self.rules.say(OTHERS_RULES, "warning")
+            return
+        self.tasks.run(
+            self._load_rules(store, keep_edits=True),
+            key="rules",
+            owner=self,
+            context="reading the rules",
+        )
 
-    async def _load_rules(self, store: LocalStore) -> None:
+    async def _load_rules(self, store: LocalStore, *, keep_edits: bool = False) -> None:
         try:
             rules = await off_thread(lambda: read_rules(store.settings))
         except StoreError as exc:
             self.rules.say(f"The rules could not be read: {exc}", "error")
             return
-        if store is self.session.store:
-            self.rules.show_rules(rules)
+        if store is not self.session.store:
+            return
+        if keep_edits and self.rules.edited():
+            self.rules.say(OTHERS_RULES, "warning")  # typed while they were read
+            return
+        self.rules.show_rules(rules)
 
     def save_rules(self, rules: Rules) -> None:
         """Keep checked rules in the profile, then have the session apply them."""
@@ -333,19 +348,26 @@ class OptOutsTab(BaseTab):
             return
         self.rules.say("Saving…", "hint")
         self.tasks.run(
-            self._save_rules(store, rules), key="rules", owner=self, context="saving the rules"
+            self._save_rules(store, rules),
+            key="save-rules",
+            owner=self,
+            context="saving the rules",
         )
 
     async def _save_rules(self, store: LocalStore, rules: Rules) -> None:
         try:
             await off_thread(lambda: save_rules(store.settings, rules))
-            await self.session.apply_rules()
         except StoreError as exc:
             self.rules.say(f"The rules were not saved: {exc}", "error")
             return
         if store is not self.session.store:
             return
-        self.rules.show_rules(rules)
+        self.rules.show_rules(rules)  # kept: no longer the operator's edits
+        try:
+            await self.session.apply_rules()
+        except StoreError as exc:
+            self.rules.say(f"The rules were saved but not applied: {exc}", "error")
+            return
         warnings = " ".join(rules.warnings)
         saved = "Saved: replies from now on are read by these keywords."
         self.rules.say(f"{saved} {warnings}".strip(), "warning" if warnings else "ok")
