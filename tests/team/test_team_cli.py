@@ -82,15 +82,21 @@ def test_init_twice_changes_nothing_the_second_time(pg_url: str, roles: tuple[st
     assert first == again
 
 
-def test_an_owner_without_createrole_is_told_what_to_ask_for(
+def test_an_owner_without_createrole_is_told_what_to_ask_for_and_nothing_is_upgraded(
     pg_url: str, roles: tuple[str, str], postgres: PostgresServer
 ) -> None:
-    owner, _clerk = roles
+    owner, clerk = roles
+    a_database_of_the_previous_release(pg_url, owner, clerk)
     with psycopg.connect(postgres.dsn(), autocommit=True) as conn:
         conn.execute(f'ALTER ROLE "{owner}" NOCREATEROLE')
-    done = gwdesk("team", "init", as_role(pg_url, owner))
+    done = gwdesk("team", "init", as_role(pg_url, owner), "--grant", clerk)
     assert done.returncode == 1
     assert "needs the CREATEROLE attribute" in done.stderr
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT version FROM gwdesk_schema").fetchone() == (1,)
+    status = gwdesk("team", "status", as_role(pg_url, owner))
+    assert status.returncode == 1
+    assert "schema is version 1; this gwdesk needs 2: whoever owns the database" in status.stderr
 
 
 def test_an_added_operator_logs_in_as_themselves_and_is_named_by_the_server(
@@ -116,6 +122,8 @@ def test_an_added_operator_logs_in_as_themselves_and_is_named_by_the_server(
     assert status.returncode == 0, status.stderr
     assert "you are Alex Wong, logged in as alex_w" in status.stdout
     assert "operator alex_w: Alex Wong" in status.stdout
+    owners = gwdesk("team", "status", as_role(pg_url, owner))
+    assert f"you are the database's owner, logged in as {owner}" in owners.stdout
 
 
 def test_the_new_password_reaches_the_server_as_a_scram_verifier_only(
@@ -304,6 +312,41 @@ async def test_a_login_shared_before_the_upgrade_does_its_whole_days_work_after_
         audit.close()
     actions = {e.action for e in entries if e.operator == "Alex"}
     assert {"opted out", "template added", "setting changed", "sent"} <= actions
+
+
+def test_rows_written_before_the_upgrade_keep_no_login_rather_than_the_upgraders(
+    pg_url: str, roles: tuple[str, str]
+) -> None:
+    owner, clerk = roles
+    a_database_of_the_previous_release(pg_url, owner, clerk)
+    with psycopg.connect(as_role(pg_url, clerk), autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO history(at, channel, recipients, text, ok, operator) "
+            "VALUES ('2026-03-01T00:00:00+00:00', 'SMS', '614', 'before', 1, 'Alex')"
+        )
+    init(pg_url, owner, "--grant", clerk)
+    with psycopg.connect(as_role(pg_url, clerk), autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO history(at, channel, recipients, text, ok, operator) "
+            "VALUES ('2026-03-02T00:00:00+00:00', 'SMS', '614', 'after', 1, 'Alex')"
+        )
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        rows = conn.execute("SELECT text, role FROM history ORDER BY id").fetchall()
+    assert rows == [("before", None), ("after", clerk)]
+
+
+def test_once_no_desk_uses_the_shared_login_it_is_dropped(
+    pg_url: str, roles: tuple[str, str]
+) -> None:
+    owner, clerk = roles
+    a_database_of_the_previous_release(pg_url, owner, clerk)
+    init(pg_url, owner, "--grant", clerk)
+    removed = gwdesk("team", "remove-operator", as_role(pg_url, owner), clerk)
+    assert removed.returncode == 0, removed.stderr
+    assert "the login is dropped" in removed.stdout
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        gone = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (clerk,)).fetchone()
+    assert gone is None
 
 
 @pytest.mark.parametrize(

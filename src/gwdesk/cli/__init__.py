@@ -310,11 +310,17 @@ def store_password(profile: Profile | None) -> str | None:
     return kept.reveal() if kept is not None else None
 
 
-def open_store_of(profile: Profile) -> LocalStore:
-    """The profile's store (its file, and its team's server when it names one). Blocking."""
+def open_store_of(profile: Profile, *, operator: str | None = None) -> LocalStore:
+    """The profile's store (its file, and its team's server when it names one). Blocking.
+    `operator`: who this command is to the record, when not the profile's operator."""
+    from dataclasses import replace
+
     from gwdesk.app.profile_data import locate, open_profile
 
-    return open_profile(locate(profile), store_password(profile))
+    data = locate(profile)
+    if operator is not None:
+        data = replace(data, operator=operator)
+    return open_profile(data, store_password(profile))
 
 
 @contextlib.asynccontextmanager

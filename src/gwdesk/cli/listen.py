@@ -71,6 +71,8 @@ from gwdesk.store.shared import server_of
 log = logging.getLogger("gwdesk.cli.listen")
 
 POLL: Final = 0.2
+RECEIVER: Final = "the reply receiver"
+"""Who the receiver is to the record (a login of its own is named by the server)."""
 EXIT_INTERRUPTED: Final = 130
 SignalHandler: TypeAlias = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 """What `signal.signal` returns (and takes back)."""
@@ -217,7 +219,7 @@ def _open_store(args: argparse.Namespace, profile: Profile | None, out: Output) 
     server (replies stored, but with no gateway account a STOP changes no list)."""
     if profile is not None:
         # The account's store: keyword replies change that account's opt-out list.
-        return open_store_of(profile)
+        return open_store_of(profile, operator=RECEIVER)
     out.note(
         "no gateway named (--profile, or --base-url and --username): replies are "
         "stored, but a STOP changes no account's opt-out list"
@@ -233,9 +235,7 @@ def _open_store(args: argparse.Namespace, profile: Profile | None, out: Output) 
     except ValueError as exc:
         raise UsageError(f"The store address: {exc}.") from None
     server = ServerData(
-        PostgresDatabase(
-            url, store_password(None), application="gwdesk listen", operator="the reply receiver"
-        )
+        PostgresDatabase(url, store_password(None), application="gwdesk listen", operator=RECEIVER)
     )
     try:
         return open_local(store_path(INLINE_NAME), shared=server)

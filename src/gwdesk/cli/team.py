@@ -107,8 +107,13 @@ def _owners(args: argparse.Namespace) -> PostgresDatabase:
         _login_named(args.grant)
     if args.action != "init":
         _login_named(args.login)
+    # `init` upgrades the schema itself, in the same transaction as the roles it makes.
     return PostgresDatabase(
-        url, password, application=f"gwdesk team {args.action}", operator="the database owner"
+        url,
+        password,
+        application=f"gwdesk team {args.action}",
+        operator="the database owner",
+        upgrade=args.action != "init",
     )
 
 
@@ -126,10 +131,10 @@ def _login_named(name: str | None) -> str:
 def _init(args: argparse.Namespace, out: Output, database: PostgresDatabase) -> int:
     from gwdesk.store.pg_roles import prepare_team, privilege_problems
 
-    version = database.version()
     prepared = prepare_team(database, shared=args.grant or None)
     problems = privilege_problems(database)
     groups = prepared.groups
+    version = prepared.version
     data: dict[str, Any] = {
         "ok": not problems,
         "schema_version": version,
@@ -146,7 +151,7 @@ def _init(args: argparse.Namespace, out: Output, database: PostgresDatabase) -> 
     if prepared.taken_back:
         lines.append(
             "rights of their own taken back from: " + ", ".join(prepared.taken_back)
-            + " (give each operator a login: gwdesk team add-operator)"
+            + " (a login's rights come from its group: gwdesk team add-operator)"
         )  # fmt: skip
     if prepared.shared:
         lines.append(
@@ -209,7 +214,9 @@ def _remove(args: argparse.Namespace, out: Output, database: PostgresDatabase) -
 
 
 def _status(args: argparse.Namespace, out: Output) -> int:
+    from gwdesk.store.database import StoreError
     from gwdesk.store.pg_roles import operators
+    from gwdesk.store.pg_schema import PG_MIGRATIONS
     from gwdesk.store.postgres import PostgresDatabase
     from gwdesk.store.team import Presence
 
@@ -217,6 +224,11 @@ def _status(args: argparse.Namespace, out: Output) -> int:
     database = PostgresDatabase(url, password, application="gwdesk team status", upgrade=False)
     try:
         version = database.version()
+        if version < len(PG_MIGRATIONS):
+            raise StoreError(
+                f"The shared store's schema is version {version}; this gwdesk needs "
+                f"{len(PG_MIGRATIONS)}: whoever owns the database runs gwdesk team init."
+            )
         me = database.whoami()
         team = [o for o in operators(database) if o.removed_at is None]
         presence = Presence(database)
@@ -227,7 +239,7 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         "ok": True,
         "store": database.location,
         "schema_version": version,
-        "you": {"login": me.role, "name": me.name, "verified": me.verified},
+        "you": {"login": me.role, "name": me.name, "verified": me.verified, "owner": me.owner},
         "operators": [{"login": o.role, "name": o.display, "kind": o.kind} for o in team],
         "consoles": [
             {
@@ -243,8 +255,11 @@ def _status(args: argparse.Namespace, out: Output) -> int:
         "unreadable_consoles": presence.unreadable.count,
     }
     lines = [f"schema version {version} at {database.location}"]
-    verified = "" if me.verified else " (a name the server cannot verify)"
-    lines.append(f"you are {me.name}{verified}, logged in as {me.role}")
+    if me.owner:
+        lines.append(f"you are the database's owner, logged in as {me.role}")
+    else:
+        verified = "" if me.verified else " (a name the server cannot verify)"
+        lines.append(f"you are {me.name}{verified}, logged in as {me.role}")
     lines += [f"{o.kind} {o.role}: {o.display}" for o in team]
     lines += [
         f"{o.role} is shared by several desks: the names they give are not verified "

@@ -30,7 +30,7 @@ import psycopg
 from psycopg import sql as pgsql
 
 from gwdesk.store.database import StoreError
-from gwdesk.store.postgres import PostgresDatabase
+from gwdesk.store.postgres import PostgresDatabase, migrate
 from gwdesk.store.team import now_iso
 
 ROLE_NAME: Final = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -104,6 +104,8 @@ def group_names(database: str) -> Groups:
 class Prepared:
     """What `prepare_team` did."""
 
+    version: int
+    """The schema's version now."""
     groups: Groups
     taken_back: tuple[str, ...]
     """Logins that held rights of their own on the tables (an older gwdesk's grant)."""
@@ -146,11 +148,13 @@ def _execute(conn: psycopg.Connection[Any], statement: pgsql.Composed, what: str
 
 
 def prepare_team(database: PostgresDatabase, *, shared: str | None = None) -> Prepared:
-    """Make the group roles (if missing) and give them exactly `RIGHTS`; take back any
-    right a login holds of its own on the tables; with `shared`, keep that login working
-    as one shared by several desks (a member of both groups). In one transaction."""
+    """Bring the schema up to date, make the group roles (if missing) and give them exactly
+    `RIGHTS`; take back any right a login holds of its own; with `shared`, keep that login
+    working as one shared by several desks (a member of both groups). In one transaction:
+    an owner who may not make roles leaves the schema as it was, not half upgraded."""
     with database.transaction() as session:
         conn = _conn(session)
+        version = migrate(conn)
         name = str(_one(conn, "SELECT current_database()"))
         groups = group_names(name)
         for kind in (OPERATORS, RECEIVERS):
@@ -166,7 +170,7 @@ def prepare_team(database: PostgresDatabase, *, shared: str | None = None) -> Pr
         _grant(conn, name, groups)
         if shared is not None:
             _keep_shared(conn, groups, shared)
-    return Prepared(groups, taken_back, shared)
+    return Prepared(version, groups, taken_back, shared)
 
 
 def _take_back(
@@ -182,11 +186,20 @@ def _take_back(
     ).fetchall()
     holders = sorted({str(row[0]) for row in rows} | ({shared} if shared else set()))
     for role in holders:
-        if not _role_exists(conn, role):
-            continue
-        for table in TABLES:
-            conn.execute(pgsql.SQL("REVOKE ALL ON {} FROM {}").format(*_ident(table, role)))
+        if _role_exists(conn, role):
+            _revoke_everything(conn, role)
     return tuple(r for r in holders if r != shared)
+
+
+def _revoke_everything(conn: psycopg.Connection[Any], role: str) -> None:
+    """Every right `role` holds of its own on this database, its schema, tables and
+    functions, taken back (what it may do then comes from its groups alone)."""
+    database = str(_one(conn, "SELECT current_database()"))
+    who = _ident(role)
+    conn.execute(pgsql.SQL("REVOKE ALL ON DATABASE {} FROM {}").format(*_ident(database), *who))
+    conn.execute(pgsql.SQL("REVOKE ALL ON SCHEMA public FROM {}").format(*who))
+    conn.execute(pgsql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {}").format(*who))
+    conn.execute(pgsql.SQL("REVOKE ALL ON ALL FUNCTIONS IN SCHEMA public FROM {}").format(*who))
 
 
 def _grant(conn: psycopg.Connection[Any], database: str, groups: Groups) -> None:
@@ -329,6 +342,7 @@ def remove_operator(database: PostgresDatabase, role: str) -> str:
             raise StoreError(f"{role!r} is not one of the team's operators.")
         for group in (groups.operators, groups.receivers):
             _execute(conn, pgsql.SQL("REVOKE {} FROM {}").format(*_ident(group, role)), role)
+        _revoke_everything(conn, role)
         conn.execute("SELECT gwdesk_audit('operator removed', %s, %s)", (role, found[0]))
         try:
             with conn.transaction():

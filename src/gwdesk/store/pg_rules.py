@@ -72,14 +72,29 @@ CREATE TABLE operators (
 );
 CREATE UNIQUE INDEX operators_display ON operators(lower(display))
     WHERE removed_at IS NULL AND kind <> 'shared';
--- The login that wrote each row of the record (set by the server, never by the client).
-ALTER TABLE audit ADD COLUMN role TEXT NOT NULL DEFAULT session_user;
-ALTER TABLE history ADD COLUMN role TEXT NOT NULL DEFAULT session_user;
-ALTER TABLE replies ADD COLUMN stored_by TEXT NOT NULL DEFAULT session_user;
-ALTER TABLE optouts ADD COLUMN role TEXT NOT NULL DEFAULT session_user;
-ALTER TABLE optout_changes ADD COLUMN role TEXT NOT NULL DEFAULT session_user;
-ALTER TABLE consoles ADD COLUMN role TEXT NOT NULL DEFAULT session_user;
-ALTER TABLE claims ADD COLUMN role TEXT NOT NULL DEFAULT session_user;
+-- The login that wrote each row of the record, set by the server, never by the client.
+-- Rows written before this step have none (NULL: not known), rather than the upgrader's.
+ALTER TABLE audit ADD COLUMN role TEXT;
+ALTER TABLE audit ALTER COLUMN role SET DEFAULT session_user;
+ALTER TABLE audit ADD CONSTRAINT audit_role_known CHECK (role IS NOT NULL) NOT VALID;
+ALTER TABLE history ADD COLUMN role TEXT;
+ALTER TABLE history ALTER COLUMN role SET DEFAULT session_user;
+ALTER TABLE history ADD CONSTRAINT history_role_known CHECK (role IS NOT NULL) NOT VALID;
+ALTER TABLE replies ADD COLUMN stored_by TEXT;
+ALTER TABLE replies ALTER COLUMN stored_by SET DEFAULT session_user;
+ALTER TABLE replies ADD CONSTRAINT replies_stored_by_known CHECK (stored_by IS NOT NULL) NOT VALID;
+ALTER TABLE optouts ADD COLUMN role TEXT;
+ALTER TABLE optouts ALTER COLUMN role SET DEFAULT session_user;
+ALTER TABLE optouts ADD CONSTRAINT optouts_role_known CHECK (role IS NOT NULL) NOT VALID;
+ALTER TABLE optout_changes ADD COLUMN role TEXT;
+ALTER TABLE optout_changes ALTER COLUMN role SET DEFAULT session_user;
+ALTER TABLE optout_changes ADD CONSTRAINT optout_changes_role_known CHECK (role IS NOT NULL) NOT VALID;
+ALTER TABLE consoles ADD COLUMN role TEXT;
+ALTER TABLE consoles ALTER COLUMN role SET DEFAULT session_user;
+ALTER TABLE consoles ADD CONSTRAINT consoles_role_known CHECK (role IS NOT NULL) NOT VALID;
+ALTER TABLE claims ADD COLUMN role TEXT;
+ALTER TABLE claims ALTER COLUMN role SET DEFAULT session_user;
+ALTER TABLE claims ADD CONSTRAINT claims_role_known CHECK (role IS NOT NULL) NOT VALID;
 
 -- The time every store writes: ISO 8601 in UTC, as Python's isoformat() gives it, with
 -- a day the month has (29 February in any year). One regular expression, so the check

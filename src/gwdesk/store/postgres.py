@@ -137,6 +137,8 @@ class Identity:
     role: str
     name: str
     verified: bool
+    owner: bool = False
+    """The login owns the schema (the database's owner, or a superuser)."""
 
 
 def where_of(url: str) -> str:
@@ -247,9 +249,11 @@ class PostgresDatabase(Database):
         with self.session() as session:
             row = session.execute(
                 "SELECT session_user, gwdesk_operator(), "
-                "(SELECT kind FROM operators WHERE role = session_user AND removed_at IS NULL)"
+                "(SELECT kind FROM operators WHERE role = session_user AND removed_at IS NULL), "
+                "(SELECT pg_has_role(session_user, c.relowner, 'MEMBER') FROM pg_class c "
+                "WHERE c.oid = 'gwdesk_schema'::regclass)"
             ).fetchone()
-        return Identity(str(row[0]), str(row[1]), row[2] in ("operator", "receiver"))
+        return Identity(str(row[0]), str(row[1]), row[2] in ("operator", "receiver"), bool(row[3]))
 
 
 def schema_version(conn: psycopg.Connection[Any]) -> int:

@@ -244,6 +244,10 @@ class TeamHub(QObject):
             await off_thread(link.close)
             return
         self._link = link
+        # The feed's first "everything may have changed" may have come before the link
+        # was here to read with: read who is connected now (a lone console counts itself).
+        if self._consoles_read is not None:
+            self._consoles_read.request()
 
     def _on_heard(self, generation: int, what: str, value: object) -> None:
         if generation != self._generation:

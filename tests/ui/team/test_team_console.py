@@ -109,6 +109,14 @@ async def test_a_stopped_server_is_said_in_both_status_bars_and_nothing_is_lost_
         assert label.property("role") == ""
 
 
+async def test_a_console_alone_on_the_server_counts_itself(
+    desks: Desks, sandbox: SandboxThread, pg_url: str
+) -> None:
+    alex = await desks.open(sandbox, "Alex desk", "Alex", pg_url)
+    label = alex.window.status.team_label
+    await wait_until(lambda: label.text() == "Team store 127.0.0.1 · 1 console", 20)
+
+
 async def test_the_status_bar_counts_the_consoles_and_names_their_operators_as_plain_text(
     desks: Desks, sandbox: SandboxThread, pg_url: str
 ) -> None:
