@@ -36,6 +36,7 @@ def store(tmp_path: Path) -> Iterator[ReplyStore]:
         (datetime(1, 1, 1, tzinfo=UTC), "0001-01-01T00:00:00+00:00"),
         (datetime(1999, 12, 31, 23, 59, 59, tzinfo=UTC), "1999-12-31T23:59:59+00:00"),
     ],
+    ids=["year-9999", "two-days-ahead", "year-1", "before-2000"],  # the same in every process
 )
 def test_a_reply_with_an_unbelievable_time_is_kept_as_received_when_stored(
     store: ReplyStore, claimed: datetime, shown: str
