@@ -1,0 +1,112 @@
+"""What a send asks the operator before it goes: one typed question, decided in the core.
+
+A send's flow (`app/` decides it, for the console and the command line alike) says
+whether a send must be asked about and why: each `Ask` names one concern (the credits
+do not cover it, rows that cannot be sent to, an earlier run of the list already
+lodged, every list send) in words an operator reads. The console renders a
+`SendQuestion` as a dialog and answers yes or no; the command line, which cannot ask
+when it is not at a terminal, refuses it unless a flag answers it (`--yes`, or
+`--force` for the credits), saying which flag.
+
+The words are the core's so the console and the command line say the same thing; the
+console only lays them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gwdesk.app.personal import Cost
+
+
+class Concern(StrEnum):
+    """Why a send asks first."""
+
+    CREDITS_SHORT = "credits short"
+    """The account's credits do not cover it: the gateway may refuse part of it."""
+    INVALID_ROWS = "invalid rows"
+    """Some recipients cannot be sent to (listed, with why); the others can."""
+    ALREADY_LODGED = "already lodged"
+    """The last run of this list already reached some recipients."""
+    LIST = "list"
+    """A send to a list: it goes to many at once, so it is asked about (issue: no send
+    the operator did not confirm)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One concern of a question, in words."""
+
+    concern: Concern
+    text: str
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 recipient`, `2,000 recipients`."""
+    return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def credits_short(cost: Cost | None) -> Ask | None:
+    """The concern a send the balance does not cover raises (None when it is covered, or
+    the gateway reports no credits)."""
+    if cost is None or cost.covered is not False:
+        return None
+    return Ask(
+        Concern.CREDITS_SHORT,
+        f"This send needs {cost.credits or 0:,} credits and the account has "
+        f"{cost.balance or 0:,}: the gateway may refuse part of it. Send anyway?",
+    )
+
+
+def invalid_rows(invalid: int, sendable: int) -> Ask:
+    return Ask(
+        Concern.INVALID_ROWS,
+        f"{plural(invalid, 'recipient')} cannot be sent to (listed under Invalid, with why). "
+        f"Send to the other {plural(sendable, 'recipient')}?",
+    )
+
+
+def already_lodged(lodged: int) -> Ask:
+    return Ask(
+        Concern.ALREADY_LODGED,
+        f"The last batch already reached {plural(lodged, 'recipient')}; Send remaining "
+        "sends only to the others. Send this batch to every recipient again?",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SendQuestion:
+    """A send's one question: what it is, what it costs, and each concern."""
+
+    title: str
+    """`Send the batch?`"""
+    recipients: int
+    parts: int
+    cost: Cost | None
+    asks: tuple[Ask, ...]
+    yes: str
+    """The button that sends: `Send to 200 recipients`."""
+
+    @property
+    def concerns(self) -> frozenset[Concern]:
+        return frozenset(ask.concern for ask in self.asks)
+
+    def text(self) -> str:
+        """Every concern in words, one paragraph each."""
+        return "\n\n".join(ask.text for ask in self.asks)
+
+
+def question(
+    title: str,
+    recipients: int,
+    parts: int,
+    cost: Cost | None,
+    asks: Iterable[Ask | None],
+    yes: str,
+) -> SendQuestion | None:
+    """The question for these concerns (those that are None left out); None when there is
+    nothing to ask."""
+    kept = tuple(ask for ask in asks if ask is not None)
+    return SendQuestion(title, recipients, parts, cost, kept, yes) if kept else None
