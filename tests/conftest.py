@@ -76,11 +76,14 @@ def postgres() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture
-def pg_url(postgres: PostgresServer, request: pytest.FixtureRequest) -> str:
-    """A fresh database on the session's server, named after the test."""
+def pg_url(postgres: PostgresServer, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh database on the session's server, named after the test; dropped after it
+    (hundreds of databases left to the end made the server's folder take minutes to
+    remove)."""
     name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50]
     name = f"{name}_{next(_databases)}"
-    return postgres.create_database(name)
+    yield postgres.create_database(name)
+    postgres.drop_database(name)
 
 
 _databases = itertools.count(1)

@@ -103,6 +103,13 @@ class PostgresServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.dsn(name)
 
+    def drop_database(self, name: str) -> None:
+        """Drop a test's database, ending whatever is still connected to it."""
+        import psycopg
+
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
     def log(self) -> str:
         path = self.folder / "server.log"
         return path.read_text(errors="replace") if path.exists() else ""
