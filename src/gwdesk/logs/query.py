@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta, tzinfo
 from typing import Any, Final
 
+from gwdesk.domain.number_search import NumberQuery, number_query
+from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.logs.rows import FIELD_BY_COLUMN, SELECT_COLUMNS, from_us
 from gwdesk.store.reader import Reading
 
@@ -47,15 +49,18 @@ class LogFilter:
     status: str | None = None
     type: str | None = None
     recipient: str = ""
-    """The start of the recipient number (digits; a leading `+` and separators are ignored)."""
+    """The recipient's number as typed: national or international (its start) or a piece
+    of it (`gwdesk.domain.number_search`)."""
     lodged_from: int | None = None
     """UTC µs, inclusive."""
     lodged_to: int | None = None
     """UTC µs, exclusive."""
+    region: str = DEFAULT_REGION
+    """Where a national number typed in `recipient` or `text` is read."""
 
     @property
     def is_empty(self) -> bool:
-        return self == LogFilter()
+        return replace(self, region=DEFAULT_REGION) == LogFilter()
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,10 +123,6 @@ def _like(piece: str) -> str:
     return f"%{escaped}%"
 
 
-def recipient_digits(text: str) -> str:
-    return "".join(ch for ch in text if ch.isdigit() and ch.isascii())
-
-
 # ---- conditions ----------------------------------------------------------------------------
 
 
@@ -141,6 +142,14 @@ _FTS_DRIVE: Final = "id IN (SELECT rowid FROM log_text WHERE log_text MATCH ?)"
 _FTS_PROBE: Final = "+id IN (SELECT rowid FROM log_text WHERE log_text MATCH ?)"
 
 
+def _to_number(query: NumberQuery) -> tuple[str, list[Any]]:
+    """The recipient condition: the start of the stored digits by the index's range, or a
+    piece anywhere in them."""
+    if query.anchored:
+        return ("(to_number >= ? AND to_number < ?)", [query.digits, query.digits + ":"])
+    return ("to_number LIKE ?", [query.like])  # ':' above follows '9'; digits are no wildcard
+
+
 def where(flt: LogFilter, *, probe_text: bool = False) -> Where:
     """The filter as SQL. `probe_text`: test rows against the FTS matches (many matches)
     rather than start from them (few)."""
@@ -148,7 +157,14 @@ def where(flt: LogFilter, *, probe_text: bool = False) -> Where:
     params: list[Any] = []
     words, substrings = split_text(flt.text)
     fts = fts_expression(words) if words else None
-    if fts is not None:
+    typed_number = number_query(flt.text, flt.region)
+    if typed_number is not None and fts is not None:
+        # A number typed where text goes: the recipient's number, or those digits in a message.
+        number_sql, number_params = _to_number(typed_number)
+        parts.append(f"({_FTS_PROBE} OR {number_sql})")
+        params += [fts, *number_params]
+        fts = None
+    elif fts is not None:
         parts.append(_FTS_PROBE if probe_text else _FTS_DRIVE)
         params.append(fts)
     for piece in substrings:
@@ -160,10 +176,11 @@ def where(flt: LogFilter, *, probe_text: bool = False) -> Where:
     if flt.type is not None:
         parts.append("type = ?")
         params.append(flt.type)
-    digits = recipient_digits(flt.recipient)
-    if digits:
-        parts.append("to_number >= ? AND to_number < ?")
-        params += [digits, digits + ":"]  # ':' follows '9'
+    recipient = number_query(flt.recipient, flt.region, min_digits=1)
+    if recipient is not None:
+        number_sql, number_params = _to_number(recipient)
+        parts.append(number_sql)
+        params += number_params
     if flt.lodged_from is not None:
         parts.append("date_lodged >= ?")
         params.append(flt.lodged_from)

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from gwdesk.domain.contacts import ContactCard, card_problem, unique_fields, unique_groups
+from gwdesk.domain.number_search import number_query
+from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.templates import field_key
 from gwdesk.store.database import StoreError, store_methods
 from gwdesk.store.engine import Database, Session, SqliteDatabase
@@ -151,9 +153,15 @@ class ContactStore:
     transaction, off the GUI thread), its `SharedData`, or a `Database` already open."""
 
     def __init__(
-        self, data: Path | str | SharedData | Database, optouts: OptOutStore | None = None
+        self,
+        data: Path | str | SharedData | Database,
+        optouts: OptOutStore | None = None,
+        *,
+        region: str = DEFAULT_REGION,
     ) -> None:
         self.database, self._owned = database_for(data)
+        self.region = region
+        """Where a national number typed in a search is read."""
         self.path = data if isinstance(data, Path | str) else self.database.location
         self.optouts = optouts
         """The opt-out list a contact's numbers are looked up in as it is read."""
@@ -181,13 +189,12 @@ class ContactStore:
             values.append(name_key(group))
         needle = " ".join(search.split())
         if needle:
-            digits = "".join(ch for ch in needle if ch.isdigit())
-            if digits and digits == needle.replace(" ", "").lstrip("+"):
+            number = number_query(needle, self.region, min_digits=1)
+            if number is not None:
                 clauses.append(
-                    "c.id IN (SELECT contact_id FROM contact_numbers WHERE number LIKE ? "
-                    "ESCAPE '\\')"
+                    "c.id IN (SELECT contact_id FROM contact_numbers WHERE number LIKE ?)"
                 )
-                values.append(_like(digits))
+                values.append(number.like)  # digits: no wildcard among them
             else:
                 # name_key is folded already; notes are folded by both engines' lower()
                 # (SQLite's LIKE ignores ASCII case, PostgreSQL's does not).

@@ -76,11 +76,11 @@ class LocalStore:
         # Its own connections: the reply listener writes from its own thread (group commit).
         self.replies = ReplyStore(self.shared, local=path)
         self.optouts = OptOutStore(
-            self.shared, account or "", operator=operator, console=self.console
+            self.shared, account or "", operator=operator, console=self.console, region=region
         )
         self.apply_optout_keywords()
         # Its own connection: an import is one long transaction, off the GUI thread.
-        self.contacts = ContactStore(self.shared, self.optouts)
+        self.contacts = ContactStore(self.shared, self.optouts, region=region)
         # Its own connection too (synchronous=FULL on a file; claims held on a server's
         # connection of its own); its writes run on worker threads.
         self.outbox = OutboxStore(self.shared, operator=operator)

@@ -29,7 +29,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
 
-from gwdesk.domain.numbers import NumberError, normalise
+from gwdesk.domain.number_search import number_query
+from gwdesk.domain.numbers import DEFAULT_REGION, NumberError, normalise
 from gwdesk.domain.operator import default_operator
 from gwdesk.domain.optout_words import Intent
 from gwdesk.store.database import StoreError
@@ -291,9 +292,12 @@ class OptOutStore:
         *,
         operator: str = "",
         console: str = "",
+        region: str = DEFAULT_REGION,
     ) -> None:
         self.data = shared_data(data)
         self.account = account
+        self.region = region
+        """Where a national number typed in a search is read."""
         self.operator = operator
         self.console = console
         with _failing_as("opened"):
@@ -369,17 +373,18 @@ class OptOutStore:
         limit: int = 1000,
         offset: int = 0,
     ) -> list[OptOut]:
-        """Newest change first; `search` matches digits of the number or words of the reason
-        (any case)."""
+        """Newest change first; `search` is a number as typed (`domain.number_search`: its
+        start, national or international, or a piece of it) or words of the reason (any
+        case)."""
         clauses, values = ["account = ?"], [self.account]
         if not include_opted_in:
             clauses.append("opted_out = 1")
         needle = search.strip()
         if needle:
-            digits = "".join(c for c in needle if c.isdigit())
-            if digits and digits == needle.replace(" ", "").lstrip("+"):
+            number = number_query(needle, self.region, min_digits=1)
+            if number is not None:
                 clauses.append("number LIKE ?")
-                values.append(f"%{digits}%")
+                values.append(number.like)
             else:
                 clauses.append(
                     "(lower(reason) LIKE lower(?) ESCAPE '\\' "

@@ -17,19 +17,19 @@ case as Python's `casefold` does but for a few letters such as ß).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
+from gwdesk.domain.number_search import NumberQuery, country_codes, number_query
+from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.settings import REPLIES_SEEN_UP_TO
 from gwdesk.store.reader import Reading
 from gwdesk.store.replies import StoredReply
 
 MAX_SEARCH: Final = 200
 MATCH_FUNCTION: Final = "gwdesk_reply_match"
-_NUMBERISH: Final = re.compile(r"\+?[\d\s().-]+")
 _COLUMNS: Final = "id, received_at, from_number, to_number, text, message_id"
 _SEARCHED: Final = ("text", "from_number", "to_number")
 _NUMBERS: Final = ("from_number", "to_number")
@@ -69,34 +69,25 @@ def row_of(reply: StoredReply) -> ReplyRow:
     )
 
 
-def digits_of(text: str) -> str:
-    return "".join(c for c in text if c.isdigit())
-
-
 @dataclass(frozen=True)
 class ReplySearch:
-    """What the operator typed: text anywhere in the reply, or part of a phone number.
+    """What the operator typed: text anywhere in the reply, or a phone number.
 
-    A number may be typed the way people write it ("0412 345 678", "+61 412-345"):
-    its digits are looked for in the numbers' digits, without the national 0.
+    A number may be typed the way people write it ("0412 345 678", "+61 412-345", a
+    piece of it): it finds what every other search box finds
+    (`gwdesk.domain.number_search`, read in `region`).
     """
 
     needle: str = ""
+    region: str = DEFAULT_REGION
     _folded: str = field(init=False, repr=False, compare=False, default="")
-    _digits: tuple[str, ...] = field(init=False, repr=False, compare=False, default=())
+    _number: NumberQuery | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         needle = " ".join(self.needle.split())[:MAX_SEARCH]
         object.__setattr__(self, "needle", needle)
         object.__setattr__(self, "_folded", needle.casefold())
-        digits: tuple[str, ...] = ()
-        if _NUMBERISH.fullmatch(needle):
-            found = digits_of(needle)
-            if len(found) >= 3:
-                digits = (found,)
-                if found.startswith("0") and len(found) >= 4:
-                    digits = (found, found[1:])
-        object.__setattr__(self, "_digits", digits)
+        object.__setattr__(self, "_number", number_query(needle, self.region))
 
     @property
     def active(self) -> bool:
@@ -110,9 +101,9 @@ class ReplySearch:
             return True
         if folded in to_number.casefold():
             return True
-        if self._digits:
-            numbers = (digits_of(from_number), digits_of(to_number))
-            return any(d in n for d in self._digits for n in numbers)
+        number = self._number
+        if number is not None:
+            return any(number.matches(n, self.region) for n in (from_number, to_number))
         return False
 
     def matches_reply(self, reply: StoredReply) -> bool:
@@ -137,10 +128,21 @@ class ReplySearch:
         """`matches` in PostgreSQL's SQL (`strpos`: the needle is never a pattern)."""
         conditions = [f"strpos(lower({column}), lower(?)) > 0" for column in _SEARCHED]
         values: list[object] = [self.needle] * len(_SEARCHED)
-        for digits in self._digits:
+        number = self._number
+        if number is not None:
+            code, trunk = country_codes(self.region)
+            found = "= 1" if number.anchored else "> 0"
             for column in _NUMBERS:
-                conditions.append(f"strpos(regexp_replace({column}, '[^0-9]', '', 'g'), ?) > 0")
-                values.append(digits)
+                # The stored number's international digits, as `international` reads them.
+                digits = f"regexp_replace({column}, '[^0-9]', '', 'g')"
+                intl = (
+                    f"CASE WHEN {column} LIKE '+%' THEN {digits} "
+                    f"WHEN {digits} LIKE '00%' THEN substr({digits}, 3) "
+                    f"WHEN ? <> '' AND strpos({digits}, ?) = 1 "
+                    f"THEN ? || substr({digits}, ?) ELSE {digits} END"
+                )
+                conditions.append(f"strpos({intl}, ?) {found}")
+                values += [trunk, trunk, code, len(trunk) + 1, number.digits]
         return f"WHERE ({' OR '.join(conditions)}) ", tuple(values)
 
 

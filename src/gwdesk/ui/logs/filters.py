@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.logs.query import LogFilter
 from gwdesk.logs.rows import time_us
 from gwdesk.ui.plain_text import visible
@@ -59,9 +60,12 @@ class LogFilterBar(QWidget):
         self.status = self._combo("Status", "Any status")
         self.type = self._combo("Type", "Any type")
         self.recipient = QLineEdit()
-        self.recipient.setPlaceholderText("Recipient starts with")
-        self.recipient.setAccessibleName("Recipient starts with")
-        self.recipient.setToolTip("Digits of the number in international form, e.g. 61412")
+        self.recipient.setPlaceholderText("Recipient number")
+        self.recipient.setAccessibleName("Recipient number")
+        self.recipient.setToolTip(
+            "The number's start, as you would dial it (0412 555, +61 412 555), or any piece "
+            "of it (345 678)"
+        )
         self.recipient.setClearButtonEnabled(True)
         # Room for the whole hint, the frame and the clear button: the hint is never cut.
         hint = self.recipient.fontMetrics().horizontalAdvance(self.recipient.placeholderText())
@@ -105,6 +109,8 @@ class LogFilterBar(QWidget):
             edit.dateChanged.connect(self._emit)
         self.clear_button.clicked.connect(self.clear)
         self._current = LogFilter()
+        self.region = DEFAULT_REGION
+        """Where a national number typed in the filters is read (the profile's region)."""
         self._enable_dates()
 
     def _combo(self, name: str, anything: str) -> QComboBox:
@@ -163,6 +169,7 @@ class LogFilterBar(QWidget):
             recipient=self.recipient.text().strip(),
             lodged_from=lodged_from,
             lodged_to=lodged_to,
+            region=self.region,
         )
 
     def _emit(self) -> None:

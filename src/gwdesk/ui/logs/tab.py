@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.settings import LOGS_HEADER
 from gwdesk.logs.cache import LogCache
 from gwdesk.logs.query import DayCounts, LogFilter, LogQuery, count, distinct, per_day
@@ -245,6 +246,8 @@ class LogsTab(BaseTab):
 
     def on_session_changed(self) -> None:
         self._teardown()
+        profile = self.session.profile
+        self.filters.region = profile.region if profile is not None else DEFAULT_REGION
         store = self.session.store
         logs = LogCache(store) if store is not None else None
         enabled = logs is not None and logs.usable
