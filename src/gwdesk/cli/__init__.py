@@ -98,10 +98,29 @@ class Output:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with its error lines (which quote what was given) made terminal-safe."""
+    """argparse, with its error lines (which quote what was given) made terminal-safe, and
+    a command's positionals and options taken in any order (`optouts add --reason "…"
+    0412345678` as well as `optouts add 0412345678 --reason "…"`): argparse alone gives an
+    optional positional its default when an option comes first, and then refuses the
+    number as unrecognised."""
+
+    _intermixing = False
 
     def error(self, message: str) -> NoReturn:
         super().error(terminal_safe(message))
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # The top parser chooses the command (sub-parsers cannot be intermixed); each
+        # command's parser reads its arguments intermixed, which calls back here once.
+        if self._subparsers is not None or self._intermixing:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
 
 
 class _SafeLogFormatter(logging.Formatter):
