@@ -1,6 +1,6 @@
 """Crossing threads in the console: the one module that does, used by every tab, widget and
 service; nothing else in `gwdesk.ui` starts a task, hands work to a thread or posts to
-the loop from one (`tests/ui/test_one_way_across_threads.py` holds them to it).
+the loop from one (`tests/unit/test_one_way_across_threads.py` holds them to it).
 
 - `TaskRunner.run(coro, key=..., owner=...)`: async work started from a slot, on the
   GUI thread's event loop. The task is kept referenced; a newer task with the same
@@ -455,24 +455,28 @@ class CoalescingRead(Generic[T]):
         if self._task is not None:
             self._again = True
             return
-        self._task = asyncio.ensure_future(self._run())
+        task = self._task = asyncio.ensure_future(self._run())
+        task.add_done_callback(self._ended)  # even when cancelled before it ever ran
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if self._task is task:
+            self._task = None
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s: the read failed", self._what, exc_info=task.exception())
 
     async def _run(self) -> None:
-        try:
-            while True:
-                self._again = False
-                try:
-                    result = await off_thread(self._read)
-                except StoreError as exc:
-                    log.info("%s: not read (%s)", self._what, exc)
-                else:
-                    if self._stopped:
-                        return
-                    self._done(result)
-                if not self._again or self._stopped:
+        while True:
+            self._again = False
+            try:
+                result = await off_thread(self._read)
+            except StoreError as exc:
+                log.info("%s: not read (%s)", self._what, exc)
+            else:
+                if self._stopped:
                     return
-        finally:
-            self._task = None
+                self._done(result)
+            if not self._again or self._stopped:
+                return
 
     def stop(self) -> None:
         """No more reads; one under way is dropped (its result is never handed over)."""
