@@ -54,7 +54,6 @@ from gwdesk.ui.tasks import (
 )
 
 if TYPE_CHECKING:
-    from gwdesk.store.local import LocalStore
     from gwdesk.ui.session import Session
 
 log = logging.getLogger("gwdesk.ui.team")
@@ -135,7 +134,10 @@ class TeamHub(QObject):
             self._settings_read = CoalescingRead(
                 changes.read, self._show_setting_changes, "the team's setting changes"
             )
-        self._link_starts.start(self._start(store, generation, changes), "the team link's start")
+        if database is not None:
+            member = Member(store.operator, console=store.console)
+            starting = self._start(database, member, generation, changes)
+            self._link_starts.start(starting, "the team link's start")
 
     def _reset(self) -> None:
         self._generation += 1
@@ -152,12 +154,10 @@ class TeamHub(QObject):
             self.consoles_changed.emit([])
 
     async def _start(
-        self, store: LocalStore, generation: int, changes: SettingChanges | None
+        self, database: Any, member: Member, generation: int, changes: SettingChanges | None
     ) -> None:
-        database: Any = getattr(store.shared, "database", None)
-        if database is None:
-            return
-        member = Member(store.operator, console=store.console)
+        """`database`: the team server's (`PostgresDatabase`: its pool, and `connect` for
+        the feed's own connection)."""
         # The link's threads hand each call to the GUI thread (dropped once the hub is gone).
         tell = to_gui_thread(asyncio.get_running_loop(), self, self._on_heard)
 
