@@ -198,7 +198,7 @@ class ReplyHub(QObject):
     async def shutdown(self) -> None:
         """The session is closing: stop everything before its store closes (not remembered)."""
         flow = self._flow
-        await self._leftovers.cancel()
+        await self._leftovers.wait()
         if flow is not None:
             await flow.shutdown()  # still the hub's flow meanwhile: its last delivery lands
         if self._flow is flow:

@@ -504,6 +504,13 @@ class BackgroundTasks:
         task.add_done_callback(ended)
         return task
 
+    async def wait(self) -> None:
+        """Wait until every task started so far has ended (without cancelling it)."""
+        current = asyncio.current_task()
+        tasks = [task for task in self._tasks if task is not current]
+        if tasks:
+            await asyncio.wait(tasks)
+
     async def cancel(self) -> None:
         """Cancel every task still running and wait until each has ended."""
         current = asyncio.current_task()

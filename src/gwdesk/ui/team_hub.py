@@ -57,8 +57,10 @@ if TYPE_CHECKING:
     from gwdesk.ui.session import Session
 
 log = logging.getLogger("gwdesk.ui.team")
-STATE: Final = "state"
-CHANGE: Final = "change"
+CONNECTION_HEARD: Final = "connection"
+"""What the link told: whether it is connected."""
+TABLES_HEARD: Final = "tables"
+"""What the link told: which shared tables changed."""
 
 
 class TableWatch(QObject):
@@ -171,8 +173,8 @@ class TeamHub(QObject):
             return TeamLink(
                 database,
                 member,
-                on_change=lambda tables: tell(generation, CHANGE, tables),
-                on_state=lambda connected: tell(generation, STATE, connected),
+                on_change=lambda tables: tell(generation, TABLES_HEARD, tables),
+                on_state=lambda connected: tell(generation, CONNECTION_HEARD, connected),
                 connect=database.connect,
             ).start()
 
@@ -200,7 +202,7 @@ class TeamHub(QObject):
     def _on_heard(self, generation: int, what: str, value: object) -> None:
         if generation != self._generation:
             return  # a link of a profile closed since
-        if what == STATE:
+        if what == CONNECTION_HEARD:
             connected = bool(value)
             if connected:
                 self.lost_at = None
