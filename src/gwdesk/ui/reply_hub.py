@@ -13,7 +13,6 @@ writes into closes.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     from gwdesk.ui.session import Session
 
 __all__ = ["DRAIN_MS", "NO_TEAM_ROUTE", "ReplyHub"]
-log = logging.getLogger("gwdesk.ui.replies")
 DRAIN_MS: Final = 100
 """How often stored replies are handed to the views: one batch per tick, not one per reply."""
 NO_PROFILE_TEXT: Final = "No profile is connected."
