@@ -54,7 +54,7 @@ from gwdesk.gateway.errors import GatewayError
 from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.store.replies import ReplyStore, StoredReply
-from gwdesk.store.reply_queries import ReplyRow, ReplySearch, unread_figures
+from gwdesk.store.reply_queries import ConversationEntry, ReplyRow, ReplySearch, unread_figures
 
 if TYPE_CHECKING:
     from gwdesk.gateway.service import GatewayService
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_PROFILE",
+    "ConversationEntry",
     "ReplyInboxFlow",
     "ReplyRow",
     "ReplySearch",
