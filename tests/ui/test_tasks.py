@@ -1,6 +1,7 @@
 """The console's one way to cross threads (`gwdesk.ui.tasks`): coroutines for slots with keys
-scoped to their owner, blocking work with progress, cancel and undo, and store reads off the
-GUI thread with superseded reads dropped.
+scoped to their owner, blocking work with progress, cancel and undo, store reads off the
+GUI thread with superseded reads dropped, reads asked for again coalesced, and a flow's
+hand-off settled.
 
 Real parts: the qasync loop, worker threads, a real SQLite file read by a real reader.
 """
@@ -21,7 +22,15 @@ from PySide6.QtCore import QObject
 from gwdesk.store.database import ReadInterrupted, StoreError, StoreUnavailable
 from gwdesk.store.reader import Reading
 from gwdesk.ui.errors import ErrorReporter
-from gwdesk.ui.tasks import BlockingJob, StoreReads, TaskRunner, off_thread, to_gui_thread
+from gwdesk.ui.tasks import (
+    BlockingJob,
+    CoalescingRead,
+    FlowHandoff,
+    StoreReads,
+    TaskRunner,
+    off_thread,
+    to_gui_thread,
+)
 from tests.ui.conftest import UiBundle, wait_until
 
 Answers = list[tuple[Any, BaseException | None]]
@@ -404,3 +413,88 @@ async def test_a_read_of_an_in_memory_store_is_a_store_error(ui: UiBundle) -> No
             await reads.fetch(count)
     finally:
         reads.close()
+
+
+# ---- reads asked for again, and a flow's hand-off -----------------------------------------------
+
+
+async def test_requests_while_a_read_runs_are_coalesced_into_one_more(ui: UiBundle) -> None:
+    started, gate, reads, done = threading.Event(), threading.Event(), [], []
+
+    def read() -> int:
+        started.set()
+        gate.wait(10)
+        reads.append(threading.get_ident())
+        return len(reads)
+
+    coalescing = CoalescingRead(read, done.append, "a count")
+    coalescing.request()
+    await wait_until(started.is_set, message="the first read under way")
+    for _ in range(5):
+        coalescing.request()  # while the first runs
+    gate.set()
+    await wait_until(lambda: not coalescing.busy, message="the reads over")
+    assert done == [1, 2]
+    assert threading.get_ident() not in reads
+
+
+async def test_a_read_that_fails_leaves_the_coalescing_read_free_for_the_next_request(
+    ui: UiBundle,
+) -> None:
+    answers: list[str] = []
+    away = [True]
+
+    def read() -> str:
+        if away[0]:
+            raise StoreUnavailable("the server is away")
+        return "read"
+
+    coalescing = CoalescingRead(read, answers.append, "the team's replies")
+    coalescing.request()
+    await wait_until(lambda: not coalescing.busy, message="the failed read over")
+    assert answers == []
+    away[0] = False
+    coalescing.request()
+    await wait_until(lambda: answers == ["read"], message="read on the next request")
+
+
+async def test_a_stopped_coalescing_read_hands_nothing_over(ui: UiBundle) -> None:
+    gate, answers = threading.Event(), []
+    coalescing = CoalescingRead(lambda: gate.wait(10), answers.append, "a read")
+    coalescing.request()
+    coalescing.stop()
+    gate.set()
+    await wait_until(lambda: not coalescing.busy, message="the read dropped")
+    coalescing.request()
+    assert not coalescing.busy
+    assert answers == []
+
+
+async def test_settling_a_flows_hand_off_undoes_an_abandoned_start_and_stops_its_work(
+    ui: UiBundle, numbers: Path
+) -> None:
+    owner = QObject()
+    handoff = FlowHandoff(owner, numbers, "flow")
+    started, release, undone = threading.Event(), threading.Event(), []
+
+    def start() -> str:
+        started.set()
+        release.wait(10)
+        return "listener"
+
+    assert await handoff.read(count) == 10
+    caller = asyncio.ensure_future(handoff.blocking(start, undo=undone.append))
+    forever_started: list[str] = []
+    handoff.background(forever(forever_started, "chore"), "a chore")
+    await wait_until(started.is_set, message="the start under way")
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    release.set()
+
+    await handoff.settle()
+
+    assert undone == ["listener"]
+    assert forever_started == ["chore"]
+    with pytest.raises(asyncio.CancelledError):
+        await handoff.read(count)  # closed: no answer comes

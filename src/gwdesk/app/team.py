@@ -17,6 +17,11 @@ ordinary store reads and writes:
 
 Every method but the callbacks blocks on the server: the console calls them off its
 GUI thread. A server that is away makes the heartbeat log and try again, never stop.
+
+Beside the link: which shared tables a view of the opt-out list or the address book
+follows (`OPTOUT_TABLES`, `CONTACT_TABLES`), and the server's name as the console shows
+it (`server_name`, never a password); the store's types a view of the team needs
+(`Console`, `Claim`, `Audit`, `RESYNC`, `StoreError`) are re-exported from here.
 """
 
 from __future__ import annotations
@@ -27,15 +32,43 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
+from urllib.parse import urlsplit
 
 from gwdesk import __version__
-from gwdesk.store.changes import ChangeFeed
+from gwdesk.store.changes import RESYNC, ChangeFeed
 from gwdesk.store.database import StoreError
 from gwdesk.store.engine import Database
-from gwdesk.store.team import CLAIM_FOR, HEARTBEAT, Claim, Claims, Presence
+from gwdesk.store.team import CLAIM_FOR, HEARTBEAT, Audit, Claim, Claims, Console, Presence
 
+__all__ = [
+    "CONTACT_TABLES",
+    "OPTOUT_TABLES",
+    "RESYNC",
+    "Audit",
+    "Claim",
+    "Console",
+    "Member",
+    "StoreError",
+    "TeamLink",
+    "conversation_subject",
+    "server_name",
+]
 log = logging.getLogger("gwdesk.team")
+OPTOUT_TABLES: Final = frozenset({"optouts", "optout_changes"})
+"""The shared tables the opt-out list is read from: another desk's change to it."""
+CONTACT_TABLES: Final = frozenset({"contacts", "contact_numbers", "contact_members"})
+"""The shared tables the address book is read from."""
+
+
+def server_name(store_url: str | None) -> str:
+    """The team server's host, as the status bar names it (never a password)."""
+    if not store_url:
+        return ""
+    try:
+        return urlsplit(store_url).hostname or "localhost"
+    except ValueError:
+        return "the team's server"
 
 
 @dataclass(frozen=True, slots=True)

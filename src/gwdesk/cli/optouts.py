@@ -18,9 +18,9 @@ import argparse
 from pathlib import Path
 from typing import Any, Final
 
+from gwdesk.app.optout_editing import ChangeRefused, check_change
 from gwdesk.app.optouts import export_file, import_file
 from gwdesk.cli import EXIT_OK, Output, Registrar, SubParsers, UsageError, run_on_store
-from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.domain.profile import Profile
 from gwdesk.store.local import LocalStore
 
@@ -50,15 +50,17 @@ def optouts_work(args: argparse.Namespace, profile: Profile, store: LocalStore, 
     if action in ("add", "remove"):
         if not args.target:
             raise UsageError(f"Name the number: gwdesk optouts {action} NUMBER --reason TEXT.")
-        try:
-            number = normalise(args.target, profile.region)
-        except NumberError as exc:
-            raise UsageError(
-                f"{args.target[:40]!r} is not a usable number: {exc.reason}."
-            ) from None
-        if not (args.reason or "").strip():
-            raise UsageError("Say why with --reason: it is kept in the number's history.")
-        now = optouts.set(number, action == "add", reason=args.reason)
+        try:  # the checks the console's dialog makes (`gwdesk.app.optout_editing`)
+            change = check_change(
+                args.target, args.reason or "", opt_out=action == "add", region=profile.region
+            )
+        except ChangeRefused as exc:
+            if exc.field == "reason":
+                raise UsageError(
+                    "Say why with --reason: it is kept in the number's history."
+                ) from None
+            raise UsageError(f"{args.target[:40]!r}: {exc.message}") from None
+        now = optouts.set(change.number, change.opt_out, reason=change.reason)
         out.result({"ok": True, **_json(now)}, [_line(now)])
         return EXIT_OK
     if action == "import":

@@ -27,7 +27,7 @@ from gwdesk.ui.gc_guard import GuiThreadCollector
 from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.outbox.monitor import OutboxMonitor
 from gwdesk.ui.session import Session
-from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.tasks import TaskRunner, to_gui_thread
 from gwdesk.ui.theme import Theme, app_icon
 
 LOG_BACKUPS: Final = 3
@@ -56,8 +56,10 @@ def quit_on_signals(window: MainWindow, loop: asyncio.AbstractEventLoop) -> None
     not give it; a quiet timer wakes it a few times a second.
     """
 
+    close = to_gui_thread(loop, window, window.close)
+
     def handler(_signum: int, _frame: object) -> None:
-        loop.call_soon_threadsafe(window.close)
+        close()
 
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, handler)

@@ -13,8 +13,6 @@ tells the tabs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
@@ -27,6 +25,7 @@ from gwdesk.app.profile_data import (
     sending_for,
 )
 from gwdesk.app.sending import Sending
+from gwdesk.app.team import CONTACT_TABLES
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import GatewayError
@@ -35,8 +34,8 @@ from gwdesk.paths import AppPaths
 from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.ui.reply_hub import ReplyHub
-from gwdesk.ui.tasks import off_thread
-from gwdesk.ui.team_hub import CONTACT_TABLES, Coalesced, TableWatch, TeamHub
+from gwdesk.ui.tasks import CoalescingRead, off_thread, to_gui_thread
+from gwdesk.ui.team_hub import TableWatch, TeamHub
 
 ServiceFactory = Callable[[Profile, Secret], GatewayService]
 NOT_CONNECTED = "No gateway is connected yet: choose a profile first."
@@ -73,7 +72,7 @@ class Session(QObject):
         before the reply hub, which follows its changes."""
         # Another desk's change to the address book is one of ours to every view of it.
         TableWatch(self.team, CONTACT_TABLES, self.contacts_changed.emit, self)
-        self._team_rules: Coalesced[LocalStore] | None = None
+        self._team_rules: CoalescingRead[LocalStore] | None = None
         """Reads the team's rules again (one read at a time) while a team profile is open."""
         TableWatch(self.team, {"settings"}, self._team_settings_changed, self)
         self.replies = ReplyHub(self)
@@ -114,9 +113,9 @@ class Session(QObject):
             self.changed.emit()  # the previous profile is closed: the views say so
             raise
         # A draft or history row given up by the store's writer thread: once, in the status bar.
-        loop = asyncio.get_running_loop()
+        given_up = to_gui_thread(asyncio.get_running_loop(), self, self._report_failure)
         for writer in self.store.writers:
-            writer.on_failure = functools.partial(_report_from_thread, loop, self.report)
+            writer.on_failure = given_up
         self.service = self._factory(profile, password)
         self.data = data
         self.sending = sending_for(self.service, self.store, data)
@@ -124,7 +123,7 @@ class Session(QObject):
         self.is_sandbox = sandbox
         if self.store.team:
             store, sending = self.store, self.sending
-            self._team_rules = Coalesced(
+            self._team_rules = CoalescingRead(
                 lambda: _reread_rules(store, sending), self._rules_read, "the team's rules"
             )
         self.changed.emit()
@@ -149,6 +148,9 @@ class Session(QObject):
 
     def report(self, what: str, ok: bool) -> None:
         self.activity.emit(what, ok)
+
+    def _report_failure(self, what: str) -> None:
+        self.report(what, False)
 
     async def close(self) -> None:
         if self.store is not None:
@@ -185,10 +187,3 @@ async def open_store(data: ProfileData, store_password: Secret | None = None) ->
     store is closed once open: nobody else would."""
     password = store_password.reveal() if store_password is not None else None
     return await off_thread(lambda: open_profile(data, password), undo=LocalStore.close)
-
-
-def _report_from_thread(
-    loop: asyncio.AbstractEventLoop, report: Callable[[str, bool], None], message: str
-) -> None:
-    with contextlib.suppress(RuntimeError):  # the loop is closed: the console has quit
-        loop.call_soon_threadsafe(report, message, False)

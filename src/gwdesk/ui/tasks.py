@@ -1,4 +1,6 @@
-"""Crossing threads in the console: one module, four ways, used by every tab and widget.
+"""Crossing threads in the console: the one module that does, used by every tab, widget and
+service; nothing else in `gwdesk.ui` starts a task, hands work to a thread or posts to
+the loop from one (`tests/unit/test_one_way_across_threads.py` holds them to it).
 
 - `TaskRunner.run(coro, key=..., owner=...)`: async work started from a slot, on the
   GUI thread's event loop. The task is kept referenced; a newer task with the same
@@ -20,13 +22,21 @@
   or destroyed before its answer lands is dropped, and `supersede()` interrupts the
   statement running now.
 - `to_gui_thread(loop, owner, callback)`: a callback threads of their own (the team
-  link's) may call; it runs on the GUI thread unless its owner was destroyed.
+  link's, a store writer's, a signal handler) may call; it runs on the GUI thread unless
+  its owner was destroyed.
+- `CoalescingRead`: a blocking read run whenever asked, one at a time; asked again while
+  one runs, exactly one more follows (a burst of change notices costs two reads).
+- `BackgroundTasks`: coroutines a service starts and nobody awaits (a count, a watermark
+  written, a link started), kept referenced, a failure logged, cancelled on close.
+- `FlowHandoff`: all of these as a flow of the core asks for them (`gwdesk.app.handoff`),
+  for one profile's store.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -36,10 +46,12 @@ from typing import Any, Generic, TypeVar
 import shiboken6
 from PySide6.QtCore import QObject
 
+from gwdesk.store.database import StoreError
 from gwdesk.store.reader import Reading, StoreReader
 from gwdesk.store.shared import SharedData
 from gwdesk.ui.errors import ErrorReporter
 
+log = logging.getLogger("gwdesk.ui.tasks")
 T = TypeVar("T")
 Report = Callable[[str, int, int], None]
 """(phase, done, total), called on the GUI thread."""
@@ -413,3 +425,166 @@ class StoreReads(QObject):
             ticket.drop()
         executor.submit(self._reader.close)  # after the queued reads, which now skip at once
         executor.shutdown(wait=False)
+
+
+# ---- reads asked for again and again, and work nobody awaits -----------------------------------
+
+
+class CoalescingRead(Generic[T]):
+    """A blocking read run off the GUI thread whenever asked, one at a time: asked again
+    while one runs, exactly one more follows, however often it was asked. `done(result)`
+    is called on the GUI thread; a read that fails with the store's error (a server away)
+    is logged and waits for the next request (the change feed asks again when the server
+    is back), so a failure never leaves it busy."""
+
+    def __init__(self, read: Callable[[], T], done: Callable[[T], None], what: str) -> None:
+        self._read = read
+        self._done = done
+        self._what = what
+        self._task: asyncio.Task[None] | None = None
+        self._again = False
+        self._stopped = False
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None
+
+    def request(self) -> None:
+        if self._stopped:
+            return
+        if self._task is not None:
+            self._again = True
+            return
+        task = self._task = asyncio.ensure_future(self._run())
+        task.add_done_callback(self._ended)  # even when cancelled before it ever ran
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if self._task is task:
+            self._task = None
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s: the read failed", self._what, exc_info=task.exception())
+
+    async def _run(self) -> None:
+        while True:
+            self._again = False
+            try:
+                result = await off_thread(self._read)
+            except StoreError as exc:
+                log.info("%s: not read (%s)", self._what, exc)
+            else:
+                if self._stopped:
+                    return
+                self._done(result)
+            if not self._again or self._stopped:
+                return
+
+    def stop(self) -> None:
+        """No more reads; one under way is dropped (its result is never handed over)."""
+        self._stopped = True
+        if self._task is not None:
+            self._task.cancel()
+
+
+class BackgroundTasks:
+    """Coroutines started from the loop that nobody awaits: kept referenced until they end,
+    a failure nobody handled logged (never left unretrieved), all cancelled by `cancel`."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def start(self, work: Coroutine[Any, Any, T], what: str) -> asyncio.Task[T]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+
+        def ended(finished: asyncio.Task[Any]) -> None:
+            self._tasks.discard(finished)
+            if not finished.cancelled() and finished.exception() is not None:
+                log.error("%s failed", what, exc_info=finished.exception())
+
+        task.add_done_callback(ended)
+        return task
+
+    async def wait(self) -> None:
+        """Wait until every task started so far has ended (without cancelling it)."""
+        current = asyncio.current_task()
+        tasks = [task for task in self._tasks if task is not current]
+        if tasks:
+            await asyncio.wait(tasks)
+
+    async def cancel(self) -> None:
+        """Cancel every task still running and wait until each has ended."""
+        current = asyncio.current_task()
+        tasks = [task for task in self._tasks if task is not current]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+
+
+# ---- a flow's hand-off -------------------------------------------------------------------------
+
+
+class FlowHandoff:
+    """How a flow of the core (`gwdesk.app.handoff.Handoff`) crosses threads in the console,
+    for one profile's store: blocking work as `BlockingJob`s (a start its caller abandoned
+    is undone, and `settle` waits for that), reads on a `StoreReads` of the store (answered
+    here, dropped once closed), `BackgroundTasks` and `CoalescingRead`s."""
+
+    def __init__(
+        self, owner: QObject, path: Path | str, name: str, *, shared: SharedData | None = None
+    ) -> None:
+        """`owner`: the Qt object the reads answer through (their answers are dropped once
+        it is destroyed)."""
+        self._reads: StoreReads | None = StoreReads(path, name, owner, shared=shared)
+        self._starts: set[BlockingJob[Any]] = set()
+        self._background = BackgroundTasks()
+        self._rereads: list[CoalescingRead[Any]] = []
+
+    async def blocking(
+        self, work: Callable[[], T], *, undo: Callable[[T], object] | None = None
+    ) -> T:
+        if undo is None:
+            return await off_thread(work)
+        job: BlockingJob[T] = BlockingJob()
+        self._starts.add(job)
+        try:
+            result = await job.run(lambda _job: work(), undo=undo)
+        except asyncio.CancelledError:
+            raise  # the job stays tracked until `settle` has undone what it started
+        except BaseException:
+            self._starts.discard(job)
+            raise
+        self._starts.discard(job)
+        return result
+
+    async def read(self, read: Callable[[Reading], T], *, key: str | None = None) -> T:
+        reads = self._reads
+        if reads is None:
+            raise asyncio.CancelledError  # closed: no answer will come
+        return await reads.fetch(read, key=key)
+
+    def background(self, work: Coroutine[Any, Any, None], what: str) -> None:
+        self._background.start(work, what)
+
+    def rereads(
+        self, read: Callable[[], T], done: Callable[[T], None], what: str
+    ) -> CoalescingRead[T]:
+        rereads = CoalescingRead(read, done, what)
+        self._rereads.append(rereads)
+        return rereads
+
+    async def settle(self) -> None:
+        for rereads in self._rereads:
+            rereads.stop()
+        reads, self._reads = self._reads, None
+        if reads is not None:
+            reads.close()
+            reads.deleteLater()
+        await self._background.cancel()
+        while self._starts:
+            job = self._starts.pop()
+            try:
+                await job.settle()
+            except Exception as exc:
+                log.debug("an abandoned start failed (nothing to undo): %s", exc)

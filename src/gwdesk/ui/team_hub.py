@@ -30,28 +30,37 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, Final
 
 from PySide6.QtCore import QObject, Signal
 
 from gwdesk.app.setting_changes import SettingChange, SettingChanges
-from gwdesk.app.team import Member, TeamLink
-from gwdesk.store.changes import RESYNC
-from gwdesk.store.database import StoreError
-from gwdesk.store.team import Audit, Claim, Console
-from gwdesk.ui.tasks import BlockingJob, off_thread, to_gui_thread
+from gwdesk.app.team import (
+    RESYNC,
+    Audit,
+    Claim,
+    Console,
+    Member,
+    StoreError,
+    TeamLink,
+    server_name,
+)
+from gwdesk.ui.tasks import (
+    BackgroundTasks,
+    BlockingJob,
+    CoalescingRead,
+    off_thread,
+    to_gui_thread,
+)
 
 if TYPE_CHECKING:
-    from gwdesk.store.local import LocalStore
     from gwdesk.ui.session import Session
 
 log = logging.getLogger("gwdesk.ui.team")
-T = TypeVar("T")
-STATE: Final = "state"
-CHANGE: Final = "change"
-OPTOUT_TABLES: Final = frozenset({"optouts", "optout_changes"})
-CONTACT_TABLES: Final = frozenset({"contacts", "contact_numbers", "contact_members"})
+CONNECTION_HEARD: Final = "connection"
+"""What the link told: whether it is connected."""
+TABLES_HEARD: Final = "tables"
+"""What the link told: which shared tables changed."""
 
 
 class TableWatch(QObject):
@@ -72,66 +81,6 @@ class TableWatch(QObject):
             self._slot()
 
 
-def server_name(store_url: str | None) -> str:
-    """The team server's host, as the status bar names it (never a password)."""
-    if not store_url:
-        return ""
-    try:
-        return urlsplit(store_url).hostname or "localhost"
-    except ValueError:
-        return "the team's server"
-
-
-class Coalesced(Generic[T]):
-    """A blocking read run off the GUI thread, one at a time: asked for again while one
-    runs, exactly one more follows, however often it was asked. `done(result)` is called
-    on the GUI thread; a read that fails (a server away) is logged and waits for the
-    next request (the change feed asks again when the server is back)."""
-
-    def __init__(self, read: Callable[[], T], done: Callable[[T], None], what: str) -> None:
-        self._read = read
-        self._done = done
-        self._what = what
-        self._task: asyncio.Task[None] | None = None
-        self._again = False
-        self._stopped = False
-
-    @property
-    def busy(self) -> bool:
-        return self._task is not None
-
-    def request(self) -> None:
-        if self._stopped:
-            return
-        if self._task is not None:
-            self._again = True
-            return
-        self._task = asyncio.ensure_future(self._run())
-
-    async def _run(self) -> None:
-        try:
-            while True:
-                self._again = False
-                try:
-                    result = await off_thread(self._read)
-                except StoreError as exc:
-                    log.info("%s: not read (%s)", self._what, exc)
-                else:
-                    if self._stopped:
-                        return
-                    self._done(result)
-                if not self._again or self._stopped:
-                    return
-        finally:
-            self._task = None
-
-    def stop(self) -> None:
-        """No more reads; one under way is dropped (its result is never handed over)."""
-        self._stopped = True
-        if self._task is not None:
-            self._task.cancel()
-
-
 class TeamHub(QObject):
     """The session's link to its team's server, for the console's views."""
 
@@ -149,9 +98,10 @@ class TeamHub(QObject):
         self._generation = 0
         self._link: TeamLink | None = None
         self._starting: BlockingJob[TeamLink] | None = None
-        self._start_task: asyncio.Task[None] | None = None
-        self._consoles_read: Coalesced[list[Console]] | None = None
-        self._settings_read: Coalesced[list[SettingChange]] | None = None
+        self._link_starts = BackgroundTasks()
+        """The link's start (blocking on the server), awaited by nobody."""
+        self._consoles_read: CoalescingRead[list[Console]] | None = None
+        self._settings_read: CoalescingRead[list[SettingChange]] | None = None
         self.server = ""
         """The team server's host name ("" for a profile without one)."""
         self.connected: bool | None = None
@@ -179,15 +129,17 @@ class TeamHub(QObject):
             return
         self.server = server_name(data.store_url)
         generation = self._generation
-        self._consoles_read = Coalesced(self._read_consoles, self._show_consoles, "consoles")
+        self._consoles_read = CoalescingRead(self._read_consoles, self._show_consoles, "consoles")
         database: Any = getattr(store.shared, "database", None)
         changes = SettingChanges(Audit(database)) if database is not None else None
         if changes is not None:
-            self._settings_read = Coalesced(
+            self._settings_read = CoalescingRead(
                 changes.read, self._show_setting_changes, "the team's setting changes"
             )
-        task = self._start_task = asyncio.ensure_future(self._start(store, generation, changes))
-        task.add_done_callback(_retrieved)
+        if database is not None:
+            member = Member(store.operator, console=store.console)
+            starting = self._start(database, member, generation, changes)
+            self._link_starts.start(starting, "the team link's start")
 
     def _reset(self) -> None:
         self._generation += 1
@@ -204,12 +156,10 @@ class TeamHub(QObject):
             self.consoles_changed.emit([])
 
     async def _start(
-        self, store: LocalStore, generation: int, changes: SettingChanges | None
+        self, database: Any, member: Member, generation: int, changes: SettingChanges | None
     ) -> None:
-        database: Any = getattr(store.shared, "database", None)
-        if database is None:
-            return
-        member = Member(store.operator, console=store.console)
+        """`database`: the team server's (`PostgresDatabase`: its pool, and `connect` for
+        the feed's own connection)."""
         # The link's threads hand each call to the GUI thread (dropped once the hub is gone).
         tell = to_gui_thread(asyncio.get_running_loop(), self, self._on_heard)
 
@@ -223,8 +173,8 @@ class TeamHub(QObject):
             return TeamLink(
                 database,
                 member,
-                on_change=lambda tables: tell(generation, CHANGE, tables),
-                on_state=lambda connected: tell(generation, STATE, connected),
+                on_change=lambda tables: tell(generation, TABLES_HEARD, tables),
+                on_state=lambda connected: tell(generation, CONNECTION_HEARD, connected),
                 connect=database.connect,
             ).start()
 
@@ -252,7 +202,7 @@ class TeamHub(QObject):
     def _on_heard(self, generation: int, what: str, value: object) -> None:
         if generation != self._generation:
             return  # a link of a profile closed since
-        if what == STATE:
+        if what == CONNECTION_HEARD:
             connected = bool(value)
             if connected:
                 self.lost_at = None
@@ -321,18 +271,10 @@ class TeamHub(QObject):
         """The session is closing: stop the link (it leaves) before the store's pool closes."""
         self._reset()
         link, self._link = self._link, None
-        task, self._start_task = self._start_task, None
-        if task is not None and not task.done():
-            task.cancel()  # its job is settled below: the link it made is closed once
         starting, self._starting = self._starting, None
+        await self._link_starts.cancel()  # its job is settled below: the link it made closed once
         if starting is not None:
             with contextlib.suppress(Exception):
                 await starting.settle()
         if link is not None:
             await off_thread(link.close)
-
-
-def _retrieved(task: asyncio.Task[None]) -> None:
-    """A start that failed unexpectedly is logged, not left unretrieved."""
-    if not task.cancelled() and task.exception() is not None:
-        log.error("team: the link failed to start", exc_info=task.exception())

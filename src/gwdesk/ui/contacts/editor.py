@@ -1,13 +1,15 @@
 """Adding or editing one contact: name, numbers, fields, groups, notes; its opt-out state shown.
 
-What the operator types becomes a `ContactCard` only when the domain's rules accept
-it (`card_problem`: no control characters, bounded values), each number read in the
-profile's region; a refusal is shown under the form and nothing is saved. The store
-has the last word (a number another contact holds): the tab shows its refusal here
-too, and the dialog stays open with everything typed.
+What the operator types becomes a `ContactCard` only when the flow's checks pass it
+(`gwdesk.app.contact_editing.card_from`: each number read in the profile's region,
+every value with a field name, the domain's rules); a refusal is shown under the form
+and nothing is saved. The store has the last word (a number another contact holds):
+the tab shows its refusal here too, and the dialog stays open with everything typed.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -26,15 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.domain.contacts import (
-    MAX_FIELDS,
-    MAX_NAME,
-    ContactCard,
-    card_problem,
-    unique_groups,
-)
-from gwdesk.domain.numbers import NumberError, display, normalise
-from gwdesk.store.contacts import Contact
+from gwdesk.app.contact_editing import CardRefused, Contact, ContactCard, TypedContact
+from gwdesk.domain.contacts import MAX_FIELDS, MAX_NAME
+from gwdesk.domain.numbers import display
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.widgets.validity import set_role
 
@@ -43,6 +39,8 @@ NUMBERS_TIP = (
     "is the one a group send uses."
 )
 GROUPS_TIP = "Separated by commas, e.g. Patients, Glebe clinic. A group is made when first used."
+Check = Callable[[TypedContact], ContactCard]
+"""What was typed → the card, or `CardRefused`."""
 
 
 class ContactDialog(QDialog):
@@ -52,13 +50,13 @@ class ContactDialog(QDialog):
 
     def __init__(
         self,
-        region: str,
+        check: Check,
         contact: Contact | None = None,
         optout_lines: list[str] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.region = region
+        self._check = check
         self.contact = contact
         self.setWindowTitle("Edit the contact" if contact else "Add a contact")
         self.setMinimumWidth(520)
@@ -161,37 +159,20 @@ class ContactDialog(QDialog):
             pairs.append((name.text() if name else "", value.text() if value else ""))
         return pairs
 
-    def card(self) -> ContactCard:
-        """What was typed as a card; `ValueError` saying what to fix."""
-        numbers = []
-        lines = [line.strip() for line in self.numbers_edit.toPlainText().splitlines()]
-        for place, line in enumerate(lines, start=1):
-            if not line:
-                continue
-            try:
-                numbers.append(normalise(line, self.region))
-            except NumberError as exc:
-                raise ValueError(f"Number on line {place}: {exc.reason}.") from None
-        for name, value in self.field_pairs():
-            if value.strip() and not name.strip():
-                raise ValueError(f"The value {value[:30]!r} needs a field name.")
-        card = ContactCard(
-            name=" ".join(self.name_edit.text().split()),
-            numbers=tuple(dict.fromkeys(numbers)),
-            fields=tuple((n, v) for n, v in self.field_pairs() if n.strip() or v.strip()),
-            groups=unique_groups(self.groups_edit.text().split(",")),
-            notes=self.notes_edit.toPlainText().strip(),
+    def typed(self) -> TypedContact:
+        return TypedContact(
+            self.name_edit.text(),
+            self.numbers_edit.toPlainText(),
+            self.field_pairs(),
+            self.groups_edit.text(),
+            self.notes_edit.toPlainText(),
         )
-        problem = card_problem(card)
-        if problem:
-            raise ValueError(f"The contact cannot be kept: {problem}.")
-        return card
 
     def submit(self) -> None:
         try:
-            card = self.card()
-        except ValueError as exc:
-            self.show_error(str(exc))
+            card = self._check(self.typed())
+        except CardRefused as exc:
+            self.show_error(exc.message)
             return
         self.error.hide()
         self.buttons.setEnabled(False)

@@ -1,13 +1,13 @@
 """Contacts tab: the profile's address book, searched, edited, imported and exported.
 
-The contacts are the profile's own (`gwdesk.store.contacts`): a name, numbers, the
-fields a template's placeholders take ({clinic}), groups (a group can be a batch's
-recipients) and notes. Whether a contact's number opted out is read from the
-account's opt-out list each time the contact is shown, never kept here. Every read
-and write runs off the GUI thread; after a change the session says so
-(`contacts_changed`), so the names beside numbers elsewhere (Replies, the Send tab's
-history) are read again. Names, fields and notes are the operator's or a file's
-text: shown as plain text.
+What is checked, read, written and read again is the flow's
+(`gwdesk.app.contact_editing.ContactEditing`, one per profile): the contacts are the
+profile's own (a name, numbers, the fields a template's placeholders take ({clinic}),
+groups and notes), and whether a contact's number opted out is read from the account's
+opt-out list each time the contact is shown, never kept here. Every read and write
+runs off the GUI thread; after a change the session says so (`contacts_changed`), so
+the names beside numbers elsewhere (Replies, the Send tab's history) are read again.
+Names, fields and notes are the operator's or a file's text: shown as plain text.
 """
 
 from __future__ import annotations
@@ -34,13 +34,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.contacts import export_contacts, import_contacts
-from gwdesk.domain.contacts import ContactCard
+from gwdesk.app.contact_editing import (
+    Contact,
+    ContactCard,
+    ContactEditing,
+    ContactListing,
+    ImportFailed,
+    StoreError,
+)
 from gwdesk.domain.numbers import DEFAULT_REGION, display
-from gwdesk.importing.decoding import ImportFailed
-from gwdesk.store.contacts import Contact, ContactStore
-from gwdesk.store.database import StoreError
-from gwdesk.store.optouts import OptOut
 from gwdesk.ui.contacts.editor import ContactDialog
 from gwdesk.ui.formatting import optout_sentence
 from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
@@ -52,8 +54,6 @@ from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
 SEARCH_DELAY_MS: Final = 250
-SHOWN: Final = 5000
-"""Contacts listed at once; the search narrows a bigger book."""
 ALL_GROUPS: Final = ""
 FILE_FILTER: Final = "Contacts (*.csv *.vcf *.vcard *.txt);;All files (*)"
 OUT_COLOUR: Final = QColor("#d32f2f")
@@ -91,6 +91,8 @@ class ContactsTab(BaseTab):
         self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
     ) -> None:
         super().__init__(session, tasks, theme, parent)
+        self.flow: ContactEditing | None = None
+        """The profile's address book, as edited here (None: no profile)."""
         self.dialog: ContactDialog | None = None
         self.question: QMessageBox | None = None
         self.search = QLineEdit()
@@ -228,16 +230,11 @@ class ContactsTab(BaseTab):
 
     # ---- reading -----------------------------------------------------------------------
 
-    def _store(self) -> ContactStore | None:
-        store = self.session.store
-        return store.contacts if store is not None else None
-
-    def _region(self) -> str:
-        profile = self.session.profile
-        return profile.region if profile else DEFAULT_REGION
-
     def on_session_changed(self) -> None:
-        enabled = self._store() is not None
+        store, profile = self.session.store, self.session.profile
+        region = profile.region if profile else DEFAULT_REGION
+        self.flow = ContactEditing(store.contacts, store.optouts, region) if store else None
+        enabled = self.flow is not None
         for button in (self.add_button, self.import_button, self.export_button):
             button.setEnabled(enabled)
         self.edit_button.setEnabled(False)
@@ -252,35 +249,31 @@ class ContactsTab(BaseTab):
         return value if isinstance(value, str) and value != ALL_GROUPS else None
 
     def refresh(self) -> None:
-        store = self._store()
-        if store is None:
+        flow = self.flow
+        if flow is None:
             self.model.set_rows([])
             self.counts.setText("Not connected: choose a profile (File ▸ Profiles…).")
-            self._show_empty()
+            self._show_empty(not self.search.text().strip() and not self.chosen_group())
             return
-        self.tasks.run(self._load(store), key="load", owner=self, context="reading the contacts")
+        self.tasks.run(self._load(flow), key="load", owner=self, context="reading the contacts")
 
-    async def _load(self, store: ContactStore) -> None:
+    async def _load(self, flow: ContactEditing) -> None:
         search, group = self.search.text(), self.chosen_group()
-
-        def read() -> tuple[list[Contact], int, int, list[tuple[str, int]]]:
-            rows = store.listing(search, group=group, limit=SHOWN)
-            return rows, store.count(search, group=group), store.count(), store.groups()
-
         try:
-            rows, found, total, groups = await off_thread(read)
+            listing = await off_thread(lambda: flow.listing(search, group))
         except StoreError as exc:
             self._say(f"The contacts could not be read: {exc}", "error")
             return
-        if not alive(self) or store is not self._store():
+        if not alive(self) or flow is not self.flow:
             return
+        self._show(listing)
+
+    def _show(self, listing: ContactListing) -> None:
         selected = self.selected()
-        self.model.set_rows(rows)
-        self._fill_groups(groups)
-        more = f" (the first {SHOWN:,} shown: search to narrow)" if found > len(rows) else ""
-        narrowed = f"{found:,} of {total:,} contacts" if found != total else f"{total:,} contacts"
-        self.counts.setText(f"{narrowed} · {len(groups):,} groups{more}")
-        self._show_empty()
+        self.model.set_rows(listing.rows)
+        self._fill_groups(listing.groups)
+        self.counts.setText(listing.counts)
+        self._show_empty(listing.empty)
         if selected is not None:
             self._select(selected.id)
         else:
@@ -295,8 +288,7 @@ class ContactsTab(BaseTab):
         index = self.group.findData(chosen) if chosen is not None else 0
         self.group.setCurrentIndex(max(0, index))
 
-    def _show_empty(self) -> None:
-        nothing = not self.model.rows and not self.search.text().strip() and not self.chosen_group()
+    def _show_empty(self, nothing: bool) -> None:
         self.empty.setVisible(nothing)
         self.table.setVisible(not nothing)
 
@@ -362,15 +354,14 @@ class ContactsTab(BaseTab):
 
     async def optout_lines(self, contact: Contact) -> list[str]:
         """How and when each of the contact's opted-out numbers opted out."""
-        sending = self.session.sending
-        guard = sending.guard if sending is not None else None
-        if guard is None or not contact.opted_out:
+        flow = self.flow
+        if flow is None or not contact.opted_out:
             return []
         try:
-            found: dict[str, OptOut] = dict(await guard.lookup(list(contact.opted_out)))
+            found = await off_thread(lambda: flow.opt_outs(contact))
         except StoreError as exc:
             return [f"The opt-out list could not be read: {exc}"]
-        return [optout_sentence(found[n]) for n in contact.opted_out if n in found]
+        return [optout_sentence(optout) for optout in found]
 
     # ---- changes -----------------------------------------------------------------------
 
@@ -389,15 +380,15 @@ class ContactsTab(BaseTab):
             self._open(contact, lines)
 
     def _open(self, contact: Contact | None, optout_lines: list[str]) -> None:
-        store = self._store()
-        if store is None:
+        flow = self.flow
+        if flow is None:
             return
         if self.dialog is not None:
             self.dialog.close()
-        dialog = ContactDialog(self._region(), contact, optout_lines, self)
+        dialog = ContactDialog(flow.check, contact, optout_lines, self)
         dialog.save_requested.connect(
             lambda card: self.tasks.run(
-                self._save(store, dialog, contact, card),
+                self._save(flow, dialog, contact, card),
                 key="save",
                 owner=self,
                 context="saving a contact",
@@ -413,13 +404,14 @@ class ContactsTab(BaseTab):
         dialog.deleteLater()
 
     async def _save(
-        self, store: ContactStore, dialog: ContactDialog, contact: Contact | None, card: ContactCard
+        self,
+        flow: ContactEditing,
+        dialog: ContactDialog,
+        contact: Contact | None,
+        card: ContactCard,
     ) -> None:
-        def write() -> Contact:
-            return store.add(card) if contact is None else store.update(contact.id, card)
-
         try:
-            saved = await off_thread(write)
+            saved = await off_thread(lambda: flow.save(contact, card))
         except StoreError as exc:
             if alive(dialog):
                 dialog.show_error(str(exc))
@@ -427,19 +419,18 @@ class ContactsTab(BaseTab):
         if alive(dialog):
             dialog.accept()
         self._say(f"{saved.name or numbers_text(saved)} is saved.", "ok")
-        await self._changed(store, saved.id)
+        await self._changed(flow, saved.id)
 
-    async def _changed(self, store: ContactStore, select: int | None = None) -> None:
-        """After a change: the listing read again, and the others told."""
+    async def _changed(self, flow: ContactEditing, select: int | None = None) -> None:
+        """After a change: the others told, the listing read again."""
         self.session.contacts_changed.emit()
-        await self._load(store)
+        await self._load(flow)
         if select is not None:
             self._select(select)
 
     def ask_delete(self) -> None:
         contact = self.selected()
-        store = self._store()
-        if contact is None or store is None:
+        if contact is None or self.flow is None:
             return
         box = QMessageBox(
             QMessageBox.Icon.Question,
@@ -463,20 +454,20 @@ class ContactsTab(BaseTab):
         plain_box(box).open()
 
     def delete(self, contact: Contact) -> None:
-        store = self._store()
-        if store is not None:
+        flow = self.flow
+        if flow is not None:
             self.tasks.run(
-                self._delete(store, contact), key="save", owner=self, context="deleting a contact"
+                self._delete(flow, contact), key="save", owner=self, context="deleting a contact"
             )
 
-    async def _delete(self, store: ContactStore, contact: Contact) -> None:
+    async def _delete(self, flow: ContactEditing, contact: Contact) -> None:
         try:
-            await off_thread(lambda: store.remove(contact.id))
+            await off_thread(lambda: flow.remove(contact))
         except StoreError as exc:
             self._say(f"Not deleted: {exc}", "error")
             return
         self._say(f"{contact.name or numbers_text(contact)} is deleted.", "ok")
-        await self._changed(store)
+        await self._changed(flow)
 
     # ---- files -------------------------------------------------------------------------
 
@@ -488,18 +479,17 @@ class ContactsTab(BaseTab):
             self.import_from(Path(name))
 
     def import_from(self, path: Path) -> None:
-        store = self._store()
-        if store is None:
+        flow = self.flow
+        if flow is None:
             return
-        region = self._region()
         self._say(f"Importing {path.name}…", "hint")
         self.tasks.run(
-            self._import(store, path, region), key="file", owner=self, context="importing contacts"
+            self._import(flow, path), key="file", owner=self, context="importing contacts"
         )
 
-    async def _import(self, store: ContactStore, path: Path, region: str) -> None:
+    async def _import(self, flow: ContactEditing, path: Path) -> None:
         try:
-            report = await off_thread(lambda: import_contacts(store, path, region))
+            report = await off_thread(lambda: flow.import_file(path))
         except ImportFailed as exc:
             self._say(f"{path.name} was not imported: {exc.message}", "error")
             return
@@ -515,7 +505,7 @@ class ContactsTab(BaseTab):
         self.message.setToolTip(
             tooltip("\n".join(_left_out(r.row, r.reason) for r in left[:LEFT_OUT_SHOWN]))
         )
-        await self._changed(store)
+        await self._changed(flow)
 
     def choose_export(self) -> None:
         suggested = Path.home() / f"gwdesk-contacts-{date.today():%Y%m%d}.csv"
@@ -526,17 +516,15 @@ class ContactsTab(BaseTab):
             self.export_to(Path(name))
 
     def export_to(self, path: Path) -> None:
-        store = self._store()
-        if store is None:
+        flow = self.flow
+        if flow is None:
             return
         group = self.chosen_group()
-        self.tasks.run(
-            self._export(store, path, group), key="file", owner=self, context="exporting"
-        )
+        self.tasks.run(self._export(flow, path, group), key="file", owner=self, context="exporting")
 
-    async def _export(self, store: ContactStore, path: Path, group: str | None) -> None:
+    async def _export(self, flow: ContactEditing, path: Path, group: str | None) -> None:
         try:
-            count = await off_thread(lambda: export_contacts(store, path, group=group))
+            count = await off_thread(lambda: flow.export_file(path, group))
         except (StoreError, OSError) as exc:
             self._say(f"The contacts were not exported: {exc}", "error")
             return

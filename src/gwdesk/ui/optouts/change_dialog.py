@@ -1,6 +1,13 @@
-"""Asking an operator for a number and a reason: opting a number out, or back in, by hand."""
+"""Asking an operator for a number and a reason: opting a number out, or back in, by hand.
+
+The dialog asks; whether what was typed will do is the flow's to say
+(`gwdesk.app.optout_editing.check_change`): a refusal is shown at its field and the
+dialog stays open with everything typed.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from PySide6.QtWidgets import (
     QDialog,
@@ -11,8 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.domain.numbers import NumberError, display, normalise
-from gwdesk.store.optouts import MAX_REASON
+from gwdesk.app.optout_editing import MAX_REASON, ChangeRefused, CheckedChange
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.widgets.validity import set_role
 
@@ -26,15 +32,20 @@ OPT_IN_TEXT = (
 )
 
 
+Check = Callable[[str, str], CheckedChange]
+"""(number, reason) as typed → the change, or `ChangeRefused`."""
+
+
 class ChangeDialog(QDialog):
-    """A number and a reason; `number` is normalised when the dialog is accepted."""
+    """A number and a reason; `change` (and `number`, international) once accepted."""
 
     def __init__(
-        self, opt_out: bool, region: str, number: str = "", parent: QWidget | None = None
+        self, opt_out: bool, check: Check, number: str = "", parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
         self.opt_out = opt_out
-        self.region = region
+        self._check = check
+        self.change: CheckedChange | None = None
         self.number = ""
         self.setWindowTitle("Opt a number out" if opt_out else "Opt a number back in")
         self.setMinimumWidth(460)
@@ -74,21 +85,17 @@ class ChangeDialog(QDialog):
         return " ".join(self.reason_edit.text().split())
 
     def accept(self) -> None:
-        """Accept only a usable number and a reason; otherwise say which is missing."""
+        """Accept only what the flow's checks pass; otherwise say what, at its field."""
         try:
-            self.number = normalise(self.number_edit.text(), self.region)
-        except NumberError as exc:
-            self._refuse(f"Not a usable number: {exc.reason}.", self.number_edit)
+            self.change = self._check(self.number_edit.text(), self.reason_edit.text())
+        except ChangeRefused as exc:
+            field = self.number_edit if exc.field == "number" else self.reason_edit
+            self._refuse(exc.message, field)
             return
-        if not self.reason:
-            self._refuse("Say why: the reason is kept in the number's history.", self.reason_edit)
-            return
+        self.number = self.change.number
         super().accept()
 
     def _refuse(self, text: str, field: QLineEdit) -> None:
         self.error.setText(text)
         self.error.setVisible(True)
         field.setFocus()
-
-    def shown_number(self) -> str:
-        return display(self.number) if self.number else ""

@@ -1,8 +1,8 @@
 """The Opt-outs tab's Rules: the profile's opt-out keywords and marketing rules, edited.
 
-What the operator types is checked by `gwdesk.app.optouts.check_rules` (a refusal is
-shown at its field, nothing is saved); the tab saves what passes and has the session
-apply it, so the next reply is read by the new keywords and the next send gets the
+What the operator types goes to the tab as typed (`save_requested`), which has the
+flow check it (`gwdesk.app.optout_editing`: a refusal is shown here at its field,
+nothing is saved), saves what passes and has the session apply it, so the next reply is read by the new keywords and the next send gets the
 new marketing rules. The operator's own number sits here too, beside the other
 rules a send follows and kept in the same place (the profile's store): "Send a test
 to me" in the Batch tab texts it.
@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.optouts import Rules, RulesError, check_rules
-from gwdesk.domain.numbers import DEFAULT_REGION, display
+from gwdesk.app.optout_editing import Rules, TypedRules
+from gwdesk.domain.numbers import display
 from gwdesk.domain.optout_words import MAX_KEYWORD_LENGTH, MAX_KEYWORDS
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.widgets.field_errors import error_label, stacked
@@ -85,12 +85,10 @@ class RulesBox(QGroupBox):
     """The four rules, a Save button, and where each refusal is shown."""
 
     save_requested = Signal(object)
-    """Rules that passed the checks (`Rules`)."""
+    """The rules as typed (`TypedRules`), to be checked and saved."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Rules", parent)
-        self.region = DEFAULT_REGION
-        """Where a national own number is read (the profile's region)."""
         self.opt_out_edit = KeywordsEdit("Opt-out keywords", KEYWORDS_TIP)
         self.opt_in_edit = KeywordsEdit("Opt-in keywords", OPT_IN_TIP)
         self.instruction_edit = QLineEdit()
@@ -177,22 +175,19 @@ class RulesBox(QGroupBox):
         return self._typed() != self._shown
 
     def save(self) -> None:
-        """Check what was typed; ask to save it (`save_requested`) when it passes."""
+        """Ask to save what was typed (`save_requested`); a refusal comes back to its
+        field (`show_error`) before this returns."""
         for key in self.edits:
             self._clear(key)
-        try:
-            rules = check_rules(
+        self.save_requested.emit(
+            TypedRules(
                 self.opt_out_edit.text(),
                 self.opt_in_edit.text(),
                 self.marketing_box.isChecked(),
                 self.instruction_edit.text(),
                 self.own_edit.text(),
-                self.region,
             )
-        except RulesError as exc:
-            self.show_error(exc.field, exc.message)
-            return
-        self.save_requested.emit(rules)
+        )
 
     def show_error(self, field: str, message: str) -> None:
         label = self.errors[field]

@@ -1,20 +1,19 @@
 """Opt-outs tab: who has said STOP to this account, how and when, and every change since.
 
-The list is the account's own (`gwdesk.store.optouts`): keyword replies change it as
-they are stored, from any channel; here an operator searches it, opts a number out or
-back in by hand (always with a reason, kept in the number's history), imports a list
-and exports it. Every read and write runs off the GUI thread; the view refreshes when
-replies arrive (a STOP may have changed it), when the profile switches and, for a team
-profile, when another desk changed the list. Beside the list, the profile's Rules: which
-keywords opt out and back in, whether a new message is marketing, and the instruction a
-marketing message ends with. When they change at another desk (the session reads a
-team's rules again and says so, `rules_changed`), the Rules show them, unless the
-operator is editing them: their edits are kept, and saving replaces the others'.
+What is checked, read, written and read again is the flow's
+(`gwdesk.app.optout_editing.OptOutEditing`, one per profile): here an operator searches
+the list, opts a number out or back in by hand, imports a list and exports it, and the
+tab shows what the flow answers. Every read and write runs off the GUI thread; the view
+refreshes when replies arrive (a STOP may have changed it), when the profile switches
+and, for a team profile, when another desk changed the list. Beside the list, the
+profile's Rules: which keywords opt out and back in, whether a new message is
+marketing, and the instruction a marketing message ends with. When they change at
+another desk (the session reads a team's rules again and says so, `rules_changed`), the
+Rules show them, unless the operator is editing them (`follow_rules`).
 """
 
 from __future__ import annotations
 
-import asyncio
 from datetime import date
 from pathlib import Path
 from typing import Final
@@ -36,11 +35,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.optouts import Rules, export_file, import_file, read_rules, save_rules
+from gwdesk.app.optout_editing import (
+    OPTOUT_TABLES,
+    RULES_CHANGED_ELSEWHERE,
+    CheckedChange,
+    OptOut,
+    OptOutChange,
+    OptOutEditing,
+    OptOutListing,
+    Rules,
+    RulesError,
+    RulesFollow,
+    StoreError,
+    TypedRules,
+    follow_rules,
+    saved_rules_text,
+)
 from gwdesk.domain.numbers import DEFAULT_REGION, display
-from gwdesk.store.database import StoreError
-from gwdesk.store.local import LocalStore
-from gwdesk.store.optouts import OptOut, OptOutChange, OptOutStore
 from gwdesk.ui.formatting import local_time, sentence_time
 from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
 from gwdesk.ui.optouts.change_dialog import ChangeDialog
@@ -49,20 +60,14 @@ from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner, off_thread
-from gwdesk.ui.team_hub import OPTOUT_TABLES, TableWatch
+from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
 SEARCH_DELAY_MS: Final = 250
-SHOWN: Final = 5000
-"""Rows listed at once; the search narrows a bigger list."""
 OUT_COLOUR: Final = QColor("#d32f2f")
 IN_COLOUR: Final = QColor("#2e7d32")
 FILE_FILTER: Final = "CSV or text files (*.csv *.txt);;All files (*)"
-OTHERS_RULES: Final = (
-    "The team's rules changed at another desk while you edit them (the status bar says "
-    "how): your edits are kept, and Save rules replaces theirs."
-)
 
 
 def state_text(opted_out: bool) -> str:
@@ -125,6 +130,8 @@ class OptOutsTab(BaseTab):
         self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
     ) -> None:
         super().__init__(session, tasks, theme, parent)
+        self.flow: OptOutEditing | None = None
+        """The profile's opt-out list and rules, as edited here (None: no profile)."""
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search numbers, reasons, keywords or operators")
         self.search.setAccessibleName("Search the opt-out list")
@@ -216,58 +223,52 @@ class OptOutsTab(BaseTab):
 
     # ---- reading -----------------------------------------------------------------------
 
-    def _store(self) -> OptOutStore | None:
-        store = self.session.store
-        return store.optouts if store is not None else None
-
     def on_session_changed(self) -> None:
-        enabled = self._store() is not None
+        store, profile = self.session.store, self.session.profile
+        region = profile.region if profile else DEFAULT_REGION
+        self.flow = OptOutEditing(store.optouts, store.settings, region) if store else None
+        enabled = self.flow is not None
         for button in (self.add_button, self.import_button, self.export_button):
             button.setEnabled(enabled)
         self.remove_button.setEnabled(False)
         self.rules.setEnabled(enabled)
         self.rules.say("", "hint")
-        profile = self.session.profile
-        self.rules.region = profile.region if profile else DEFAULT_REGION
-        store = self.session.store
-        if store is not None:
+        if self.flow is not None:
             self.tasks.run(
-                self._load_rules(store), key="rules", owner=self, context="reading the rules"
+                self._load_rules(self.flow), key="rules", owner=self, context="reading the rules"
             )
         self.refresh()
 
     def refresh(self) -> None:
-        store = self._store()
-        if store is None:
+        flow = self.flow
+        if flow is None:
             self.model.set_rows([])
             self.history_model.set_rows([])
             self.counts.setText("Not connected: choose a profile (File ▸ Profiles…).")
-            self._show_empty()
+            self._show_empty(not self.search.text().strip())
             return
-        self.tasks.run(self._load(store), key="load", owner=self, context="reading the opt-outs")
+        self.tasks.run(self._load(flow), key="load", owner=self, context="reading the opt-outs")
 
-    async def _load(self, store: OptOutStore) -> None:
+    async def _load(self, flow: OptOutEditing) -> None:
         search, opted_in = self.search.text(), self.show_opted_in.isChecked()
         try:
-            rows = await asyncio.to_thread(
-                store.listing, search, include_opted_in=opted_in, limit=SHOWN
-            )
-            out, back_in = await asyncio.to_thread(store.count)
+            listing = await off_thread(lambda: flow.listing(search, include_opted_in=opted_in))
         except StoreError as exc:
             self._say(str(exc), "error")
             return
-        if store is not self._store():
+        if flow is not self.flow:
             return  # the profile switched meanwhile: its own load follows
+        self._show(listing)
+
+    def _show(self, listing: OptOutListing) -> None:
         selected = self.selected()
-        self.model.set_rows(rows)
-        more = f" (the first {SHOWN:,} shown: search to narrow)" if len(rows) >= SHOWN else ""
-        self.counts.setText(f"{out:,} opted out · {back_in:,} opted back in{more}")
-        self._show_empty()
+        self.model.set_rows(listing.rows)
+        self.counts.setText(listing.counts)
+        self._show_empty(listing.empty)
         if selected is not None:
             self._select(selected.number)
 
-    def _show_empty(self) -> None:
-        nothing = not self.model.rows and not self.search.text().strip()
+    def _show_empty(self, nothing: bool) -> None:
         self.empty.setVisible(nothing)
         self.table.setVisible(not nothing)
 
@@ -287,80 +288,88 @@ class OptOutsTab(BaseTab):
     def _selected(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
         optout = self.selected()
         self.remove_button.setEnabled(optout is not None and optout.opted_out)
-        store = self._store()
-        if optout is None or store is None:
+        flow = self.flow
+        if optout is None or flow is None:
             self.history_model.set_rows([])
             self.history_box.setTitle("History")
             return
         self.history_box.setTitle(f"History of {display(optout.number)}")
         self.tasks.run(
-            self._load_history(store, optout.number),
+            self._load_history(flow, optout.number),
             key="history",
             owner=self,
             context="reading a number's history",
         )
 
-    async def _load_history(self, store: OptOutStore, number: str) -> None:
+    async def _load_history(self, flow: OptOutEditing, number: str) -> None:
         try:
-            changes = await asyncio.to_thread(store.history, number)
+            changes = await off_thread(lambda: flow.history(number))
         except StoreError as exc:
             self._say(str(exc), "error")
             return
         current = self.selected()
         if current is not None and current.number == number:
-            self.history_model.set_rows(list(reversed(changes)))
+            self.history_model.set_rows(changes)
 
     # ---- rules -------------------------------------------------------------------------
 
     def _rules_changed(self) -> None:
         """The rules may have changed (here, or at another desk of the team): show them as
         kept, unless the operator is editing them."""
-        store = self.session.store
-        if store is None or self.tasks.running("save-rules", owner=self):
-            return  # a save under way shows the rules it kept
-        if self.rules.edited():
-            self.rules.say(OTHERS_RULES, "warning")
+        flow = self.flow
+        if flow is None:
             return
-        self.tasks.run(
-            self._load_rules(store, keep_edits=True),
-            key="rules",
-            owner=self,
-            context="reading the rules",
-        )
+        saving = self.tasks.running("save-rules", owner=self)
+        follow = follow_rules(editing=self.rules.edited(), saving=saving)
+        if follow is RulesFollow.WARN:
+            self.rules.say(RULES_CHANGED_ELSEWHERE, "warning")
+        elif follow is RulesFollow.SHOW:
+            self.tasks.run(
+                self._load_rules(flow, keep_edits=True),
+                key="rules",
+                owner=self,
+                context="reading the rules",
+            )
 
-    async def _load_rules(self, store: LocalStore, *, keep_edits: bool = False) -> None:
+    async def _load_rules(self, flow: OptOutEditing, *, keep_edits: bool = False) -> None:
         try:
-            rules = await off_thread(lambda: read_rules(store.settings))
+            rules = await off_thread(flow.read_rules)
         except StoreError as exc:
             self.rules.say(f"The rules could not be read: {exc}", "error")
             return
-        if store is not self.session.store:
+        if flow is not self.flow:
             return
         if keep_edits and self.rules.edited():
-            self.rules.say(OTHERS_RULES, "warning")  # typed while they were read
+            self.rules.say(RULES_CHANGED_ELSEWHERE, "warning")  # typed while they were read
             return
         self.rules.show_rules(rules)
 
-    def save_rules(self, rules: Rules) -> None:
-        """Keep checked rules in the profile, then have the session apply them."""
-        store = self.session.store
-        if store is None:
+    def save_rules(self, typed: TypedRules) -> None:
+        """Have the flow check the rules as typed (a refusal at its field, at once), then
+        keep them in the profile and have the session apply them."""
+        flow = self.flow
+        if flow is None:
+            return
+        try:
+            rules = flow.check_rules(typed)
+        except RulesError as exc:
+            self.rules.show_error(exc.field, exc.message)
             return
         self.rules.say("Saving…", "hint")
         self.tasks.run(
-            self._save_rules(store, rules),
+            self._save_rules(flow, rules),
             key="save-rules",
             owner=self,
             context="saving the rules",
         )
 
-    async def _save_rules(self, store: LocalStore, rules: Rules) -> None:
+    async def _save_rules(self, flow: OptOutEditing, rules: Rules) -> None:
         try:
-            await off_thread(lambda: save_rules(store.settings, rules))
+            await off_thread(lambda: flow.save_rules(rules))
         except StoreError as exc:
             self.rules.say(f"The rules were not saved: {exc}", "error")
             return
-        if store is not self.session.store:
+        if flow is not self.flow:
             return
         self.rules.show_rules(rules)  # kept: no longer the operator's edits
         try:
@@ -368,26 +377,29 @@ class OptOutsTab(BaseTab):
         except StoreError as exc:
             self.rules.say(f"The rules were saved but not applied: {exc}", "error")
             return
-        warnings = " ".join(rules.warnings)
-        saved = "Saved: replies from now on are read by these keywords."
-        self.rules.say(f"{saved} {warnings}".strip(), "warning" if warnings else "ok")
+        text, warns = saved_rules_text(rules)
+        self.rules.say(text, "warning" if warns else "ok")
 
     # ---- changing ----------------------------------------------------------------------
 
     def change(self, *, opt_out: bool) -> None:
         """Ask for a number and a reason, then opt it out (or back in)."""
-        store = self._store()
-        if store is None:
+        flow = self.flow
+        if flow is None:
             return
-        profile = self.session.profile
         selected = self.selected()
         number = display(selected.number) if selected is not None and not opt_out else ""
-        dialog = ChangeDialog(opt_out, profile.region if profile else DEFAULT_REGION, number, self)
+        dialog = ChangeDialog(
+            opt_out,
+            lambda typed, reason: flow.check(typed, reason, opt_out=opt_out),
+            number,
+            self,
+        )
 
         def done(result: int) -> None:
-            if result == QDialog.DialogCode.Accepted:
+            if result == QDialog.DialogCode.Accepted and dialog.change is not None:
                 self.tasks.run(
-                    self._change(store, dialog.number, opt_out, dialog.reason),
+                    self._change(flow, dialog.change),
                     key="change",
                     owner=self,
                     context="changing the opt-out list",
@@ -397,16 +409,17 @@ class OptOutsTab(BaseTab):
         dialog.finished.connect(done)
         dialog.open()
 
-    async def _change(self, store: OptOutStore, number: str, opt_out: bool, reason: str) -> None:
+    async def _change(self, flow: OptOutEditing, change: CheckedChange) -> None:
         try:
-            now = await asyncio.to_thread(store.set, number, opt_out, reason=reason)
+            now = await off_thread(lambda: flow.change(change))
         except StoreError as exc:
             self._say(str(exc), "error")
             return
-        self._say(f"{display(number)} {now.describe(sentence_time)}.", "ok")
-        self.session.report(f"{display(number)} {state_text(opt_out)}", True)
-        await self._load(store)
-        self._select(number)
+        number = display(change.number)
+        self._say(f"{number} {now.describe(sentence_time)}.", "ok")
+        self.session.report(f"{number} {state_text(change.opt_out)}", True)
+        await self._load(flow)
+        self._select(change.number)
 
     # ---- files -------------------------------------------------------------------------
 
@@ -418,25 +431,20 @@ class OptOutsTab(BaseTab):
             self.import_from(Path(name))
 
     def import_from(self, path: Path) -> None:
-        store, profile = self._store(), self.session.profile
-        if store is None:
+        flow = self.flow
+        if flow is None:
             return
-        region = profile.region if profile else DEFAULT_REGION
         self._say(f"Importing {path.name}…", "hint")
-        self.tasks.run(
-            self._import(store, path, region), key="file", owner=self, context="importing"
-        )
+        self.tasks.run(self._import(flow, path), key="file", owner=self, context="importing")
 
-    async def _import(self, store: OptOutStore, path: Path, region: str) -> None:
+    async def _import(self, flow: OptOutEditing, path: Path) -> None:
         try:
-            report = await asyncio.to_thread(
-                import_file, store, path, region, reason=f"imported from {path.name}"
-            )
+            report = await off_thread(lambda: flow.import_file(path))
         except (StoreError, OSError, ValueError) as exc:
             self._say(f"{path.name} was not imported: {exc}", "error")
             return
         self._say(f"{path.name}: {report.summary()}.", "ok" if not report.invalid else "hint")
-        await self._load(store)
+        await self._load(flow)
 
     def choose_export(self) -> None:
         suggested = Path.home() / f"gwdesk-optouts-{date.today():%Y%m%d}.csv"
@@ -447,17 +455,17 @@ class OptOutsTab(BaseTab):
             self.export_to(Path(name))
 
     def export_to(self, path: Path) -> None:
-        store = self._store()
-        if store is None:
+        flow = self.flow
+        if flow is None:
             return
         opted_in = self.show_opted_in.isChecked()
         self.tasks.run(
-            self._export(store, path, opted_in), key="file", owner=self, context="exporting"
+            self._export(flow, path, opted_in), key="file", owner=self, context="exporting"
         )
 
-    async def _export(self, store: OptOutStore, path: Path, opted_in: bool) -> None:
+    async def _export(self, flow: OptOutEditing, path: Path, opted_in: bool) -> None:
         try:
-            count = await asyncio.to_thread(export_file, store, path, include_opted_in=opted_in)
+            count = await off_thread(lambda: flow.export_file(path, include_opted_in=opted_in))
         except (StoreError, OSError) as exc:
             self._say(f"The list was not exported: {exc}", "error")
             return

@@ -26,13 +26,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QTextCursor
+from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -57,8 +56,9 @@ from gwdesk.store.reader import Reading
 from gwdesk.store.reply_queries import ConversationEntry, conversation, number_variants
 from gwdesk.store.shared import SharedData
 from gwdesk.store.team import Claim
-from gwdesk.ui.formatting import local_time, optout_sentence, refusal_sentence
-from gwdesk.ui.plain_text import PlainLabel, html_text
+from gwdesk.ui.formatting import optout_sentence, refusal_sentence
+from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.replies.transcript import transcript_html, typing_text
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import StoreReads, TaskRunner, alive, off_thread
@@ -77,63 +77,6 @@ RENEW_TYPING: Final = 5.0
 """Seconds between renewals of this operator's typing note while they type (it lasts 15)."""
 ROUTE_HERE: Final = "Route their replies to this console"
 ROUTE_TEAM: Final = "Route their replies to the team's receiver"
-
-
-def typing_text(operators: Sequence[str]) -> str:
-    """ "Sam is typing a reply…", "Sam and Lee are typing…" ("" for nobody)."""
-    names = list(dict.fromkeys(name or "Someone" for name in operators))
-    if not names:
-        return ""
-    if len(names) == 1:
-        return f"{names[0]} is typing a reply…"
-    return f"{', '.join(names[:-1])} and {names[-1]} are typing…"
-
-
-def _bubble_colours(palette: QPalette) -> tuple[str, str, str]:
-    """(incoming fill, outgoing fill, muted text) that suit the palette, light or dark."""
-    base = palette.color(QPalette.ColorRole.Base)
-    highlight = palette.color(QPalette.ColorRole.Highlight)
-    dark = base.lightness() < 128
-    incoming = base.lighter(160) if dark else palette.color(QPalette.ColorRole.AlternateBase)
-    if not dark and incoming.lightness() > 240:
-        incoming = base.darker(108)
-    outgoing = highlight.darker(220) if dark else highlight.lighter(185)
-    muted = palette.color(QPalette.ColorRole.PlaceholderText)
-    return incoming.name(), outgoing.name(), muted.name()
-
-
-def transcript_html(entries: Sequence[ConversationEntry], palette: QPalette) -> str:
-    """The transcript as rich text; every customer-supplied string is escaped."""
-    incoming_fill, outgoing_fill, muted = _bubble_colours(palette)
-    parts = ['<table width="100%" cellspacing="0" cellpadding="0">']
-    for entry in entries:
-        text = html_text(entry.text)
-        when = local_time(entry.at, False)
-        if entry.incoming:
-            meta = f"{when} · reply"
-        elif not entry.ok:
-            meta = f"{when} · <span style='color:#d32f2f'>not sent</span>"
-        else:
-            meta = f"{when} · {html_text(entry.status or 'sent')}"
-        if not entry.incoming and entry.operator:
-            meta = f"{meta} · {html_text(entry.operator)}"
-        align, fill, pad = (
-            ("left", incoming_fill, '<td width="22%"></td>')
-            if entry.incoming
-            else ("right", outgoing_fill, "")
-        )
-        cell = (
-            f'<td bgcolor="{fill}" style="padding: 6px 9px;">{text}'
-            f'<br><span style="color:{muted}; font-size: small;">{meta}</span></td>'
-        )
-        row = f"{cell}{pad}" if entry.incoming else f'<td width="22%"></td>{cell}'
-        parts.append(
-            f'<tr><td align="{align}" style="padding: 3px 0;">'
-            f'<table cellspacing="0" cellpadding="0" width="100%"><tr>{row}</tr></table>'
-            "</td></tr>"
-        )
-    parts.append("</table>")
-    return "".join(parts)
 
 
 class ConversationPane(QWidget):

@@ -17,8 +17,8 @@ from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QIcon, QPainter
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from gwdesk.app.reply_inbox import StoredReply
 from gwdesk.domain.numbers import display
-from gwdesk.store.replies import StoredReply
 from gwdesk.ui.plain_text import notification_text
 from gwdesk.ui.reply_hub import ReplyHub
 from gwdesk.ui.reply_state import ReplyDelivery

@@ -13,7 +13,6 @@ the GUI thread when the tab attaches, shows, and replies arrive.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import datetime
 from typing import Final
@@ -45,11 +44,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.reply_inbox import ReplyRow, ReplySearch, StoreError
+from gwdesk.app.team import OPTOUT_TABLES
 from gwdesk.domain.numbers import DEFAULT_REGION
-from gwdesk.domain.optout_words import Keywords
-from gwdesk.store.database import StoreError
-from gwdesk.store.local import LocalStore
-from gwdesk.store.reply_queries import ReplyRow, ReplySearch
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.conversation import ConversationPane
 from gwdesk.ui.replies.notifier import ReplyNotifier
@@ -70,7 +67,7 @@ from gwdesk.ui.reply_state import BackfillReport, ListenerState, ListenerStatus,
 from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
-from gwdesk.ui.team_hub import OPTOUT_TABLES, TableWatch
+from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
@@ -263,7 +260,7 @@ class RepliesTab(BaseTab):
         model.muted = self.palette().placeholderText()
         profile = self.session.profile
         model.region = profile.region if profile else DEFAULT_REGION
-        model.set_keywords(_keywords(store))
+        model.set_keywords(self.hub.keywords)
         model.contacts = store.contacts
         model.refreshed.connect(self._refreshed)
         model.loaded.connect(lambda _total: self._update_counts())
@@ -291,15 +288,16 @@ class RepliesTab(BaseTab):
         if store is None or self.model is None:
             return
         self.tasks.run(
-            self._read_opted_out(store),
+            self._read_opted_out(),
             key=OPTED_TASK,
             owner=self,
             context="reading the opt-out list",
         )
 
-    async def _read_opted_out(self, store: LocalStore) -> None:
+    async def _read_opted_out(self) -> None:
+        store = self.session.store
         try:
-            numbers = await asyncio.to_thread(store.optouts.opted_out_numbers)
+            numbers = await self.hub.opted_out_numbers()
         except StoreError as exc:
             log.warning("the opt-out list could not be read: %s", exc)
             return
@@ -313,9 +311,8 @@ class RepliesTab(BaseTab):
         self.conversation.show_name()
 
     def _rules_changed(self) -> None:
-        store = self.session.store
-        if self.model is not None and store is not None:
-            self.model.set_keywords(_keywords(store))
+        if self.model is not None and self.session.store is not None:
+            self.model.set_keywords(self.hub.keywords)
 
     # ---- the table -----------------------------------------------------------------------------
 
@@ -540,9 +537,3 @@ class RepliesTab(BaseTab):
         self.conversation.close_reader()
         self.notifier.close()
         super().closeEvent(event)
-
-
-def _keywords(store: LocalStore) -> Keywords:
-    """The keywords the store reads replies by (the profile's, as last applied)."""
-    rules = store.replies.optouts
-    return rules.keywords if rules is not None else Keywords()
