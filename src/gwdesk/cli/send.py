@@ -183,7 +183,7 @@ def sent_line(sent: Sent) -> str:
 def report_send(outcome: Outcome, out: Output) -> int:
     batch = outcome.batch.id
     lodged = outcome.lodged_recipients
-    failed = sum(s.entry.recipient_count for s in outcome.failed)
+    failed = outcome.failed_recipients
     data = {
         "ok": outcome.ok,
         "outbox_batch": batch,
