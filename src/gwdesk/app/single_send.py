@@ -186,10 +186,11 @@ class SingleSend:
 
     # ---- an SMS or a WAP push ------------------------------------------------------------
 
-    def check(self, form: SmsForm) -> Checked:
+    def check(self, form: SmsForm, *, placeholders: bool = True) -> Checked:
         """The form checked (`ValidationError` at its field; `GatewayError` when a Lodge
-        send has no Lodge service)."""
-        form, template = templated(form)
+        send has no Lodge service). `placeholders` False: the text goes as written, braces
+        and all (a command line's MESSAGE to one number, as it always has)."""
+        form, template = templated(form) if placeholders else (form, None)
         return Checked(form, self.sending.check_message(form), template)
 
     async def filled(self, checked: Checked) -> Checked:
