@@ -4,7 +4,8 @@
 once (`gwdesk.app.sms`, `gwdesk.app.media`), records it in the outbox, has the
 `OutboxRunner` send it, writes the send history and returns one typed `Outcome`.
 The Send tab, the Fax / MMS tab, a conversation's reply box, the Batch tab and
-`gwdesk send`, `mms`, `fax` and `wap` all come through here, and only render what
+`gwdesk send`, `mms`, `fax` and `wap` all come through here (a single send by way of
+its flow, `gwdesk.app.single_send`, which decides what it asks), and only render what
 comes back. A refusal found by the checks is raised (`ValidationError`, naming the
 field) before anything is recorded; anything after that is in the outcome.
 """

@@ -6,7 +6,8 @@ own. Everything is checked before any request (the gateway layer's own checks, s
 `fax_mms_request`), and a refusal is shown at the input or attachment it is about.
 Sends go through the profile's preferred Lodge port, which the tab shows; results
 are listed like the Send tab's and recorded in the profile's history as `MMS` or
-`FAX`.
+`FAX`. Checking and sending are the single send's flow's (`gwdesk.app.single_send`):
+the tab hands it the view's values and renders what it says.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Sent messages come from this console's send history and from the log cache (sends
 made elsewhere: batches, other tools), replies from the reply store; they are read
 on a worker thread and shown as a transcript, newest at the bottom. The reply box
-sends an SMS back to that number through the session's gateway service, as the
-Send tab would (same checks, same exactly-once send, same history); a send that
+sends an SMS back to that number through the single send's flow, as the Send tab
+does (same checks, credits question, exactly-once send and history); a send that
 fails keeps its text in the box, with the reason under it. A number that opted out
 says so above the transcript (how and when), and the box refuses to text it as the
 Send tab does, unless the reply is marked purely factual (no marketing). A number

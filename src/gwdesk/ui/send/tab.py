@@ -17,6 +17,10 @@ with no value is refused at the message with the reason, never sent with a hole.
 "Preview…" shows the message as the recipient's phone will. Before anything goes,
 the cost: its parts and, where the gateway reports credits, whether the balance
 covers them; a send that exceeds it asks first.
+
+What to check, fill, ask and send, and what to read again afterwards, is the single
+send's flow's (`gwdesk.app.single_send`, which `gwdesk send --to` uses too): the tab
+hands it the form, shows its question as a dialog and renders its result.
 """
 
 from __future__ import annotations
