@@ -218,7 +218,9 @@ def test_a_refused_send_and_the_outbox_listing_show_the_gateway_reason_escaped(
     hostile_gateway: Receiver,
 ) -> None:
     envelope = {"Status": "Failed", "Errors": [{"Message": "No\x1b]0;t\x07\u202eway"}]}
-    hostile_gateway.script(Answer(400, json.dumps(envelope)))
+    # The account's credits are asked first (a single send asks when they fall short):
+    # refused, they are not known, and the send goes on to its refusal.
+    hostile_gateway.script(Answer(400, "{}"), Answer(400, json.dumps(envelope)))
     where = ("--base-url", hostile_gateway.url, "--username", "ops", "--auth", "basic")
     sent = test_cli.run(None, "send", *where, "--to", "0412345678", "Hi")
     listed = test_cli.run(None, "outbox", *where, "--batch", "1", password=None)

@@ -4,7 +4,9 @@ The form's values become a checked `MediaMessage` only when everything the gatew
 layer would refuse has been refused here, naming the Lodge field (`PhoneNumber`,
 `MMSSubject`, `FileName2`, `objFile`, ...), so the Fax / MMS tab can point at the
 input or the attachment to fix and no request is made. The value and file checks
-are the Lodge client's own (`lodge.documents`, `lodge.files`), called, not copied.
+are the Lodge client's own (`lodge.documents`, `lodge.files`), called, not copied;
+the file rules, `check_file` and `http_url` are named here for the Fax / MMS tab,
+which checks a file as it is dropped and a URL as it is typed.
 `lodge_call` is the Lodge request itself (the outbox runner makes it); its results
 become history entries like every other send's. Qt-free.
 """
@@ -20,13 +22,18 @@ from enum import StrEnum
 from typing import Final
 
 from gwdesk.app.sms import refuse
+from gwdesk.domain.errors import AmbiguousSendError, GatewayError
 from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import NumberError, check_recipients, display, normalise
 from gwdesk.domain.profile import LodgePort
-from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
 from gwdesk.gateway.lodge.client import LodgeClient
-from gwdesk.gateway.lodge.documents import MAX_DOCUMENT_MESSAGES, LodgeMms, http_url, optional_text
-from gwdesk.gateway.lodge.files import FAX_RULES, MMS_RULES, FileRules, LodgeFile, check_file
+from gwdesk.gateway.lodge.documents import MAX_DOCUMENT_MESSAGES, LodgeMms, optional_text
+from gwdesk.gateway.lodge.documents import http_url as http_url
+from gwdesk.gateway.lodge.files import FAX_RULES as FAX_RULES
+from gwdesk.gateway.lodge.files import MMS_RULES as MMS_RULES
+from gwdesk.gateway.lodge.files import FileRules as FileRules
+from gwdesk.gateway.lodge.files import LodgeFile
+from gwdesk.gateway.lodge.files import check_file as check_file
 from gwdesk.store.history import HistoryEntry
 
 

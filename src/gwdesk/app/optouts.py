@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from gwdesk.app.send_values import StoreAwayError
+from gwdesk.domain.errors import ValidationError
 from gwdesk.domain.numbers import DEFAULT_REGION, NumberError, normalise
 from gwdesk.domain.optout_words import DEFAULT_OPT_IN, DEFAULT_OPT_OUT, Keywords, check_keywords
 from gwdesk.domain.settings import (
@@ -34,7 +35,6 @@ from gwdesk.domain.settings import (
     OPT_OUT_KEYWORDS,
     OWN_NUMBER,
 )
-from gwdesk.gateway.errors import ValidationError
 from gwdesk.importing.export import write_csv
 from gwdesk.importing.recipients import InvalidRow
 from gwdesk.importing.recipients import import_file as import_recipients

@@ -62,13 +62,13 @@ from gwdesk.app.send_values import (
     retryable,
 )
 from gwdesk.app.sms import SmsMessage
-from gwdesk.domain.models import Message, SendEnvelope
-from gwdesk.gateway.errors import (
+from gwdesk.domain.errors import (
     AmbiguousSendError,
     GatewayError,
     TransientError,
     ValidationError,
 )
+from gwdesk.domain.models import Message, SendEnvelope
 from gwdesk.gateway.retry import retryable_idempotent, retryable_send
 from gwdesk.gateway.service import GatewayService
 from gwdesk.store.database import StoreError
@@ -238,6 +238,7 @@ class OutboxRunner:
         stop: asyncio.Event | None = None,
         on_change: Changed | None = None,
         claim: bool = True,
+        screened: bool = False,
     ) -> RunReport:
         """Send pending `entries` of `batch`, `lanes` at a time, under the batch's claim
         (taken here, unless `claim` is False: the caller holds it).
@@ -246,6 +247,9 @@ class OutboxRunner:
         entry that is no longer pending is not sent: its row comes back as it is (so a
         stale view cannot send twice). Every change of an entry's row is passed to
         `on_change` (on the event loop's thread), in flight first, then its outcome.
+        Each REST entry's recipients are looked up in the opt-out list just before its
+        request leaves, unless `screened`: the caller looked them up itself a moment ago,
+        just before recording them (a single send reads the list once).
         """
         run = _Run(list(reversed(entries)))
         tell = on_change or (lambda _entry: None)
@@ -254,7 +258,7 @@ class OutboxRunner:
         async def lane() -> None:
             while run.queue and not run.halted and not (stop and stop.is_set()):
                 entry = run.queue.pop()
-                sent = await self._send_entry(batch, entry, send, tell)
+                sent = await self._send_entry(batch, entry, send, tell, screened)
                 run.sent[entry.id] = sent
                 tell(sent.entry)
                 if sent.error is not None and halts_everything(sent.error):
@@ -289,14 +293,20 @@ class OutboxRunner:
             tell(held)
 
     async def _send_entry(
-        self, batch: OutboxBatch, entry: OutboxEntry, transmit: Transmit, tell: Changed
+        self,
+        batch: OutboxBatch,
+        entry: OutboxEntry,
+        transmit: Transmit,
+        tell: Changed,
+        screened: bool = False,
     ) -> Sent:
         if entry.damaged:
             reason = (
                 f"The outbox record of this request is damaged ({entry.damaged}); it was not sent."
             )
             return Sent(await self._give_up(entry, reason), error=GatewayError(reason))
-        if self.guard is not None and entry.channel == SMS and not entry.body.get("factual"):
+        screen = self.guard is not None and entry.channel == SMS and not screened
+        if screen and not entry.body.get("factual"):
             try:
                 entry = await self._screen(entry)
             except StoreError as exc:

@@ -39,12 +39,12 @@ from gwdesk.app.sms import (
     with_instruction,
 )
 from gwdesk.domain.contacts import NAME_FIELD, NUMBER_FIELD, control_in
+from gwdesk.domain.errors import ValidationError
 from gwdesk.domain.funds import Funds
 from gwdesk.domain.hidden_chars import describe_hidden
 from gwdesk.domain.numbers import display
 from gwdesk.domain.segments import Encoding, SegmentInfo, count_segments, non_gsm_characters
 from gwdesk.domain.templates import MissingValue, Template, field_key
-from gwdesk.gateway.errors import ValidationError
 from gwdesk.importing.decoding import ImportFailed
 from gwdesk.importing.fastnumbers import CachedNormaliser, Unusable
 from gwdesk.importing.recipients import InvalidRow, column_entries

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from gwdesk.app.outbox import OutboxRunner
-from gwdesk.app.send_values import SETTLED_BY_STATUS, RunReport, Sent
-from gwdesk.gateway.errors import GatewayError
+from gwdesk.app.send_values import SETTLED_BY_STATUS, Requests, RunReport, Sent
+from gwdesk.domain.errors import GatewayError
 from gwdesk.store.outbox import SMS, EntryState, OutboxBatch, OutboxBusy, OutboxEntry
 
 SETTLE_CONCURRENCY: Final = 16
@@ -83,7 +83,9 @@ class ReconcileReport:
 
 
 @dataclass(frozen=True, slots=True)
-class ResumeReport:
+class ResumeReport(Requests):
+    """What settling and sending an account's open batches came to."""
+
     reconcile: ReconcileReport
     sent: tuple[Sent, ...] = ()
     batches: tuple[int, ...] = ()
@@ -94,14 +96,6 @@ class ResumeReport:
     @property
     def busy(self) -> tuple[int, ...]:
         return self.reconcile.busy
-
-    @property
-    def lodged_recipients(self) -> int:
-        return sum(s.entry.recipient_count for s in self.sent if s.lodged)
-
-    @property
-    def failed(self) -> tuple[Sent, ...]:
-        return tuple(s for s in self.sent if not s.lodged)
 
 
 def settled_by_status(entry: OutboxEntry) -> bool:

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from gwdesk.domain.models import Message
-from gwdesk.gateway.errors import (
+from gwdesk.domain.errors import (
     AuthenticationError,
     GatewayError,
     NotFoundError,
     ValidationError,
 )
+from gwdesk.domain.models import Message
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
 
 
@@ -152,19 +152,21 @@ class Sent:
         return self.messages[0] if self.messages else None
 
 
-@dataclass(frozen=True, slots=True)
-class RunReport:
-    """What one run of a batch's entries came to, in the entries' order."""
+class Requests:
+    """What some requests came to, read off their rows: the one reading of a run's
+    `Sent` (a run's report, a send's outcome, a resumed outbox's report all have it)."""
 
-    batch: OutboxBatch
-    sent: tuple[Sent, ...] = ()
-    halted: str = ""
-    """Why the run stopped early (a refusal every request would meet), or ''."""
-    cancelled: bool = False
+    __slots__ = ()
+    sent: tuple[Sent, ...]
 
     @property
     def ok(self) -> bool:
-        return all(s.lodged for s in self.sent)
+        """Every request lodged (and there was one)."""
+        return bool(self.sent) and all(s.lodged for s in self.sent)
+
+    @property
+    def recipients(self) -> int:
+        return sum(s.entry.recipient_count for s in self.sent)
 
     @property
     def lodged_recipients(self) -> int:
@@ -173,6 +175,26 @@ class RunReport:
     @property
     def failed(self) -> tuple[Sent, ...]:
         return tuple(s for s in self.sent if not s.lodged)
+
+    @property
+    def failed_recipients(self) -> int:
+        return sum(s.entry.recipient_count for s in self.failed)
+
+    @property
+    def error(self) -> GatewayError | None:
+        """The first request's error: a single send's reason."""
+        return next((s.error for s in self.sent if s.error is not None), None)
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport(Requests):
+    """What one run of a batch's entries came to, in the entries' order."""
+
+    batch: OutboxBatch
+    sent: tuple[Sent, ...] = ()
+    halted: str = ""
+    """Why the run stopped early (a refusal every request would meet), or ''."""
+    cancelled: bool = False
 
 
 Transmit = Callable[[OutboxBatch, OutboxEntry], Awaitable[Attempt]]

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gwdesk.app.sms import check_marketing_sender
+from gwdesk.domain.errors import ValidationError
 from gwdesk.domain.sender_id import SenderKind, check_sender_id
-from gwdesk.gateway.errors import ValidationError
 
 NO_REPLIES = (
     "Replies cannot come back to a sender name: the customer sees it but cannot answer it. "

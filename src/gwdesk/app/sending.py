@@ -4,7 +4,8 @@
 once (`gwdesk.app.sms`, `gwdesk.app.media`), records it in the outbox, has the
 `OutboxRunner` send it, writes the send history and returns one typed `Outcome`.
 The Send tab, the Fax / MMS tab, a conversation's reply box, the Batch tab and
-`gwdesk send`, `mms`, `fax` and `wap` all come through here, and only render what
+`gwdesk send`, `mms`, `fax` and `wap` all come through here (a single send by way of
+its flow, `gwdesk.app.single_send`, which decides what it asks), and only render what
 comes back. A refusal found by the checks is raised (`ValidationError`, naming the
 field) before anything is recorded; anything after that is in the outcome.
 """
@@ -38,35 +39,37 @@ from gwdesk.app.send_values import (
     DEFAULT_LANES,
     Attempt,
     Changed,
+    Requests,
     RunReport,
     Sent,
     Transmit,
     chunked,
 )
 from gwdesk.app.sms import Channel, Compliance, SmsForm, SmsMessage, check_sms, recipient_field
+from gwdesk.domain.errors import AmbiguousSendError, GatewayError, ValidationError
 from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import Rejected, display
 from gwdesk.domain.templates import Template
-from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
 from gwdesk.store.history import HistoryEntry, HistoryStore
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
 
 BATCH_CHANNEL: Final = "REST batch"
 LOST_ANSWER: Final = "The answer was lost; a status query by ExternalSystemId found the message."
 
-Written = concurrent.futures.Future[HistoryEntry]
+HistoryWrite = concurrent.futures.Future[HistoryEntry]
+"""A history row handed to the store's writer thread: done once it is in the store."""
 
 
 @dataclass(frozen=True, slots=True)
-class Ready:
-    """A checked single message and its recipient."""
+class SingleMessage:
+    """A checked message to one recipient: what `send_message` sends."""
 
     message: SmsMessage
     recipient: str
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(Requests):
     """What one send came to: its batch in the outbox, each request's `Sent` (the
     outbox's rows as they now stand), and the history rows it wrote."""
 
@@ -75,7 +78,7 @@ class Outcome:
     halted: str = ""
     cancelled: bool = False
     history: tuple[HistoryEntry, ...] = ()
-    written: tuple[Written, ...] = field(default=(), repr=False)
+    written: tuple[HistoryWrite, ...] = field(default=(), repr=False)
     """The history rows' writes (the store's writer thread does them)."""
     lodged_media: tuple[Lodged, ...] = ()
     """An MMS or fax: what Lodge said of each message."""
@@ -86,27 +89,6 @@ class Outcome:
     def excluded(self) -> tuple[str, ...]:
         """Numbers left out because they had opted out."""
         return self.batch.excluded
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.sent) and all(s.lodged for s in self.sent)
-
-    @property
-    def recipients(self) -> int:
-        return sum(s.entry.recipient_count for s in self.sent)
-
-    @property
-    def lodged_recipients(self) -> int:
-        return sum(s.entry.recipient_count for s in self.sent if s.lodged)
-
-    @property
-    def failed(self) -> tuple[Sent, ...]:
-        return tuple(s for s in self.sent if not s.lodged)
-
-    @property
-    def error(self) -> GatewayError | None:
-        """The first request's error: a single send's reason."""
-        return next((s.error for s in self.sent if s.error is not None), None)
 
 
 class Sending:
@@ -139,19 +121,23 @@ class Sending:
 
     # ---- one message -------------------------------------------------------------------
 
-    def check_message(self, form: SmsForm) -> Ready:
+    def check_message(self, form: SmsForm) -> SingleMessage:
         """Check a single message (at once, before any task starts: a form shows the
         refusal as the operator clicks); `send_message` takes what this returns."""
         message, recipient = check_sms(form, self.region, self.now(), self.compliance)
         if message.channel is not Channel.REST_SMS:
             self.runner.gateway.lodge  # noqa: B018 - a clear error when the profile has no Lodge
-        return Ready(message, recipient)
+        return SingleMessage(message, recipient)
 
-    async def send_message(self, form: SmsForm | Ready, *, note: str = "") -> Outcome:
+    async def send_message(self, form: SmsForm | SingleMessage, *, note: str = "") -> Outcome:
         """One SMS (REST or Lodge) or WAP push to one recipient, checked first unless
-        `check_message` already did. `note` goes into the history row's detail."""
-        ready = form if isinstance(form, Ready) else self.check_message(form)
-        message, recipient = ready.message, ready.recipient
+        `check_message` already did. `note` goes into the history row's detail.
+
+        The opt-out list is read once, here, just before the send is recorded: an
+        opted-out recipient is refused with nothing recorded (`OptedOutError`), and the
+        runner, told so, does not read it again a moment later."""
+        single = form if isinstance(form, SingleMessage) else self.check_message(form)
+        message, recipient = single.message, single.recipient
         if self.guard is not None:
             wire = recipient_field(message.channel)
             if await self.guard.check_one(recipient, wire, factual=message.factual):
@@ -160,7 +146,7 @@ class Sending:
             batch, entries = await self.runner.record_sms(
                 [(message, (recipient,))], label=message.text
             )
-            report = await self.runner.run(batch, entries)
+            report = await self.runner.run(batch, entries, screened=True)
         else:
             batch, entries = await self.runner.record_lodge(
                 message.channel.outbox, [recipient], message.to_json()
@@ -455,7 +441,7 @@ class Sending:
     def _outcome(
         self, report: RunReport, rows: Sequence[HistoryEntry], lodged_media: Sequence[Lodged] = ()
     ) -> Outcome:
-        written: list[Written] = []
+        written: list[HistoryWrite] = []
         if self.history is not None:
             written = [self.history.queue(row) for row in rows]  # by the store's writer thread
         return Outcome(

@@ -21,12 +21,12 @@ from enum import StrEnum
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from gwdesk.domain.errors import ValidationError
 from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.domain.segments import MAX_PARTS, SegmentInfo, count_segments
 from gwdesk.domain.sender_id import SenderKind, check_sender_id
 from gwdesk.domain.settings import DEFAULT_INSTRUCTION
-from gwdesk.gateway.errors import ValidationError
-from gwdesk.gateway.rest import iso
+from gwdesk.domain.wire_time import iso
 
 
 class Channel(StrEnum):

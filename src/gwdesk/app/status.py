@@ -28,8 +28,8 @@ from typing import Final
 
 from gwdesk.app.send_values import Changed, ours, recipient_digits
 from gwdesk.app.sms import refuse
+from gwdesk.domain.errors import GatewayError
 from gwdesk.domain.models import Message, MessageStatus
-from gwdesk.gateway.errors import GatewayError
 from gwdesk.gateway.service import GatewayService
 from gwdesk.store.outbox import EntryState, OutboxEntry
 

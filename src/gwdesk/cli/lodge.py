@@ -4,9 +4,10 @@ Options are named after the Lodge parameters they fill (`--PhoneNumber`,
 `--MMSSubject`, ...), so the legacy interface's documentation reads straight onto
 the command line; files are paths (`--file`, up to three). The Lodge address comes
 from the profile or `--lodge-url`; `--port` overrides the profile's port for one
-command. Sends go through the application core as the Fax / MMS and Send tabs' do
-(`Sending.send_media`, `Sending.send_message`): the same checks, the profile's outbox,
-the history. Exit statuses are the CLI's own (see `gwdesk.cli`): a refusal is 1,
+command. Sends go through the single send's flow as the Fax / MMS and Send tabs' do
+(`gwdesk.app.single_send`): the same checks, the profile's outbox, the history; none of
+them asks a question (Lodge reports no price for an MMS or a fax, and a WAP push is no
+SMS part). Exit statuses are the CLI's own (see `gwdesk.cli`): a refusal is 1,
 refused credentials 3, and a send whose outcome is unknown 4.
 """
 
@@ -20,11 +21,13 @@ from typing import Any, Final, get_args
 
 from gwdesk.app.media import Attached, MediaForm, Mode
 from gwdesk.app.sending import Outcome
+from gwdesk.app.single_send import SingleSend
 from gwdesk.app.sms import Channel, SmsForm
 from gwdesk.cli import EXIT_OK, Output, Registrar, SubParsers, UsageError, profile_sending
+from gwdesk.cli.asking import settle
+from gwdesk.domain.errors import GatewayError
 from gwdesk.domain.models import LodgeResult, LodgeText, MessageStatus
 from gwdesk.domain.profile import LodgePort
-from gwdesk.gateway.errors import GatewayError
 from gwdesk.gateway.lodge.client import LodgeClient
 from gwdesk.gateway.service import GatewayService
 
@@ -103,7 +106,9 @@ async def send_media(service: GatewayService, form: MediaForm) -> LodgeText | Lo
     """An MMS or fax through the application core (its checks, the outbox, the history)."""
     _lodge(service)
     async with profile_sending(service) as sending:
-        return _answer(await sending.send_media(form))
+        flow = SingleSend(sending)
+        result = await flow.send_media(flow.check_media(form))
+    return _answer(result.outcome)
 
 
 # ---- mms --------------------------------------------------------------------------------------
@@ -175,8 +180,11 @@ async def cmd_wap(args: argparse.Namespace, service: GatewayService, out: Output
         wap_url=args.url,
     )
     async with profile_sending(service) as sending:
-        answer = _answer(await sending.send_message(form))
-    return _report(answer, "WAP push", args.phone_number, out)
+        flow = SingleSend(sending)
+        prepared = await flow.prepare(flow.check(form))
+        await settle(prepared.question, out, flags={})  # a WAP push asks nothing today
+        result = await flow.send(prepared, answered=True)
+    return _report(_answer(result.outcome), "WAP push", args.phone_number, out)
 
 
 def register_wap(sub: SubParsers, common: argparse.ArgumentParser) -> None:

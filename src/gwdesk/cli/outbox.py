@@ -209,7 +209,7 @@ async def cmd_resume(args: argparse.Namespace, service: GatewayService, out: Out
 def report_resume(report: ResumeReport, left: Sequence[OutboxBatch], out: Output) -> int:
     unknown = sum(b.count(EntryState.UNKNOWN, EntryState.IN_FLIGHT) for b in left)
     remaining = sum(b.recipients_in(*OPEN_STATES, EntryState.FAILED) for b in left)
-    failed = sum(s.entry.recipient_count for s in report.failed)
+    failed = report.failed_recipients
     data = {
         "ok": not left,
         "batches": list(report.batches),

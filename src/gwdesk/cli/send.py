@@ -183,7 +183,7 @@ def sent_line(sent: Sent) -> str:
 def report_send(outcome: Outcome, out: Output) -> int:
     batch = outcome.batch.id
     lodged = outcome.lodged_recipients
-    failed = sum(s.entry.recipient_count for s in outcome.failed)
+    failed = outcome.failed_recipients
     data = {
         "ok": outcome.ok,
         "outbox_batch": batch,
@@ -250,10 +250,20 @@ def composed(args: argparse.Namespace, marketing_default: bool = False) -> SmsFo
     )
 
 
+def warn_of_sender(args: argparse.Namespace, form: SmsForm, region: str, out: Output) -> None:
+    """What may show differently of the sender (`--from`, or a HEADER's `--reply-path`)."""
+    header = (args.reply_type or "").upper() == "HEADER"
+    shown = (args.reply_path or "") if header else form.sender
+    two_way = bool(args.reply_type) and not header
+    notes = sender_notes(shown, region, marketing=form.marketing, two_way=two_way)
+    for warning in notes.warnings:
+        out.note(f"{'--reply-path' if header else '--from'}: {warning}")
+
+
 async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
     if bool(args.reply_type) != bool(args.reply_path):
         raise UsageError("--reply-type and --reply-path go together.")
-    from gwdesk.cli import personal
+    from gwdesk.cli import personal, single
 
     if personal.wanted(args):
         return await personal.send_personal(args, service, out)
@@ -263,15 +273,12 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
     checked = await send_recipients(args, region, out)
     if not checked.numbers:
         raise UsageError("There is no usable recipient; nothing was sent.")
+    if single.wanted(args):
+        return await single.send_to_one(args, service, checked.numbers[0], out)
     async with profile_sending(service) as sending:
         form = composed(args, sending.compliance.marketing_default)
         message = check_message(form, region, compliance=sending.compliance)
-        header = (args.reply_type or "").upper() == "HEADER"
-        shown = (args.reply_path or "") if header else form.sender
-        two_way = bool(args.reply_type) and not header
-        notes = sender_notes(shown, region, marketing=form.marketing, two_way=two_way)
-        for warning in notes.warnings:
-            out.note(f"{'--reply-path' if header else '--from'}: {warning}")
+        warn_of_sender(args, form, region, out)
         # Checked once, above: the numbers are not checked again.
         outcome = await sending.send_list(
             message, checked.numbers, rejected=checked.rejected, duplicates=checked.duplicates
@@ -337,7 +344,7 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print every rendered message, the totals and the cost; send nothing",
     )
-    personal.add_argument(
+    p.add_argument(
         "--force", action="store_true", help="send even when the account's credits do not cover it"
     )
     p.set_defaults(handler=cmd_send)

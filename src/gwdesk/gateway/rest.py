@@ -28,6 +28,7 @@ from gwdesk.domain.models import (
     TokenErrorBody,
 )
 from gwdesk.domain.models.secret import Secret
+from gwdesk.domain.wire_time import iso
 from gwdesk.gateway.auth import Credentials, TokenCache
 from gwdesk.gateway.errors import AuthenticationError, GatewayError, ValidationError
 from gwdesk.gateway.http import MAX_RESPONSE_BYTES, RawResponse, exchange
@@ -42,13 +43,6 @@ BALANCE_PATH: Final = "/v2/account/balance"
 ACCOUNT_INFO_PATH: Final = "/v2/Account/Info"
 STATUS_KEYS: Final = ("message_id", "batch_code", "external_system_id")
 LOG_KEYS: Final = ("page", "since", "message_id", "batch_code", "recipient")
-
-
-def iso(moment: datetime, what: str) -> str:
-    """ISO 8601 with an offset: a time without a zone would be read in the gateway's."""
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValidationError(f"{what} needs a time zone.", field=what, status=None)
-    return moment.isoformat()
 
 
 def only_one(

@@ -18,8 +18,8 @@ from typing import Final
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QImageReader, QPainter, QPainterPath, QPen
 
-from gwdesk.gateway.errors import ValidationError
-from gwdesk.gateway.lodge.files import FileRules, check_file
+from gwdesk.app.media import FileRules, check_file
+from gwdesk.domain.errors import ValidationError
 from gwdesk.ui.fax_mms.pdf_preview import pdf_first_page
 
 #: Bytes read from a file too big to send: enough for every signature check.

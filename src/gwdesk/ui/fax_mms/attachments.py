@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.gateway.lodge.files import FileRules
+from gwdesk.app.media import FileRules
 from gwdesk.ui.fax_mms.attachment_files import (
     LoadedFile,
     file_badge,

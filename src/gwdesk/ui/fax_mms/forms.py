@@ -11,7 +11,6 @@ import itertools
 from typing import Final
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
@@ -26,22 +25,24 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.app.media import (
+    FAX_RULES,
+    MMS_RULES,
     Attached,
     MediaForm,
     Mode,
     Target,
+    http_url,
     split_numbers,
 )
+from gwdesk.domain.errors import ValidationError
 from gwdesk.domain.numbers import DEFAULT_REGION, check_recipients
-from gwdesk.gateway.errors import ValidationError
-from gwdesk.gateway.lodge.documents import http_url
-from gwdesk.gateway.lodge.files import FAX_RULES, MMS_RULES
 from gwdesk.ui.fax_mms.attachment_files import LoadedFile
 from gwdesk.ui.fax_mms.attachments import AttachmentsPanel
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.field_errors import error_label, stacked
+from gwdesk.ui.widgets.message_editor import SubmitTextEdit
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
@@ -77,20 +78,6 @@ def url_explainer(theme: Theme) -> QFrame:
     layout.addWidget(text)
     layout.addStretch(1)
     return frame
-
-
-class SubmitTextEdit(QPlainTextEdit):
-    """Plain text; Ctrl+Enter asks to send instead of starting a new line."""
-
-    submit_requested = Signal()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-        if enter and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
-            event.accept()
-            self.submit_requested.emit()
-            return
-        super().keyPressEvent(event)
 
 
 def text_edit(name: str, placeholder: str) -> SubmitTextEdit:

@@ -6,13 +6,13 @@ own. Everything is checked before any request (the gateway layer's own checks, s
 `fax_mms_request`), and a refusal is shown at the input or attachment it is about.
 Sends go through the profile's preferred Lodge port, which the tab shows; results
 are listed like the Send tab's and recorded in the profile's history as `MMS` or
-`FAX`.
+`FAX`. Checking and sending are the single send's flow's (`gwdesk.app.single_send`):
+the tab hands it the view's values and renders what it says.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Final
@@ -32,16 +32,13 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.app.media import MODE_TIPS, PORT_LABELS, MediaMessage, Mode, summary, target_of
-from gwdesk.app.sending import Outcome, Sending
+from gwdesk.app.single_send import HistoryEntry, SingleResult, SingleSend
+from gwdesk.domain.errors import GatewayError, ValidationError
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.profile import LodgePort
-from gwdesk.gateway.errors import GatewayError, ValidationError
-from gwdesk.store.database import StoreError
-from gwdesk.store.history import HistoryEntry
-from gwdesk.store.local import LocalStore
 from gwdesk.ui.fax_mms.forms import ComposeForm, FaxForm, MmsForm
 from gwdesk.ui.plain_text import PlainLabel, tooltip
-from gwdesk.ui.session import Session
+from gwdesk.ui.session import NOT_CONNECTED, Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
@@ -49,7 +46,6 @@ from gwdesk.ui.widgets.history_view import HistoryView
 from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
 from gwdesk.ui.widgets.validity import set_role
 
-log = logging.getLogger("gwdesk.ui.fax_mms")
 SEND_TASK: Final = "fax-mms-send"
 CHANNELS: Final = ("MMS", "FAX")
 READY_TEXT: Final = "Ctrl+Enter sends from any field."
@@ -84,6 +80,8 @@ class FaxMmsTab(BaseTab):
         super().__init__(session, tasks, theme, parent)
         self._started = datetime.now(UTC)
         self.mode = Mode.MMS
+        self.flow: SingleSend | None = None
+        """The profile's single sends (None: no profile is active)."""
 
         self.mode_group = QButtonGroup(self)
         self.mode_group.setExclusive(True)
@@ -204,14 +202,10 @@ class FaxMmsTab(BaseTab):
         self.mms.set_region(region)
         self.fax.set_region(region)
         self._update_port()
-        store = self.session.store
-        entries: list[HistoryEntry] = []
-        if store is not None:
-            try:
-                entries = [e for e in store.history.since(self._started) if e.channel in CHANNELS]
-            except StoreError as exc:
-                log.warning("fax/MMS history could not be read: %s", exc)
-        self.history.set_entries(entries)
+        sending, store = self.session.sending, self.session.store
+        contacts = store.contacts if store is not None else None
+        self.flow = SingleSend(sending, contacts) if sending is not None else None
+        self.history.set_entries(self.flow.sent_since(self._started, CHANNELS) if self.flow else [])
 
     def _update_port(self) -> None:
         profile = self.session.profile
@@ -244,28 +238,28 @@ class FaxMmsTab(BaseTab):
         form = self.form()
         form.clear_errors()
         values = self.fax.values() if self.mode is Mode.FAX else self.mms.values()
+        flow = self.flow
         try:
-            sending = self.session.require_sending()
-            message = sending.check_media(values)
+            if flow is None:
+                raise GatewayError(NOT_CONNECTED)
+            message = flow.check_media(values)
         except ValidationError as exc:
             self._refused(exc)
             return
         except GatewayError as exc:
             self._show_status(exc.message, "error")
             return
-        self._set_sending(True, message, sending.runner.gateway.lodge.port)
+        self._set_sending(True, message, flow.lodge_port)
         self.tasks.run(
-            self._send(sending, self.session.store, message),
+            self._send(flow, self.session.store, message),
             key=SEND_TASK,
             owner=self,
             context=f"sending {message.describe()}",
         )
 
-    async def _send(
-        self, sending: Sending, store: LocalStore | None, message: MediaMessage
-    ) -> None:
+    async def _send(self, flow: SingleSend, store: object, message: MediaMessage) -> None:
         try:
-            outcome = await sending.send_media(message)
+            result = await flow.send_media(message)
         except GatewayError as exc:
             self._set_sending(False)
             self._show_status(f"Not sent: {exc.message}", "error")
@@ -279,16 +273,17 @@ class FaxMmsTab(BaseTab):
             )
             raise
         self._set_sending(False)
-        self._record(store, outcome.history)
-        self._show_outcome(message, outcome)
+        self._record(store, result.refresh.history)
+        self._show_outcome(message, result)
 
-    def _show_outcome(self, message: MediaMessage, outcome: Outcome) -> None:
-        if outcome.lodged_media:
-            text, ok = summary(message, outcome.lodged_media)
+    def _show_outcome(self, message: MediaMessage, result: SingleResult) -> None:
+        lodged = result.outcome.lodged_media
+        if lodged:
+            text, ok = summary(message, lodged)
             self._show_status(text, "ok" if ok else "error")
             self.session.report(text, ok)
             return
-        error = outcome.error or GatewayError("It was not sent.")
+        error = result.error or GatewayError("It was not sent.")
         self.session.report(f"{message.mode.label} not sent: {error.message}", False)
         if isinstance(error, ValidationError):
             self._refused(error)
@@ -324,7 +319,7 @@ class FaxMmsTab(BaseTab):
         else:
             self.send_button.setText(f"Send {'fax' if self.mode is Mode.FAX else self.mode.label}")
 
-    def _record(self, store: LocalStore | None, entries: Sequence[HistoryEntry]) -> None:
+    def _record(self, store: object, entries: Sequence[HistoryEntry]) -> None:
         """Into this session's list (the send wrote the profile's history); the first
         message ends on top."""
         if store is not self.session.store:

@@ -223,7 +223,7 @@ class OutboxDialog(QDialog):
             if alive(self):
                 self.progress.hide()
                 self._update_buttons()
-        failed = sum(s.entry.recipient_count for s in report.failed)
+        failed = report.failed_recipients
         found = f"{report.reconcile.summary()}; " if report.reconcile.settled else ""
         text = f"Resumed: {found}{report.lodged_recipients:,} recipient(s) lodged, {failed:,} not."
         if report.busy:

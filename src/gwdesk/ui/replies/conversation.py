@@ -3,8 +3,8 @@
 Sent messages come from this console's send history and from the log cache (sends
 made elsewhere: batches, other tools), replies from the reply store; they are read
 on a worker thread and shown as a transcript, newest at the bottom. The reply box
-sends an SMS back to that number through the session's gateway service, as the
-Send tab would (same checks, same exactly-once send, same history); a send that
+sends an SMS back to that number through the single send's flow, as the Send tab
+does (same checks, credits question, exactly-once send and history); a send that
 fails keeps its text in the box, with the reason under it. A number that opted out
 says so above the transcript (how and when), and the box refuses to text it as the
 Send tab does, unless the reply is marked purely factual (no marketing). A number
@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,16 +40,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.merge import fill_for_number
 from gwdesk.app.optouts import OptedOutError, OptOutGuard
-from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
+from gwdesk.app.questions import SendQuestion
+from gwdesk.app.single_send import Checked, HistoryEntry, SingleResult, SingleSend
 from gwdesk.app.sms import Channel, SmsForm
 from gwdesk.app.team import conversation_subject
+from gwdesk.domain.errors import AmbiguousSendError, GatewayError
 from gwdesk.domain.numbers import display
-from gwdesk.domain.templates import Template, TemplateError
-from gwdesk.gateway.errors import AmbiguousSendError, GatewayError
 from gwdesk.store.database import StoreError
-from gwdesk.store.history import HistoryEntry
 from gwdesk.store.optouts import OptOut, list_number
 from gwdesk.store.reader import Reading
 from gwdesk.store.reply_queries import ConversationEntry, conversation, number_variants
@@ -60,12 +57,13 @@ from gwdesk.ui.formatting import optout_sentence, refusal_sentence
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.transcript import transcript_html, typing_text
 from gwdesk.ui.reply_state import ReplyDelivery
-from gwdesk.ui.session import Session
+from gwdesk.ui.session import NOT_CONNECTED, Session
 from gwdesk.ui.tasks import StoreReads, TaskRunner, alive, off_thread
 from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.compliance import FACTUAL_TIP
 from gwdesk.ui.widgets.message_editor import ONE_FILLING, MessageEditor
+from gwdesk.ui.widgets.question import answered, question_box
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 from gwdesk.ui.widgets.validity import set_role
 
@@ -461,29 +459,20 @@ class ConversationPane(QWidget):
             reply=route,
             factual=self.factual_box.isChecked(),
         )
-        parsed = self.editor.template()
-        if isinstance(parsed, TemplateError):
-            self._show_result(
-                f"Not sent: not a usable template: {parsed} Your text is kept.", "error"
-            )
-            return
-        personal = parsed if isinstance(parsed, Template) and parsed.personal else None
-        if isinstance(parsed, Template) and personal is None:
-            form = replace(form, text=parsed.render({}))
+        store, sending = self.session.store, self.session.sending
+        flow = SingleSend(sending, store.contacts if store else None) if sending else None
         try:
-            sending = self.session.require_sending()
-            ready = sending.check_message(form)
+            if flow is None:
+                raise GatewayError(NOT_CONNECTED)
+            checked = flow.check(form)
         except GatewayError as exc:
-            self._show_result(f"Not sent: {exc.message}", "error")
+            self._show_result(f"Not sent: {exc.message} Your text is kept.", "error")
             return
-        self._show_result(f"Sending to {display(ready.recipient)}…", "hint")
+        self._show_result(f"Sending to {display(checked.recipient)}…", "hint")
         self.send_button.setText("Sending…")
         self.stop_typing()
         task = self.tasks.run(
-            self._send(sending, form, ready, number, personal),
-            key="send",
-            owner=self,
-            context="replying",
+            self._send(flow, checked, number), key="send", owner=self, context="replying"
         )
         self._in_flight = True
         task.add_done_callback(lambda _t: self._sent_or_not())
@@ -494,41 +483,32 @@ class ConversationPane(QWidget):
         self.send_button.setText("Send reply")
         self._enable()
 
-    async def _send(
-        self,
-        sending: Sending,
-        form: SmsForm,
-        ready: Ready,
-        number: str,
-        template: Template | None,
-    ) -> None:
+    async def _send(self, flow: SingleSend, checked: Checked, number: str) -> None:
+        """Through the single send's flow: filled from the contact, asked about when the
+        credits fall short, sent, and the transcript read again once it is written."""
         try:
-            if template is not None:  # filled from the contact holding the number
-                store = self.session.store
-                contacts = store.contacts if store is not None else None
-                text = await off_thread(
-                    lambda: fill_for_number(template, ready.recipient, contacts)
-                )
-                ready = sending.check_message(replace(form, text=text))
-            outcome = await sending.send_message(ready, note=REPLY_DETAIL)
-        except GatewayError as exc:
+            prepared = await flow.prepare(checked)
+            if prepared.question is not None and not await self._ask(prepared.question):
+                self._show_result("Not sent: your text is kept.", "hint")
+                return
+            result = await flow.send(prepared, answered=True, note=REPLY_DETAIL)
+        except GatewayError as exc:  # refused (opted out, a placeholder unfilled), or away
             self._failed(exc, number)
             return
-        except StoreError as exc:
-            self._show_result(f"Not sent: the contacts could not be read: {exc}", "error")
+        self._reload_when_written(flow, result)
+        if result.error is not None:
+            self._failed(result.error)
             return
-        self._reload_when_written(sending, outcome)
-        error = outcome.error
-        if error is not None or not outcome.ok:
-            self._failed(error or GatewayError("The reply was not sent."))
-            return
-        if sending is self.session.sending and self.number == ready.recipient:
+        if flow.sending is self.session.sending and self.number == checked.recipient:
             self.editor.clear()
             self.factual_box.setChecked(False)
-        to = shown_recipient(outcome.sent[0])
-        self._show_result(f"Sent to {to}.", "ok")
-        self.session.report(f"reply sent to {to}", True)
-        self.sent.emit(ready.recipient)
+        self._show_result(f"Sent to {result.to}.", "ok")
+        self.session.report(f"reply sent to {result.to}", True)
+        self.sent.emit(checked.recipient)
+
+    async def _ask(self, question: SendQuestion) -> bool:
+        box, send = question_box(self, question.title, question.text(), question.yes)
+        return await answered(box, send)
 
     def _failed(self, exc: GatewayError, to: str | None = None) -> None:
         """`to`: the conversation the reply was typed in."""
@@ -542,12 +522,12 @@ class ConversationPane(QWidget):
         self._show_result(f"{prefix}: {exc.message} Your text is kept.", "error")
         self.session.report(f"reply failed: {exc.message}", False)
 
-    def _reload_when_written(self, sending: Sending, outcome: Outcome) -> None:
+    def _reload_when_written(self, flow: SingleSend, result: SingleResult) -> None:
         """The transcript is read again once the history row is in the file (the store's
         writer thread writes it; a failure is reported in the status bar)."""
-        if sending is not self.session.sending:
+        if flow.sending is not self.session.sending:
             return
-        for written in outcome.written:
+        for written in result.outcome.written:
             asyncio.wrap_future(written).add_done_callback(self._history_written)
 
     def _history_written(self, written: asyncio.Future[HistoryEntry]) -> None:

@@ -17,13 +17,15 @@ with no value is refused at the message with the reason, never sent with a hole.
 "Preview…" shows the message as the recipient's phone will. Before anything goes,
 the cost: its parts and, where the gateway reports credits, whether the balance
 covers them; a send that exceeds it asks first.
+
+What to check, fill, ask and send, and what to read again afterwards, is the single
+send's flow's (`gwdesk.app.single_send`, which `gwdesk send --to` uses too): the tab
+hands it the form, shows its question as a dialog and renders its result.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -40,28 +42,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.merge import fill_for_number
-from gwdesk.app.optouts import OptedOutError, OptOutGuard
+from gwdesk.app.optouts import OptedOutError
 from gwdesk.app.personal import Cost
-from gwdesk.app.sending import Outcome, Ready, Sending, shown_recipient
+from gwdesk.app.questions import SendQuestion
+from gwdesk.app.single_send import Checked, OptOut, SingleResult, SingleSend, saved_draft
 from gwdesk.app.sms import CHANNEL_LABELS, Channel, SmsForm
+from gwdesk.domain.errors import AmbiguousSendError, GatewayError, ValidationError
 from gwdesk.domain.numbers import DEFAULT_REGION, display
-from gwdesk.domain.segments import count_segments
-from gwdesk.domain.templates import Template, TemplateError
-from gwdesk.gateway.errors import AmbiguousSendError, GatewayError, ValidationError
-from gwdesk.store.contacts import ContactStore
-from gwdesk.store.database import StoreError
-from gwdesk.store.local import LocalStore
-from gwdesk.store.optouts import OptOut
 from gwdesk.ui.formatting import local_time, optout_sentence, refusal_sentence
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.send.form import ComposeForm
-from gwdesk.ui.session import Session
+from gwdesk.ui.session import NOT_CONNECTED, Session
 from gwdesk.ui.tab_base import BaseTab
-from gwdesk.ui.tasks import TaskRunner, alive, off_thread
+from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.contact_completer import ContactCompleter
-from gwdesk.ui.widgets.cost import CostWatch, cost_line, short_of
+from gwdesk.ui.widgets.cost import CostWatch, cost_line
 from gwdesk.ui.widgets.history_view import HistoryView
 from gwdesk.ui.widgets.phone_preview import PreviewDialog, PreviewItem
 from gwdesk.ui.widgets.question import answered, question_box
@@ -69,7 +65,6 @@ from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 from gwdesk.ui.widgets.validity import set_role
 
-log = logging.getLogger("gwdesk.ui.send")
 DRAFT_KEY: Final = "send"
 DRAFT_DELAY_MS: Final = 400
 SEND_TASK: Final = "send-tab"
@@ -80,9 +75,8 @@ NAMES_TASK: Final = "history-names"
 PREVIEW_TASK: Final = "send-preview"
 
 
-def success_text(form: SmsForm, outcome: Outcome) -> str:
-    sent = outcome.sent[0]
-    to = shown_recipient(sent)
+def success_text(form: SmsForm, result: SingleResult) -> str:
+    sent, to = result.outcome.sent[0], result.to
     first, entry = sent.message, sent.entry
     if first is not None or entry.message_id:
         what = f"MessageId {first.message_id if first else entry.message_id}"
@@ -107,8 +101,10 @@ class SendTab(BaseTab):
     ) -> None:
         super().__init__(session, tasks, theme, parent)
         self._started = datetime.now(UTC)
-        self._store: LocalStore | None = None
+        self._store = session.store
         """The store the form's draft belongs to (the session's, until it switches)."""
+        self.flow: SingleSend | None = None
+        """The profile's single sends (None: no profile is active)."""
         self._pending = False
         """Per tab, so that two Send tabs (tests, a future detached window) never cancel
         each other's send through the shared task runner."""
@@ -214,11 +210,13 @@ class SendTab(BaseTab):
         sending = self.session.sending
         if sending is not None:
             self.form.set_compliance(sending.compliance)
+        previous, store = self._store, self.session.store
+        contacts = store.contacts if store is not None else None
+        self.flow = SingleSend(sending, contacts) if sending is not None else None
         if profile is not None:
             self.form.send_at.set_gateway_zone(profile.zone, profile.timezone)
         else:
             self.form.send_at.set_gateway_zone(None, "")
-        previous, store = self._store, self.session.store
         self._store = store
         self.picker.set_store(store.templates if store is not None else None)
         self.completer.set_contacts(store.contacts if store is not None else None)
@@ -232,15 +230,11 @@ class SendTab(BaseTab):
             # Typed before the gateway was connected: newer than any stored draft.
             self.save_draft()
         else:
-            self._restore(store)
+            self._restore()
         self._limit_channels()
-        labels = set(CHANNEL_LABELS.values())
-        try:
-            entries = store.history.since(self._started)
-        except StoreError as exc:
-            log.warning("send history could not be read: %s", exc)
-            entries = []
-        self.history.set_entries([e for e in entries if e.channel in labels])
+        flow = self.flow
+        entries = flow.sent_since(self._started, CHANNEL_LABELS.values()) if flow else []
+        self.history.set_entries(entries)
         self.look_up_recipient()
         self.read_names()
         self._want_cost()
@@ -261,23 +255,19 @@ class SendTab(BaseTab):
 
     def read_names(self) -> None:
         """The names of the history's recipients that are contacts (one batched read)."""
-        store, numbers = self.session.store, self.history.numbers()
-        if store is None or not numbers:
+        flow, numbers = self.flow, self.history.numbers()
+        if flow is None or not numbers:
             return
         self.tasks.run(
-            self._read_names(store.contacts, sorted(numbers)),
+            self._read_names(flow, sorted(numbers)),
             key=NAMES_TASK,
             owner=self,
             context="reading contacts' names",
         )
 
-    async def _read_names(self, contacts: ContactStore, numbers: list[str]) -> None:
-        try:
-            found = await off_thread(lambda: contacts.names(numbers))
-        except StoreError as exc:
-            log.warning("contacts' names could not be read: %s", exc)
-            return
-        if alive(self) and self.session.store is not None:
+    async def _read_names(self, flow: SingleSend, numbers: list[str]) -> None:
+        found = await flow.names(numbers)
+        if alive(self) and flow is self.flow:
             self.history.set_names({n: found.get(n, "") for n in numbers})
 
     def _template_chosen(self, text: str) -> None:
@@ -298,31 +288,23 @@ class SendTab(BaseTab):
     def look_up_recipient(self) -> None:
         """Ask the opt-out list about the number in To (off the GUI thread)."""
         self._lookup_timer.stop()
-        number = self.form.recipient.number()
-        sending = self.session.sending
-        guard = sending.guard if sending is not None else None
-        if number is None or guard is None:
+        number, flow = self.form.recipient.number(), self.flow
+        if number is None or flow is None:
             self.tasks.cancel(LOOKUP_TASK, owner=self)
             return
         self.tasks.run(
-            self._look_up(guard, number),
+            self._look_up(flow, number),
             key=LOOKUP_TASK,
             owner=self,
             context="checking the opt-out list",
         )
 
-    async def _look_up(self, guard: OptOutGuard, number: str) -> None:
-        store = self.session.store
-        try:
-            found = (await guard.lookup([number])).get(number)
-            names = await off_thread(lambda: store.contacts.names([number])) if store else {}
-        except StoreError as exc:
-            log.warning("the opt-out list or the contacts could not be read: %s", exc)
-            return
-        if self.form.recipient.number() != number:
-            return  # typed on meanwhile: a newer lookup follows
-        self.form.recipient.set_contact_name(number, names.get(number, ""))
-        self.recipient_optout = found
+    async def _look_up(self, flow: SingleSend, number: str) -> None:
+        found = await flow.recipient(number)
+        if found is None or self.form.recipient.number() != number:
+            return  # unreadable now, or typed on meanwhile: a newer lookup follows
+        self.form.recipient.set_contact_name(number, found.name)
+        self.recipient_optout = found.optout
         self._show_recipient_optout()
 
     def _show_recipient_optout(self) -> None:
@@ -350,12 +332,8 @@ class SendTab(BaseTab):
             "This profile has no Lodge URL: add it under File ▸ Profiles to use Lodge.",
         )
 
-    def _restore(self, store: LocalStore) -> None:
-        try:
-            data = store.drafts.load(DRAFT_KEY)
-        except StoreError as exc:
-            log.warning("send draft could not be read: %s", exc)
-            data = {}
+    def _restore(self) -> None:
+        data = saved_draft(self._store.drafts, DRAFT_KEY) if self._store is not None else {}
         self.form.restore(data)
         self.keep_text.setChecked(data.get("keep_text") is True)
         self._pending = False
@@ -387,89 +365,47 @@ class SendTab(BaseTab):
         return self.tasks.running(SEND_TASK, owner=self)
 
     def send(self) -> None:
-        """Send the form through the profile's sending; a refusal points at its field."""
+        """Have the flow check the form and send it; a refusal points at its field."""
         if self.sending():
             return
-        self.form.clear_errors()
-        form = self.form.values()
-        try:
-            form, personal = self._templated(form)
-            sending = self.session.require_sending()
-            ready = sending.check_message(form)
-        except ValidationError as exc:  # refused before anything is recorded
-            self._refused(exc)
+        checked = self._checked()
+        if checked is None:
             return
-        except GatewayError as exc:
-            self._show_status(exc.message, "error")
-            return
-        store = self.session.store
-        self._set_sending(True, ready)
+        flow, store = self.flow, self._store
+        assert flow is not None
+        self._set_sending(True, checked)
         self.tasks.run(
-            self._send(sending, store, form, ready, personal),
-            key=SEND_TASK,
-            owner=self,
-            context="sending",
+            self._send(flow, store, checked), key=SEND_TASK, owner=self, context="sending"
         )
 
-    def _templated(self, form: SmsForm) -> tuple[SmsForm, Template | None]:
-        """The form with `{{` written as one brace, and the template when the text has
-        placeholders (filled once the recipient's contact is read); `ValidationError`
-        at the message when the text cannot be read as a template."""
-        if form.channel is Channel.WAP_PUSH:
-            return form, None
-        parsed = self.form.editor.template()
-        if isinstance(parsed, TemplateError):
-            raise ValidationError(f"Not a usable template: {parsed}", field="Message", status=None)
-        if parsed is None:
-            return form, None
-        if parsed.personal:
-            return form, parsed
-        return replace(form, text=parsed.render({})), None
-
-    async def _fill(
-        self,
-        sending: Sending,
-        store: LocalStore | None,
-        form: SmsForm,
-        ready: Ready,
-        template: Template,
-    ) -> tuple[SmsForm, Ready]:
-        """The template filled from the fields of the contact holding the number."""
-        contacts = store.contacts if store is not None else None
-        text = await off_thread(lambda: fill_for_number(template, ready.recipient, contacts))
-        filled = replace(form, text=text)
-        return filled, sending.check_message(filled)
-
-    async def _send(
-        self,
-        sending: Sending,
-        store: LocalStore | None,
-        form: SmsForm,
-        ready: Ready,
-        personal: Template | None,
-    ) -> None:
+    def _checked(self) -> Checked | None:
+        """The form as the flow checked it, or None (the refusal shown at its field)."""
+        self.form.clear_errors()
         try:
-            if personal is not None:
-                form, ready = await self._fill(sending, store, form, ready, personal)
-            parts = count_segments(ready.message.text).parts if ready.message.text else 0
-            if parts:
-                cost = await self.cost.for_send(sending, parts)
-                if cost.covered is False and not await self._ask(short_of(cost)):
-                    self._set_sending(False)
-                    self._show_status("Not sent: your message is kept.", "hint")
-                    return
-            outcome = await sending.send_message(ready)
+            if self.flow is None:
+                raise GatewayError(NOT_CONNECTED)
+            return self.flow.check(self.form.values())
+        except ValidationError as exc:  # refused before anything is recorded
+            self._refused(exc)
+        except GatewayError as exc:
+            self._show_status(exc.message, "error")
+        return None
+
+    async def _send(self, flow: SingleSend, store: object, checked: Checked) -> None:
+        try:
+            prepared = await flow.prepare(checked, fresh=self.cost.fresh())
+            if prepared.question is not None and not await self._ask(prepared.question):
+                self._set_sending(False)
+                self._show_status("Not sent: your message is kept.", "hint")
+                return
+            result = await flow.send(prepared, answered=True)
         except ValidationError as exc:  # refused (opted out, a placeholder unfilled): kept
             self._set_sending(False)
             self._refused(exc)
             return
-        except GatewayError as exc:
+        except GatewayError as exc:  # nothing was sent (the store away, no Lodge): kept
             self._set_sending(False)
             self._show_status(exc.message, "error")
-            return
-        except StoreError as exc:
-            self._set_sending(False)
-            self._show_status(f"The contacts could not be read: {exc}", "error")
             return
         except asyncio.CancelledError:
             raise  # the tab or the console is going away: nothing left to update
@@ -478,19 +414,25 @@ class SendTab(BaseTab):
             self._show_status("The send failed unexpectedly; your message is kept.", "error")
             raise
         self._set_sending(False)
-        self.cost.forget()  # the balance changed
         if store is self.session.store:
-            for row in outcome.history:
-                self.history.add(row)
-            self.read_names()
-        error = outcome.error
-        if error is None and outcome.ok:
-            self._succeeded(store, form, outcome)
+            self._refresh(result)
+        if result.error is None:
+            self._succeeded(store, prepared.form, result)
         else:
-            self._failed(error or GatewayError("The message was not sent."))
+            self._failed(result.error)
 
-    async def _ask(self, text: str) -> bool:
-        box, send = question_box(self, "Send the message?", text, "Send anyway")
+    def _refresh(self, result: SingleResult) -> None:
+        """What the send changed: its rows in the list, their names, the credits."""
+        for row in result.refresh.history:
+            self.history.add(row)
+        if result.refresh.names:
+            self.read_names()
+        if result.refresh.balance:
+            self.cost.forget()
+            self._want_cost()
+
+    async def _ask(self, question: SendQuestion) -> bool:
+        box, send = question_box(self, question.title, question.text(), question.yes)
         self.confirm_box = box
         try:
             return await answered(box, send)
@@ -515,49 +457,28 @@ class SendTab(BaseTab):
 
     def open_preview(self) -> None:
         """The message as the recipient's phone will show it (placeholders filled)."""
-        self.form.clear_errors()
-        form = self.form.values()
-        try:
-            form, personal = self._templated(form)
-            sending = self.session.require_sending()
-            ready = sending.check_message(form)
-        except ValidationError as exc:
-            self._refused(exc)
-            return
-        except GatewayError as exc:
-            self._show_status(exc.message, "error")
-            return
-        self.tasks.run(
-            self._preview(sending, self.session.store, form, ready, personal),
-            key=PREVIEW_TASK,
-            owner=self,
-            context="previewing",
-        )
+        checked = self._checked()
+        if checked is not None and self.flow is not None:
+            self.tasks.run(
+                self._preview(self.flow, checked),
+                key=PREVIEW_TASK,
+                owner=self,
+                context="previewing",
+            )
 
-    async def _preview(
-        self,
-        sending: Sending,
-        store: LocalStore | None,
-        form: SmsForm,
-        ready: Ready,
-        personal: Template | None,
-    ) -> None:
-        number = ready.recipient
+    async def _preview(self, flow: SingleSend, checked: Checked) -> None:
+        number = checked.recipient
         name = self.form.recipient.contact_name()
         try:
-            if personal is not None:
-                form, ready = await self._fill(sending, store, form, ready, personal)
-            item = PreviewItem(1, number, name, ready.message.text)
-        except ValidationError as exc:
+            checked = await flow.filled(checked)
+            item = PreviewItem(1, number, name, checked.single.message.text)
+        except GatewayError as exc:  # a placeholder with no value, the contacts away
             item = PreviewItem(1, number, name, None, reason=exc.message)
-        except StoreError as exc:
-            item = PreviewItem(
-                1, number, name, None, reason=f"the contacts could not be read: {exc}"
-            )
         if not alive(self):
             return
         if self.preview is None:
             self.preview = PreviewDialog(self.theme, self, test=False)
+        form = checked.form
         header = (
             self.form.replies.sender_edit.text() if form.reply and form.reply[0] == "HEADER" else ""
         )
@@ -565,20 +486,19 @@ class SendTab(BaseTab):
         self.preview.show()
         self.preview.raise_()
 
-    def _set_sending(self, sending: bool, ready: Ready | None = None) -> None:
+    def _set_sending(self, sending: bool, checked: Checked | None = None) -> None:
         self.form.setEnabled(not sending)
         self.keep_text.setEnabled(not sending)
         self.send_button.setEnabled(not sending)
         self.send_button.setText("Sending…" if sending else "Send")
         self.busy.setVisible(sending)
-        if sending and ready is not None:
-            channel = ready.message.channel.label
-            self._show_status(f"Sending to {display(ready.recipient)} by {channel}…", "hint")
+        if sending and checked is not None:
+            channel = checked.single.message.channel.label
+            self._show_status(f"Sending to {display(checked.recipient)} by {channel}…", "hint")
 
-    def _succeeded(self, store: LocalStore | None, form: SmsForm, outcome: Outcome) -> None:
-        self._show_status(success_text(form, outcome), "ok")
-        to = shown_recipient(outcome.sent[0])
-        self.session.report(f"message sent to {to}", True)
+    def _succeeded(self, store: object, form: SmsForm, result: SingleResult) -> None:
+        self._show_status(success_text(form, result), "ok")
+        self.session.report(f"message sent to {result.to}", True)
         if store is self.session.store:
             self.form.clear_sent(self.keep_text.isChecked())
             self._pending = True

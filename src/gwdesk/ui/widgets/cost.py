@@ -70,11 +70,17 @@ class CostWatch(QObject):
         self._timer.setInterval(ASK_DELAY_MS)
         self._timer.timeout.connect(self._ask_wanted)
 
-    def known(self, parts: int) -> Cost | None:
-        """The cost of `parts` from a fresh answer, or None when the gateway must be asked."""
+    def fresh(self) -> Cost | None:
+        """The last answer while it is fresh (a send weighs its own parts against it), or
+        None when the gateway must be asked."""
         if self.cost is None or time.monotonic() - self._asked_at > FRESH_SECONDS:
             return None
-        return self.cost.for_parts(parts)
+        return self.cost
+
+    def known(self, parts: int) -> Cost | None:
+        """The cost of `parts` from a fresh answer, or None when the gateway must be asked."""
+        fresh = self.fresh()
+        return fresh.for_parts(parts) if fresh is not None else None
 
     def want(self, sending: Sending | None, parts: int) -> None:
         """Say the cost of `parts` (at once from a fresh answer, else after a pause)."""

@@ -5,8 +5,9 @@ message into UCS-2 and cuts a part from 160 to 70 characters, so the editor
 highlights every character that does that, names them, and keeps a live count of
 characters, parts, encoding and room left in the part (`gwdesk.domain.segments`).
 
-Self-contained so the Send, Batch and Fax/MMS tabs can share it: it knows nothing
-of sending; it emits `changed` and, on Ctrl+Enter, `submit_requested`. A marketing
+Self-contained so the Send and Batch tabs and the reply box can share it: it knows
+nothing of sending; it emits `changed` and, on Ctrl+Enter, `submit_requested`
+(`SubmitTextEdit`, which the Fax / MMS forms use for their texts too). A marketing
 message ends with the profile's opt-out instruction (`set_appended`): the count is
 of the text as it will go, instruction included, so the parts shown are the parts paid.
 
@@ -207,10 +208,15 @@ class Ucs2Highlighter(QSyntaxHighlighter):
             self.setFormat(run_start, position - run_start, self.marked)
 
 
-class _TextEdit(QPlainTextEdit):
-    """Plain text only; Ctrl+Enter asks to submit instead of inserting a line."""
+class SubmitTextEdit(QPlainTextEdit):
+    """Plain text only; Ctrl+Enter asks to send instead of inserting a line: every
+    compose box's text (an SMS here, an MMS text or a fax's cover page)."""
 
     submit_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None, *, size_hint: QSize | None = None) -> None:
+        super().__init__(parent)
+        self._size_hint = size_hint
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
@@ -221,7 +227,7 @@ class _TextEdit(QPlainTextEdit):
         super().keyPressEvent(event)
 
     def sizeHint(self) -> QSize:
-        return QSize(420, 160)
+        return self._size_hint or super().sizeHint()
 
 
 class MessageEditor(QWidget):
@@ -244,7 +250,7 @@ class MessageEditor(QWidget):
         self.templates = templates
         self.filling = filling
         self.setStyleSheet(LOCAL_STYLE)
-        self.edit = _TextEdit()
+        self.edit = SubmitTextEdit(size_hint=QSize(420, 160))
         self.edit.setAccessibleName(accessible_name)
         self.edit.setPlaceholderText("Type the message. Ctrl+Enter sends.")
         self.edit.setTabChangesFocus(True)

@@ -1,0 +1,64 @@
+"""How a command answers the question a send asks: a flag, else the operator at a terminal.
+
+The core decides whether a send must be asked about (`gwdesk.app.questions`); the
+console shows the question as a dialog, and a command answers it here. Each concern
+has the flag that answers it yes (`--force` for credits that do not cover the send); a
+concern no flag answered is asked at a terminal (nothing is sent unless the answer is
+yes) and refused when there is none to ask at, naming the flag, so a script never
+sends what nobody agreed to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Collection, Mapping
+from typing import TextIO
+
+from gwdesk.app.questions import Concern, SendQuestion
+from gwdesk.cli import Output, UsageError
+
+YES = ("y", "yes")
+
+
+def interactive(stdin: TextIO | None = None) -> bool:
+    """Whether someone can answer: the command reads from a terminal."""
+    stream = stdin or sys.stdin
+    return bool(stream is not None and stream.isatty())
+
+
+def _read_answer(prompt: str, out: Output, stdin: TextIO) -> str:
+    out.err.write(prompt)
+    out.err.flush()
+    return stdin.readline()
+
+
+async def settle(
+    question: SendQuestion | None,
+    out: Output,
+    *,
+    flags: Mapping[Concern, str],
+    given: Collection[Concern] = (),
+    stdin: TextIO | None = None,
+) -> None:
+    """Go on when the send asks nothing, or every concern is answered yes: by its flag
+    (`given`), else by the operator at a terminal. Otherwise `UsageError` (exit 2):
+    nothing was sent. `flags` names the flag of each concern."""
+    if question is None:
+        return
+    left = [ask for ask in question.asks if ask.concern not in given]
+    if not left:
+        return
+    named = sorted({flags[ask.concern] for ask in left if ask.concern in flags})
+    answer_with = f" ({' and '.join(named)} sends it anyway)" if named else ""
+    stream = stdin or sys.stdin
+    if not interactive(stream):
+        said = " ".join(ask.text for ask in left)
+        raise UsageError(
+            f"{said} There is no terminal to answer at, so nothing was sent{answer_with}."
+        )
+    for ask in left:
+        out.note(ask.text)
+    line = await asyncio.to_thread(_read_answer, f"{question.yes}? [y/N] ", out, stream)
+    if line.strip().casefold() not in YES:
+        raise UsageError(f"Not sent: the answer was no{answer_with}.")

@@ -1,0 +1,46 @@
+"""`gwdesk send --to NUMBER MESSAGE`: one message to one number, as the Send tab sends it.
+
+The single send's flow (`gwdesk.app.single_send`) checks it, weighs its cost against
+the account's credits and asks when they do not cover it (`--force` answers yes; not
+at a terminal, nothing is sent without it), then sends it through the profile's
+outbox: an opted-out number is refused with the reason (exit 1), a message marked
+`--factual` goes and says so. The MESSAGE is sent as written: its braces are text
+(a template goes with `--template` or `--csv`). The result prints as a list send's
+does (`report_send`), so a script reads one shape whatever the number of recipients.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from gwdesk.app.questions import Concern
+from gwdesk.app.single_send import SingleSend
+from gwdesk.cli import Output, profile_sending
+from gwdesk.cli.asking import settle
+from gwdesk.cli.send import composed, report_send, warn_of_sender
+from gwdesk.gateway.service import GatewayService
+
+FLAGS = {Concern.CREDITS_SHORT: "--force"}
+"""The flag that answers each concern a single send may raise."""
+
+
+def wanted(args: argparse.Namespace) -> bool:
+    """Whether `gwdesk send` is a single send: one `--to` (a file is a list, however short)."""
+    return not args.csv and args.to is not None and len(args.to) == 1
+
+
+async def send_to_one(
+    args: argparse.Namespace, service: GatewayService, number: str, out: Output
+) -> int:
+    """`number`: the `--to` value, checked as a list's would be (`send_recipients`)."""
+    async with profile_sending(service) as sending:
+        flow = SingleSend(sending)
+        form = replace(composed(args, sending.compliance.marketing_default), recipient=number)
+        warn_of_sender(args, form, service.profile.region, out)
+        checked = flow.check(form, placeholders=False)
+        prepared = await flow.prepare(checked)
+        given = {Concern.CREDITS_SHORT} if args.force else set()
+        await settle(prepared.question, out, flags=FLAGS, given=given)
+        result = await flow.send(prepared, answered=True)
+    return report_send(result.outcome, out)
