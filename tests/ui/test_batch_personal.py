@@ -253,7 +253,9 @@ async def test_a_send_the_credits_do_not_cover_asks_first(
     await imported(tab, write_sheet(tmp_path / "patients.csv", 20))
     await planned(tab)
     await wait_until(lambda: "more than the balance" in tab.totals.cost_label.text(), 10)
-    assert tab.totals.cost_label.text().startswith("Cost: 20 parts, 20 credits, but the account has 10")
+    assert tab.totals.cost_label.text().startswith(
+        "Cost: 20 parts, 20 credits, but the account has 10"
+    )
 
     tab.send()
     box = await confirm(tab, "Cancel")
@@ -344,7 +346,9 @@ async def test_hostile_values_and_headers_are_shown_as_text(
     bubble = tab.trial.dialog.panel.phone.bubble
     seen = label_shows(bubble)
     assert (seen.images, seen.bold) == ([], [])
-    assert tab.trial.dialog.panel.phone.message == 'Hi <b>Zoë</b> <img src="/dev/zero">, see you soon.'
+    assert (
+        tab.trial.dialog.panel.phone.message == 'Hi <b>Zoë</b> <img src="/dev/zero">, see you soon.'
+    )
     tab.trial.dialog.panel.next_invalid()
     refusal = label_shows(tab.trial.dialog.panel.phone.refusal)
     assert "\x1b" not in refusal.text

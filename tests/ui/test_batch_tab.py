@@ -412,7 +412,10 @@ async def test_a_100000_row_import_runs_off_the_gui_thread(
     assert tab.recipients.last_job_thread != threading.main_thread().ident
     assert ticks >= 0.5 * elapsed / 0.02  # the GUI kept ticking all along
     assert len(tab.recipients.result.numbers) > 80_000
-    assert tab.totals.figures["requests"].text() == f"{-(-len(tab.recipients.result.numbers) // 100):,}"
+    assert (
+        tab.totals.figures["requests"].text()
+        == f"{-(-len(tab.recipients.result.numbers) // 100):,}"
+    )
     await idle(tab, ui)
 
 
