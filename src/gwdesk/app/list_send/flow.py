@@ -208,63 +208,57 @@ class ListSend:
         each = count_segments(message.text).parts
         totals = list_totals(recipients, screened or Screened(numbers), each)
         kept = numbers if screened is None or screened.factual else screened.kept
-        parts = len(kept) * each
-        cost = await (weigh or self.cost)(parts)
-        duplicate = await self._duplicate(message.text, kept)
-        facts = SendFacts(
-            len(kept),
-            parts,
-            invalid=len(recipients.invalid),
-            lodged_before=self.run.lodged_before_more() if self.run is not None else 0,
-            duplicate=duplicate,
-            cost=cost,
-            totals=totals.text(),
-        )
-        return PreparedSend(
-            message,
-            numbers,
-            None,
-            totals,
-            cost,
-            duplicate,
-            question_for(facts, self.sending.now(), ask_above=self.ask_above),
-            recipients=len(kept),
-            invalid=len(recipients.invalid),
-            rejected=tuple(Rejected(r.row - 1, r.text, r.reason) for r in recipients.invalid),
-            duplicates=recipients.duplicates,
+        cost = await (weigh or self.cost)(len(kept) * each)
+        return self._asked(
+            PreparedSend(
+                message,
+                numbers,
+                None,
+                totals,
+                cost,
+                await self._duplicate(message.text, kept),
+                None,
+                recipients=len(kept),
+                invalid=len(recipients.invalid),
+                rejected=tuple(Rejected(r.row - 1, r.text, r.reason) for r in recipients.invalid),
+                duplicates=recipients.duplicates,
+            )
         )
 
     async def prepare_personal(
         self, plan: PersonalPlan, *, weigh: Weigh | None = None
     ) -> PreparedSend:
         """A personal send's plan weighed, and what it asks first."""
-        parts = plan.parts[2]
-        cost = await (weigh or self.cost)(parts)
-        duplicate = await self._duplicate(
-            plan.history_message().text, [m.recipient.number for m in plan.messages]
+        cost = await (weigh or self.cost)(plan.parts[2])
+        reached = [m.recipient.number for m in plan.messages]
+        return self._asked(
+            PreparedSend(
+                plan.message,
+                (),
+                plan,
+                plan_totals(plan),
+                cost,
+                await self._duplicate(plan.history_message().text, reached),
+                None,
+                recipients=plan.recipients,
+                invalid=len(plan.invalid),
+                duplicates=plan.duplicates,
+            )
         )
-        totals = plan_totals(plan)
+
+    def _asked(self, prepared: PreparedSend) -> PreparedSend:
+        """The send with the question the policy asks of it."""
         facts = SendFacts(
-            plan.recipients,
-            parts,
-            invalid=len(plan.invalid),
+            prepared.recipients,
+            prepared.totals.parts or 0,
+            invalid=prepared.invalid,
             lodged_before=self.run.lodged_before_more() if self.run is not None else 0,
-            duplicate=duplicate,
-            cost=cost,
-            totals=totals.text(),
+            duplicate=prepared.duplicate,
+            cost=prepared.cost,
+            totals=prepared.totals.text(),
         )
-        return PreparedSend(
-            plan.message,
-            (),
-            plan,
-            totals,
-            cost,
-            duplicate,
-            question_for(facts, self.sending.now(), ask_above=self.ask_above),
-            recipients=plan.recipients,
-            invalid=len(plan.invalid),
-            duplicates=plan.duplicates,
-        )
+        question = question_for(facts, self.sending.now(), ask_above=self.ask_above)
+        return replace(prepared, question=question)
 
     async def prepare_plan(
         self, plan: Awaitable[PersonalPlan], options: SmsMessage, *, weigh: Weigh | None = None

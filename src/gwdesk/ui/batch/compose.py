@@ -191,6 +191,10 @@ class BatchCompose(QGroupBox):
     def set_text(self, text: str) -> None:
         self.editor.set_text(text)
 
+    def text(self) -> str:
+        """The text as typed."""
+        return self.editor.text()
+
     def has_text(self) -> bool:
         return bool(self.editor.text())
 
@@ -206,7 +210,7 @@ class BatchCompose(QGroupBox):
         """The same-for-all message as a phone shows it (a marketing one ends with the
         profile's instruction)."""
         text = self.same_text()
-        if self.marking.marketing.isChecked() and text.strip():
+        if self.marked()[0] and text.strip():
             return with_instruction(text, self.compliance.instruction)
         return text
 

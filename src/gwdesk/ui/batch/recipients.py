@@ -46,8 +46,8 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.app.list_send import Contact, ListSend
+from gwdesk.app.list_send.sources import file_details, file_title, summary_text
 from gwdesk.app.merge import with_group_numbers
-from gwdesk.app.questions import plural
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.importing.decoding import ImportCancelled, ImportFailed
 from gwdesk.importing.recipients import (
@@ -57,7 +57,7 @@ from gwdesk.importing.recipients import (
     check_table,
     load_table,
 )
-from gwdesk.importing.table import ALL_COLUMNS, DELIMITER_NAMES, Table
+from gwdesk.importing.table import ALL_COLUMNS, Table
 from gwdesk.ui.batch.groups import GroupPicker
 from gwdesk.ui.batch.invalid import InvalidRows
 from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
@@ -71,46 +71,6 @@ PREVIEW_ROWS: Final = 8
 FILE_FILTER: Final = "CSV and text files (*.csv *.txt *.tsv *.tab);;All files (*)"
 JOB_KEY: Final = "batch-recipients"
 PASTE, FILE = 0, 1
-
-
-def summary_text(
-    result: RecipientList, groups: dict[str, tuple[Contact, ...]] | None = None
-) -> str:
-    parts = [plural(len(result.numbers), "recipient") + " ready"]
-    for name, members in (groups or {}).items():
-        parts.append(f"{plural(len(members), 'contact')} of the group {name}")
-    if result.duplicates:
-        parts.append(plural(result.duplicates, "duplicate") + " dropped")
-    if result.invalid:
-        parts.append(plural(len(result.invalid), "invalid row"))
-    if result.blank:
-        parts.append(plural(result.blank, "blank row") + " skipped")
-    return " · ".join(parts)
-
-
-#: Longer file names are shortened in the middle (the tooltip has the whole path).
-FILE_NAME_CHARS: Final = 40
-
-
-def short_name(name: str, limit: int = FILE_NAME_CHARS) -> str:
-    if len(name) <= limit:
-        return name
-    tail = limit // 3
-    return f"{name[: limit - tail - 1]}…{name[-tail:]}"
-
-
-def file_title(path: Path, table: Table) -> str:
-    """The file and its size, beside the import button."""
-    return f"{short_name(path.name)} · {plural(table.data_rows, 'row')}"
-
-
-def file_details(table: Table) -> str:
-    """How the file was read, on a line of its own so that it never wraps mid-phrase."""
-    delimiter = DELIMITER_NAMES.get(table.delimiter, "?")
-    layout = "one column" if table.delimiter is None else f"{delimiter}-separated"
-    header = " · header row" if table.has_header else ""
-    nuls = f" · {plural(table.nuls_removed, 'NUL character')} ignored" if table.nuls_removed else ""
-    return f"Read as {table.encoding} · {layout}{header}{nuls}"
 
 
 class RecipientsPanel(QGroupBox):

@@ -99,7 +99,7 @@ class BatchTab(BaseTab):
         self.recipients = RecipientsPanel(tasks, theme)
         self.merge = MergeBox()
         self.compose = BatchCompose()
-        self.picker = TemplatePicker(tasks, theme, self.compose.editor.text)
+        self.picker = TemplatePicker(tasks, theme, self.compose.text)
         self.template_note = PlainLabel("")
         self.template_note.setAccessibleName("Templates result")
         self.template_note.setWordWrap(True)
