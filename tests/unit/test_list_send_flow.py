@@ -18,6 +18,7 @@ import pytest
 
 from gwdesk.app.list_send import (
     ListRun,
+    PlanInputs,
     StoreAwayError,
     follow_end,
     run_end,
@@ -26,6 +27,7 @@ from gwdesk.app.optouts import OptOutGuard
 from gwdesk.app.personal import number_recipients, plan_personal
 from gwdesk.app.questions import Concern
 from gwdesk.app.sms import Channel, SmsForm
+from gwdesk.domain.settings import OWN_NUMBER
 from gwdesk.domain.templates import parse_template
 from gwdesk.importing.recipients import InvalidRow
 from gwdesk.store.database import StoreUnavailable
@@ -268,3 +270,52 @@ async def test_following_that_stopped_early_offers_to_follow_again(office: Desk)
     end = follow_end(run, stopped=True)
     assert (end.text, end.again) == ("Not following.", True)
     assert run.entries[0].state is EntryState.LODGED
+
+
+# ---- planning and the test to oneself -------------------------------------------------------
+
+
+def inputs(text: str, count: int = 3) -> PlanInputs:
+    return PlanInputs(
+        template=parse_template(text),
+        mapping=(),
+        table=None,
+        column=0,
+        file_name="",
+        pasted=listing(numbers(count)),
+        groups=(),
+        marketing=False,
+        factual=False,
+        instruction="",
+    )
+
+
+async def test_a_plan_says_why_it_cannot_be_made_at_the_field_at_fault(office: Desk) -> None:
+    planned = await office.flow.plan(inputs("Hi {first name}, see you."))
+    assert planned.plan is None
+    assert planned.failure is not None
+    assert planned.failure.field == "Message"
+    assert "{first name}" in planned.failure.message
+
+
+async def test_a_plan_is_made_for_every_recipient(office: Desk) -> None:
+    planned = await office.flow.plan(inputs("Hi {name|there}, see you."))
+    assert planned.plan is not None
+    assert [m.text for m in planned.plan.messages] == ["Hi there, see you."] * 3
+
+
+async def test_a_test_of_a_plan_nobody_can_be_sent_is_not_sent(office: Desk) -> None:
+    for opted in numbers(3):
+        office.store.optouts.set(opted, True, reason="asked by phone")
+    planned = await office.flow.plan(inputs("Hi {name|there}, see you."))
+    assert planned.plan is not None
+    assert planned.plan.messages == ()
+    end = await office.flow.trial(SmsForm(Channel.REST_SMS), "61499888777", planned.plan)
+    assert (end.ok, end.text) == (False, "No recipient's message can be made, so there is no test.")
+    assert office.store.outbox.batches(open_only=False) == []
+
+
+async def test_the_own_number_is_read_from_the_profiles_settings(office: Desk) -> None:
+    assert await office.flow.own_number() == ""
+    office.store.settings.set(OWN_NUMBER, "61499888777")
+    assert await office.flow.own_number() == "61499888777"
