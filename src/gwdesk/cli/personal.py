@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gwdesk.app.list_send import ListSend, ValidationError
+from gwdesk.app.list_send import ListSend, StoreAwayError, StoreError, ValidationError
 from gwdesk.app.merge import combined
 from gwdesk.app.personal import (
     Cost,
@@ -191,9 +191,12 @@ async def send_personal(args: argparse.Namespace, service: GatewayService, out: 
     async with profile_store_sending(service) as (store, sending):
         flow = ListSend.of(sending, store)
         template = template_of(args, store)
-        recipients = await asyncio.to_thread(
-            recipients_of, args, template, region, store.contacts, out
-        )
+        try:
+            recipients = await asyncio.to_thread(
+                recipients_of, args, template, region, store.contacts, out
+            )
+        except StoreError as exc:
+            raise StoreAwayError("The contacts cannot be read", exc) from exc
         form = composed(args, sending.compliance.marketing_default)
         plan = await flow.plan_of(form, template, recipients)
         prepared = await flow.prepare_personal(plan)

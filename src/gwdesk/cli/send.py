@@ -29,7 +29,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from gwdesk.app.list_send import ASK_ABOVE, DUPLICATE_WINDOW, ListSend, PreparedSend, StoreError
+from gwdesk.app.list_send import (
+    ASK_ABOVE,
+    DUPLICATE_WINDOW,
+    ListSend,
+    PreparedSend,
+    StoreAwayError,
+    StoreError,
+)
 from gwdesk.app.merge import with_group_numbers
 from gwdesk.app.questions import Ask, Concern, plural
 from gwdesk.app.send_values import Sent
@@ -169,7 +176,7 @@ async def with_groups(
     try:
         members = await flow.members(names)
     except StoreError as exc:
-        raise UsageError(f"The contact groups cannot be read: {exc}") from None
+        raise StoreAwayError("The contact groups cannot be read", exc) from exc
     empty = [name for name in names if not members.get(name)]
     if empty:
         raise UsageError(f"The group {empty[0]!r} has no contacts (gwdesk contacts shows them).")
