@@ -139,15 +139,15 @@ class Observed:
 def sample_labels(seen: Observed) -> None:
     tab, status = seen.tab, seen.window.status
     labels = [
-        tab.outcome,
+        tab.totals.outcome,
         tab.results.lodged_label,
         tab.results.follow_label,
         status.connection_label,
         status.balance_label,
         status.token_label,
     ]
-    if tab.error.isVisible():
-        labels.append(tab.error)
+    if tab.totals.error.isVisible():
+        labels.append(tab.totals.error)
     for label in labels:
         if label.text():
             seen.texts.add(label.text())
@@ -196,7 +196,7 @@ async def sent(tab: BatchTab, within: float = 90.0) -> None:
 
 async def confirm_and_send(tab: BatchTab) -> None:
     """Press Send batch and accept the confirmation a batch this big asks for."""
-    tab.send_button.click()
+    tab.totals.send_button.click()
     await wait_until(lambda: tab.confirm_box is not None and tab.confirm_box.isVisible())
     box = tab.confirm_box
     assert box is not None
@@ -237,14 +237,14 @@ async def batch_under_faults(
         await wait_until(lambda: run.count(EntryState.FAILED) >= 1, 60, "a request failed")
         await asyncio.to_thread(set_faults, sandbox, MIXED)
         await sent(tab)
-        seen.first_outcome = tab.outcome.text()
+        seen.first_outcome = tab.totals.outcome.text()
         seen.texts.add(seen.first_outcome)
         while run.remaining() and seen.sends <= MAX_SEND_REMAINING:
-            tab.remaining_button.click()
+            tab.totals.remaining_button.click()
             seen.sends += 1
             await wait_until(lambda: tab.sending, 5, "sending the remaining started")
             await sent(tab)
-            seen.texts.add(tab.outcome.text())
+            seen.texts.add(tab.totals.outcome.text())
         await wait_until(
             lambda: (
                 run.created == run.recipients and not ui.tasks.running("batch-follow", owner=tab)

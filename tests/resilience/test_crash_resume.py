@@ -106,7 +106,7 @@ def send_and_kill(sandbox: SandboxThread, sheet: Path, timeout: float | None) ->
     """Start the batch, SIGKILL the sender once KILL_AFTER requests were accepted."""
     started = time.monotonic()
     kill_when(
-        gwdesk(sandbox, "send", TEXT, "--csv", str(sheet), "--json", timeout=timeout),
+        gwdesk(sandbox, "send", TEXT, "--csv", str(sheet), "--json", "--yes", timeout=timeout),
         environment(),
         lambda: accepted(sandbox) >= KILL_AFTER,
         within=40,

@@ -53,7 +53,7 @@ def singles_lodged(sandbox: SandboxThread) -> int:
 
 def send_and_kill(sandbox: SandboxThread, sheet: Path) -> int:
     kill_when(
-        gwdesk(sandbox, "send", TEMPLATE, "--csv", str(sheet), "--json"),
+        gwdesk(sandbox, "send", TEMPLATE, "--csv", str(sheet), "--json", "--yes"),
         environment(),
         lambda: singles_lodged(sandbox) >= KILL_AFTER,
         within=60,

@@ -13,6 +13,7 @@ from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.database import StoreError
 from gwdesk.store.engine import Database
 from gwdesk.store.history import HistoryEntry, HistoryStore
+from gwdesk.store.outbox import NewEntry, OutboxStore
 from gwdesk.store.postgres import PostgresDatabase
 from gwdesk.store.shared import SharedData
 from tests.postgres_server import PostgresServer
@@ -153,3 +154,32 @@ def test_the_writer_waits_out_a_server_restart_and_reports_a_longer_absence(
     finally:
         writer.close(WAIT)
         database.close()
+
+
+def test_a_list_sent_is_found_with_the_numbers_its_lodged_requests_reached(
+    shared: SharedData, writer: BackgroundWriter
+) -> None:
+    """A list's history row names its first lodged request; its outbox batch says whom
+    each lodged request reached (one still pending reached nobody yet)."""
+    outbox = OutboxStore(shared)
+    numbers = [(f"614120{i:05d}",) for i in range(3)]
+    _batch, entries = outbox.record(
+        gateway="demo@http://gw", channel="sms", label="Closed", send_id="gwd-list",
+        entries=[NewEntry(i, n, {"text": "Closed"}, f"gwd-list-{i:04d}") for i, n in enumerate(numbers, 1)],
+    )  # fmt: skip
+    for entry in entries[:2]:
+        outbox.begin(entry.id)
+        outbox.lodged(entry.id, batch_code=f"B{entry.id}")
+    history = HistoryStore(shared, writer)
+    now = datetime.now(UTC)
+    history.add(
+        HistoryEntry(
+            now, "REST batch", "3 recipients", "Closed", False, external_system_id="gwd-list-0001"
+        )
+    )
+    history.add(row("Open late", now, external_system_id="gwd-list-0001"))
+    [reached] = history.reached_with("Closed", now - timedelta(minutes=1))
+    assert reached.numbers == {"61412000000", "61412000001"}
+    assert history.reached_with("Closed", now + timedelta(minutes=1)) == []
+    history.close()
+    outbox.close()

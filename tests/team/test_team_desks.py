@@ -116,7 +116,9 @@ def test_a_stop_taken_by_the_receiver_leaves_the_number_out_of_another_desks_lis
 
 def send_and_kill(office: Office, sheet: Path) -> int:
     """Desk A starts the list; it is SIGKILLed once KILL_AFTER requests were accepted."""
-    command, env = office.command("alex", "send", "Your order is ready", "--csv", str(sheet))
+    command, env = office.command(
+        "alex", "send", "Your order is ready", "--csv", str(sheet), "--yes"
+    )
     kill_when(
         command, env, lambda: accepted(office.sandbox) >= KILL_AFTER, within=60, what="desk A"
     )

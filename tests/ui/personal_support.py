@@ -73,7 +73,7 @@ async def batch_tab(ui: UiBundle, qtbot: object, sandbox: SandboxThread) -> Batc
 
 async def planned(tab: BatchTab, within: float = 20.0) -> None:
     """The plan of what the tab shows now has landed (or why there is none)."""
-    template = tab.personal_template()
+    template = tab.compose.personal_template()
     assert template is not None, "the message is a template"
 
     def ready() -> bool:

@@ -48,18 +48,18 @@ async def test_the_totals_give_the_parts_as_a_range_and_name_the_ucs2_recipients
     await imported(tab, write_sheet(tmp_path / "patients.csv"))
     await planned(tab)
 
-    assert tab.figures["valid"].text() == "247"
-    assert tab.figures["invalid"].text() == "3"
-    assert tab.figures["parts"].text() == "1"
-    assert tab.figures["messages"].text() == "247"
-    assert tab.figures["requests"].text() == "30"  # 10 names x 3 clinics, each text shared
-    line = tab.ucs2_label.text()
+    assert tab.totals.figures["valid"].text() == "247"
+    assert tab.totals.figures["invalid"].text() == "3"
+    assert tab.totals.figures["parts"].text() == "1"
+    assert tab.totals.figures["messages"].text() == "247"
+    assert tab.totals.figures["requests"].text() == "30"  # 10 names x 3 clinics, each text shared
+    line = tab.totals.ucs2_label.text()
     assert line.startswith("UCS-2 (70 characters a part) for 74 recipients")
     assert {name for name in UCS2_NAMES if name in line} | {
-        name for name in UCS2_NAMES if name in tab.ucs2_label.toolTip()
+        name for name in UCS2_NAMES if name in tab.totals.ucs2_label.toolTip()
     } == UCS2_NAMES
     assert "row 3, +61 412 000 001: {first name} “Zoë” has ë" in line
-    assert tab.plan_label.text().startswith("247 personal messages, 1 parts each")
+    assert tab.totals.plan_label.text().startswith("247 personal messages, 1 parts each")
 
 
 async def test_the_recipients_missing_a_field_are_listed_with_why_and_exported(
@@ -70,13 +70,13 @@ async def test_the_recipients_missing_a_field_are_listed_with_why_and_exported(
     await imported(tab, write_sheet(tmp_path / "patients.csv"))
     await planned(tab)
 
-    listed = [(r.row, r.reason) for r in tab.recipients.shown_invalid]
+    listed = [(r.row, r.reason) for r in tab.recipients.invalid.rows]
     assert listed == [(i + 2, "no value for {clinic}") for i in MISSING]
-    model = tab.recipients.invalid_model
+    model = tab.recipients.invalid.model
     assert model.rowCount() == 3
     export = tmp_path / "invalid.csv"
     tab.recipients.export_invalid(export)
-    await wait_until(lambda: tab.recipients.export_note.text().startswith("Saved"))
+    await wait_until(lambda: tab.recipients.invalid.export_note.text().startswith("Saved"))
     lines = export.read_text(encoding="utf-8-sig").splitlines()
     assert len(lines) == 4
     assert all("no value for {clinic}" in line for line in lines[1:])
@@ -98,7 +98,7 @@ async def test_a_250_row_csv_lodges_247_messages_each_with_its_own_text(
     assert tab.run is not None
     assert tab.run.personal is not None
     assert [e.state for e in tab.run.entries] == [EntryState.LODGED] * 30
-    assert tab.outcome.text().startswith("All 30 requests lodged: 247 recipients.")
+    assert tab.totals.outcome.text().startswith("All 30 requests lodged: 247 recipients.")
     await wait_until(lambda: len(messages_by_number(sandbox)) == 247, 30, "messages created")
     assert messages_by_number(sandbox) == expected_texts()
     await idle(tab, ui)
@@ -151,7 +151,7 @@ async def test_a_contact_group_is_the_recipients_each_with_their_own_fields(
     tab.compose.editor.set_text("Dear {name}, {clinic} clinic is open late this week.")
     tab.recipients.choose_groups(["Patients"])
     await planned(tab)
-    assert tab.figures["valid"].text() == "2"
+    assert tab.totals.figures["valid"].text() == "2"
     assert "2 contacts of the group Patients" in tab.recipients.summary.text()
 
     tab.send()
@@ -192,8 +192,8 @@ async def test_the_preview_steps_through_recipients_and_jumps_to_an_invalid_one(
     await imported(tab, write_sheet(tmp_path / "patients.csv", 40))
     await planned(tab)
     tab.open_preview()
-    assert tab.preview is not None
-    panel = tab.preview.panel
+    assert tab.trial.dialog is not None
+    panel = tab.trial.dialog.panel
     phone = panel.phone
     assert panel.position.text() == "Recipient 1 of 40 · row 2"
     assert phone.message == "Hi Ann, your check-up at Glebe is due on 3 March."
@@ -220,13 +220,13 @@ async def test_send_a_test_to_me_sends_the_first_message_to_the_own_number(
     tab = await batch_tab(ui, qtbot, sandbox)
     await asyncio.to_thread(store_of(ui).settings.set, OWN_NUMBER, "61499888777")
     ui.session.rules_changed.emit()  # as the Opt-outs tab does once the rules are saved
-    await wait_until(lambda: tab.own_number == "61499888777")
+    await wait_until(lambda: tab.trial.own_number == "61499888777")
     tab.compose.editor.set_text(TEMPLATE)
     await imported(tab, write_sheet(tmp_path / "patients.csv", 12))
     await planned(tab)
 
     tab.send_test()
-    await wait_until(lambda: tab.outcome.text().startswith("Test sent to"), 20)
+    await wait_until(lambda: tab.totals.outcome.text().startswith("Test sent to"), 20)
     await wait_until(lambda: bool(messages_by_number(sandbox)), 20)
     assert messages_by_number(sandbox) == {
         "61499888777": "Hi Ann, your check-up at Glebe is due on 3 March."
@@ -240,8 +240,8 @@ async def test_send_a_test_to_me_without_an_own_number_says_where_to_set_it(
     tab = await batch_tab(ui, qtbot, sandbox)
     tab.compose.editor.set_text("Hello")
     tab.send_test()
-    assert "Opt-outs tab ▸ Rules" in tab.error.text()
-    assert not tab.error.isHidden()
+    assert "Opt-outs tab ▸ Rules" in tab.totals.error.text()
+    assert not tab.totals.error.isHidden()
 
 
 async def test_a_send_the_credits_do_not_cover_asks_first(
@@ -252,8 +252,10 @@ async def test_a_send_the_credits_do_not_cover_asks_first(
     tab.compose.editor.set_text("Hi {first name}, your check-up is due.")
     await imported(tab, write_sheet(tmp_path / "patients.csv", 20))
     await planned(tab)
-    await wait_until(lambda: "more than the balance" in tab.cost_label.text(), 10)
-    assert tab.cost_label.text().startswith("Cost: 20 parts, 20 credits, but the account has 10")
+    await wait_until(lambda: "more than the balance" in tab.totals.cost_label.text(), 10)
+    assert tab.totals.cost_label.text().startswith(
+        "Cost: 20 parts, 20 credits, but the account has 10"
+    )
 
     tab.send()
     box = await confirm(tab, "Cancel")
@@ -337,15 +339,17 @@ async def test_hostile_values_and_headers_are_shown_as_text(
     ]
     combo = tab.merge.combos["first name"]
     assert "Column: <i>First</i> name" in [combo.itemText(i) for i in range(combo.count())]
-    assert label_shows(tab.ucs2_label).text.count("<b>Zoë</b>") == 1
-    assert label_shows(tab.ucs2_label).bold == []
+    assert label_shows(tab.totals.ucs2_label).text.count("<b>Zoë</b>") == 1
+    assert label_shows(tab.totals.ucs2_label).bold == []
     tab.open_preview()
-    assert tab.preview is not None
-    bubble = tab.preview.panel.phone.bubble
+    assert tab.trial.dialog is not None
+    bubble = tab.trial.dialog.panel.phone.bubble
     seen = label_shows(bubble)
     assert (seen.images, seen.bold) == ([], [])
-    assert tab.preview.panel.phone.message == 'Hi <b>Zoë</b> <img src="/dev/zero">, see you soon.'
-    tab.preview.panel.next_invalid()
-    refusal = label_shows(tab.preview.panel.phone.refusal)
+    assert (
+        tab.trial.dialog.panel.phone.message == 'Hi <b>Zoë</b> <img src="/dev/zero">, see you soon.'
+    )
+    tab.trial.dialog.panel.next_invalid()
+    refusal = label_shows(tab.trial.dialog.panel.phone.refusal)
     assert "\x1b" not in refusal.text
     assert "{first name} holds" in refusal.text

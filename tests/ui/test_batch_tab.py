@@ -58,6 +58,13 @@ async def idle(tab: BatchTab, ui: UiBundle) -> None:
     await wait_until(lambda: not busy(), 20, "tab idle")
 
 
+async def asked(tab: BatchTab) -> QMessageBox:
+    """The question the send asks, once it is shown."""
+    await wait_until(lambda: tab.confirm_box is not None and tab.confirm_box.isVisible())
+    assert tab.confirm_box is not None
+    return tab.confirm_box
+
+
 def lodged(tab: BatchTab) -> int:
     """Requests the tab shows lodged (0 before the batch is recorded)."""
     return tab.run.count(EntryState.LODGED) if tab.run is not None else 0
@@ -86,7 +93,7 @@ async def test_a_batch_of_250_arrives_in_three_requests(
     ui: UiBundle, sandbox: SandboxThread, qtbot
 ) -> None:
     tab = await ready_tab(ui, sandbox, qtbot)
-    assert tab.figures["requests"].text() == "3"
+    assert tab.totals.figures["requests"].text() == "3"
     tab.send()
     await sent(tab)
     assert lodged_requests(sandbox) == 3
@@ -190,8 +197,8 @@ async def test_cancel_stops_before_the_next_request_and_send_remaining_completes
     assert [model.data(model.index(row, OUTCOME_COLUMN)) for row in range(done, 3)] == [
         "not sent: cancelled before it was sent"
     ] * (3 - done)
-    assert "Send remaining" in tab.outcome.text()
-    assert tab.remaining_button.isEnabled()
+    assert "Send remaining" in tab.totals.outcome.text()
+    assert tab.totals.remaining_button.isEnabled()
     assert tab.compose.editor.text() == "Hello from the batch tab"
 
     tab.send_remaining()
@@ -221,7 +228,7 @@ async def test_a_failed_request_is_listed_and_the_rest_stay_lodged(
     failed = tab.run.count(EntryState.FAILED)
     noun = "request" if failed == 1 else "requests"
     assert f"{failed} {noun} failed" in tab.results.lodged_label.text()
-    assert "Send remaining" in tab.outcome.text()
+    assert "Send remaining" in tab.totals.outcome.text()
 
     await asyncio.to_thread(set_faults, sandbox, "")
     tab.send_remaining()
@@ -273,7 +280,7 @@ async def test_sending_right_after_typing_waits_for_the_check(
     assert "still being checked" in tab.recipients.error.text()
     assert tab.run is None
     await wait_until(lambda: not tab.recipients.pending())
-    assert tab.figures["valid"].text() == "4"
+    assert tab.totals.figures["valid"].text() == "4"
     await idle(tab, ui)
 
 
@@ -308,7 +315,7 @@ async def test_a_big_batch_is_confirmed_with_its_totals_first(
     tab = await ready_tab(ui, sandbox, qtbot, count=12)
     tab.confirm_above = 10
     tab.send()
-    box = tab.confirm_box
+    box = await asked(tab)  # once the flow has weighed the send (off the GUI thread)
     assert isinstance(box, QMessageBox)
     assert box.isVisible()
     assert "Messages: 12" in box.text()
@@ -316,7 +323,8 @@ async def test_a_big_batch_is_confirmed_with_its_totals_first(
     assert tab.confirm_box is None  # the box has finished: its answer is taken
     assert tab.run is None
     tab.send()
-    send_button = next(b for b in tab.confirm_box.buttons() if b.text() == "Send to 12 recipients")
+    box = await asked(tab)
+    send_button = next(b for b in box.buttons() if b.text() == "Send to 12 recipients")
     send_button.click()
     await sent(tab)
     assert lodged_requests(sandbox) == 1
@@ -337,12 +345,12 @@ async def test_invalid_rows_are_listed_with_reasons_and_exported(
     tab.recipients.import_path(source)
     await wait_until(lambda: tab.recipients.result is not None and not tab.recipients.busy)
     assert tab.recipients.column_combo.currentText() == "2: Mobile"
-    rows = tab.recipients.invalid_model.rows
+    rows = tab.recipients.invalid.model.rows
     assert [(r.row, r.text) for r in rows] == [(3, "=cmd|' /C calc'!A0"), (4, "0412 345")]
-    assert tab.figures["duplicates"].text() == "1"
+    assert tab.totals.figures["duplicates"].text() == "1"
     exported = tmp_path / "invalid.csv"
     tab.recipients.export_invalid(exported)
-    await wait_until(lambda: "Saved 2 rows" in tab.recipients.export_note.text())
+    await wait_until(lambda: "Saved 2 rows" in tab.recipients.invalid.export_note.text())
     with exported.open(encoding="utf-8-sig", newline="") as handle:
         lines = list(csv.reader(handle))
     assert lines[1][:2] == ["3", "'=cmd|' /C calc'!A0"]
@@ -404,7 +412,10 @@ async def test_a_100000_row_import_runs_off_the_gui_thread(
     assert tab.recipients.last_job_thread != threading.main_thread().ident
     assert ticks >= 0.5 * elapsed / 0.02  # the GUI kept ticking all along
     assert len(tab.recipients.result.numbers) > 80_000
-    assert tab.figures["requests"].text() == f"{-(-len(tab.recipients.result.numbers) // 100):,}"
+    assert (
+        tab.totals.figures["requests"].text()
+        == f"{-(-len(tab.recipients.result.numbers) // 100):,}"
+    )
     await idle(tab, ui)
 
 
@@ -452,6 +463,9 @@ async def test_screenshot_batch(
     tab.compose.sender_edit.setText("HarbourDent")
     tab.compose.tags.setText("recall,march")
     tab.send()
+    box = await asked(tab)  # the rows that cannot be sent to
+    assert "3 recipients cannot be sent to" in box.text()
+    next(b for b in box.buttons() if b.text() == "Send to 236 recipients").click()
     await sent(tab)
     await wait_until(lambda: tab.run.created == tab.run.recipients, 20)
     await wait_until(lambda: not ui.tasks.running("batch-follow", owner=tab))

@@ -388,11 +388,11 @@ async def test_the_batch_totals_say_one_opted_out_number_is_excluded(
 ) -> None:
     await opted_out(ui, qtbot, sandbox)
     tab = await batch_tab(ui, qtbot)
-    await wait_until(lambda: tab.figures["excluded"].text() == "1")
-    assert tab.figures["valid"].text() == "250"
-    assert tab.figures["messages"].text() == "249"
-    assert tab.optout_line.text().startswith("Opted out: 1 excluded")
-    assert not tab.export_excluded_button.isHidden()
+    await wait_until(lambda: tab.totals.figures["excluded"].text() == "1")
+    assert tab.totals.figures["valid"].text() == "250"
+    assert tab.totals.figures["messages"].text() == "249"
+    assert tab.totals.optout_line.text().startswith("Opted out: 1 excluded")
+    assert not tab.totals.export_excluded_button.isHidden()
 
 
 async def test_a_250_row_batch_with_the_number_lodges_249_and_says_1_excluded(
@@ -405,7 +405,7 @@ async def test_a_250_row_batch_with_the_number_lodges_249_and_says_1_excluded(
     assert tab.run is not None
     assert tab.run.recipients_in(EntryState.LODGED) == 249
     assert tab.run.batch.excluded == (CUSTOMER,)
-    assert "1 opted-out recipient excluded" in tab.outcome.text()
+    assert "1 opted-out recipient excluded" in tab.totals.outcome.text()
     await wait_until(lambda: message_count(sandbox) == 250, 30, "the sandbox made 249 more")
     to_customer = sandbox.query("SELECT COUNT(*) FROM messages WHERE to_number = ?", (CUSTOMER,))
     assert to_customer == [(1,)]  # the two-way message before the STOP, nothing since
@@ -417,10 +417,10 @@ async def test_the_batchs_opted_out_recipients_export_as_csv(
 ) -> None:
     await opted_out(ui, qtbot, sandbox)
     tab = await batch_tab(ui, qtbot, count=20)
-    await wait_until(lambda: tab.figures["excluded"].text() == "1")
+    await wait_until(lambda: tab.totals.figures["excluded"].text() == "1")
     target = tmp_path / "excluded.csv"
-    tab.export_excluded(target)
-    await wait_until(lambda: "Saved 1 to excluded.csv" in tab.optout_line.text())
+    tab.totals.export_excluded(target)
+    await wait_until(lambda: "Saved 1 to excluded.csv" in tab.totals.optout_line.text())
     rows = list(csv.reader(target.read_text(encoding="utf-8-sig").splitlines()))
     assert rows[0][:2] == ["Number", "State"]
     assert rows[1][:2] == [CUSTOMER, "opted out"]
@@ -432,11 +432,11 @@ async def test_marking_the_batch_purely_factual_keeps_the_opted_out_number(
 ) -> None:
     await opted_out(ui, qtbot, sandbox)
     tab = await batch_tab(ui, qtbot, count=20)
-    await wait_until(lambda: tab.figures["excluded"].text() == "1")
+    await wait_until(lambda: tab.totals.figures["excluded"].text() == "1")
     tab.compose.marking.factual.setChecked(True)
-    await wait_until(lambda: tab.figures["excluded"].text() == "0")
-    assert tab.figures["messages"].text() == "20"
-    assert "purely factual" in tab.optout_line.text()
+    await wait_until(lambda: tab.totals.figures["excluded"].text() == "0")
+    assert tab.totals.figures["messages"].text() == "20"
+    assert "purely factual" in tab.totals.optout_line.text()
 
 
 async def test_a_marketing_batch_from_a_sender_name_is_refused_at_from(
@@ -458,10 +458,10 @@ async def test_the_batch_counts_the_instruction_of_a_marketing_message(
     await ui.connect(sandbox)
     tab = await batch_tab(ui, qtbot, count=5)
     tab.compose.editor.set_text("y" * 150)
-    assert tab.figures["parts"].text() == "1"
+    assert tab.totals.figures["parts"].text() == "1"
     tab.compose.marking.marketing.setChecked(True)
-    await wait_until(lambda: tab.figures["parts"].text() == "2")
-    assert tab.figures["messages"].text() == "10"
+    await wait_until(lambda: tab.totals.figures["parts"].text() == "2")
+    assert tab.totals.figures["messages"].text() == "10"
 
 
 async def test_the_batch_from_field_shows_the_sender_rules(ui: UiBundle, qtbot: QtBot) -> None:
@@ -482,11 +482,11 @@ async def test_screenshot_batch_with_exclusions(
     store_of(ui).optouts.set("61412000007", True, reason="<b>angry</b> \x1b[31mcall\x1b[0m")
     tab = await batch_tab(ui, qtbot)
     window = in_window(qtbot, tab)
-    await wait_until(lambda: tab.figures["excluded"].text() == "2")
+    await wait_until(lambda: tab.totals.figures["excluded"].text() == "2")
     tab.send()
     await wait_until(lambda: tab.run is not None and not tab.sending, 30)
     await stop_following(ui, tab)
-    assert "2 opted-out recipients excluded" in tab.outcome.text()
+    assert "2 opted-out recipients excluded" in tab.totals.outcome.text()
     await shot(window, screenshots_dir, "batch-excluded.png", WINDOW)
 
 

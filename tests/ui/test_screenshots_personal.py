@@ -98,17 +98,17 @@ async def test_screenshot_merge_fields_and_preview(
     tab.compose.sender_edit.setText("0412 999 000")
     await imported(tab, write_patients(tmp_path / "march-recalls.csv"))
     await planned(tab)
-    await wait_until(lambda: bool(tab.cost_label.text()), 10, "the cost")
+    await wait_until(lambda: bool(tab.totals.cost_label.text()), 10, "the cost")
     assert tab.planner.plan is not None
     await shot(window, screenshots_dir, "batch-merge-fields.png", WINDOW)
 
     tab.open_preview()
-    assert tab.preview is not None
-    tab.preview.panel.show_at(0)
-    await shot(tab.preview, screenshots_dir, "preview-phone.png")
-    tab.preview.panel.next_invalid()
-    await shot(tab.preview, screenshots_dir, "preview-phone-invalid.png")
-    tab.preview.close()
+    assert tab.trial.dialog is not None
+    tab.trial.dialog.panel.show_at(0)
+    await shot(tab.trial.dialog, screenshots_dir, "preview-phone.png")
+    tab.trial.dialog.panel.next_invalid()
+    await shot(tab.trial.dialog, screenshots_dir, "preview-phone-invalid.png")
+    tab.trial.dialog.close()
 
 
 async def test_screenshot_contacts(

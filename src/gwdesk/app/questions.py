@@ -33,6 +33,9 @@ class Concern(StrEnum):
     LIST = "list"
     """A send to a list: it goes to many at once, so it is asked about (issue: no send
     the operator did not confirm)."""
+    DUPLICATE = "duplicate"
+    """The same text went to most of these recipients a short while ago: a send made
+    twice by mistake (the Ctrl+Enter pressed again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +76,26 @@ def already_lodged(lodged: int) -> Ask:
         Concern.ALREADY_LODGED,
         f"The last batch already reached {plural(lodged, 'recipient')}; Send remaining "
         "sends only to the others. Send this batch to every recipient again?",
+    )
+
+
+def list_send(totals: str) -> Ask:
+    """A list asked about for its size: what it comes to, figure by figure."""
+    return Ask(Concern.LIST, f"Send this batch?\n\n{totals}")
+
+
+def sent_before(ago: str, reached: int, recipients: int, sends: int = 1) -> Ask:
+    """The same text already went to `reached` of these `recipients` (`ago`: when the
+    last of those `sends` was made, in words: "2 hours ago")."""
+    these = (
+        f"all {recipients:,} of these recipients"
+        if reached == recipients
+        else f"{reached:,} of these {plural(recipients, 'recipient')}"
+    )
+    when = ago if sends == 1 else f"in {sends:,} sends, the last {ago}"
+    return Ask(
+        Concern.DUPLICATE,
+        f"This text was sent {when} to {these}. Send it to them again?",
     )
 
 

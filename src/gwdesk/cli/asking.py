@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TextIO
 
-from gwdesk.app.questions import Concern, SendQuestion
+from gwdesk.app.questions import Ask, Concern, SendQuestion
 from gwdesk.cli import Output, UsageError
 
 YES = ("y", "yes")
@@ -40,10 +40,12 @@ async def settle(
     flags: Mapping[Concern, str],
     given: Collection[Concern] = (),
     stdin: TextIO | None = None,
+    refusal: Callable[[Ask], str] | None = None,
 ) -> None:
     """Go on when the send asks nothing, or every concern is answered yes: by its flag
     (`given`), else by the operator at a terminal. Otherwise `UsageError` (exit 2):
-    nothing was sent. `flags` names the flag of each concern."""
+    nothing was sent. `flags` names the flag of each concern; `refusal` says a concern
+    left unanswered in the send's own words (each on a line, the last the error)."""
     if question is None:
         return
     left = [ask for ask in question.asks if ask.concern not in given]
@@ -53,6 +55,11 @@ async def settle(
     answer_with = f" ({' and '.join(named)} sends it anyway)" if named else ""
     stream = stdin or sys.stdin
     if not interactive(stream):
+        if refusal is not None:
+            *first, last = [refusal(ask) for ask in left]
+            for line in first:
+                out.note(line)
+            raise UsageError(last)
         said = " ".join(ask.text for ask in left)
         raise UsageError(
             f"{said} There is no terminal to answer at, so nothing was sent{answer_with}."

@@ -2,13 +2,16 @@
 
 The template (a saved one, or the MESSAGE read as one) is filled in for each row of
 `--csv` (its columns by header, then the fields of the contact holding the row's
-number) or each `--to` number (its contact's fields), every text made and checked
-before anything is sent (`Sending.plan_personal`): the totals are printed first
+number), each `--to` number (its contact's fields) or each member of a `--group`,
+every text made and checked before anything is sent (the list flow's plan,
+`gwdesk.app.list_send`, as the Batch tab makes it): the totals are printed first
 (parts as a range and in all, requests, the recipients whose own values turn the
 message into UCS-2 or add a part, and those that cannot be sent to, with why),
 then the cost against the account's credits. `--dry-run` prints every rendered
-message and the totals and sends nothing; a send the credits do not cover is
-refused unless `--force`; unusable recipients stop it unless `--skip-invalid`.
+message and the totals and sends nothing. The send asks what the Batch tab asks,
+answered by flags (`cli.send.answer`): unusable recipients stop it unless
+`--skip-invalid`, credits that do not cover it unless `--force`, a big list or the
+same text sent again unless `--yes`.
 """
 
 from __future__ import annotations
@@ -19,18 +22,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from gwdesk.app.list_send import ListSend, StoreAwayError, StoreError, ValidationError
+from gwdesk.app.merge import combined
 from gwdesk.app.personal import (
     Cost,
     PersonalPlan,
     Recipients,
+    group_recipients,
     number_recipients,
     table_recipients,
     totals_lines,
 )
-from gwdesk.app.sending import Sending
 from gwdesk.cli import EXIT_OK, Output, UsageError, profile_store_sending
 from gwdesk.cli.send import (
     MAX_SHOWN,
+    answer,
     composed,
     csv_summary,
     pick_column,
@@ -49,11 +55,11 @@ from gwdesk.store.local import LocalStore
 
 def wanted(args: argparse.Namespace) -> bool:
     """Whether `gwdesk send` makes a text per recipient: a saved template, a dry run, or
-    a MESSAGE with placeholders sent to a file's rows (a `--to` MESSAGE stays literal,
-    as it always was)."""
+    a MESSAGE with placeholders sent to a file's rows or a group's contacts (a `--to`
+    MESSAGE stays literal, as it always was)."""
     if args.template or args.dry_run:
         return True
-    if not args.csv or args.message is None:
+    if not (args.csv or args.group) or args.message is None:
         return False
     try:
         return parse_template(args.message).personal
@@ -96,24 +102,35 @@ def read_rows(path: Path, region: str, column: str | None) -> Table:
 def recipients_of(
     args: argparse.Namespace, template: Template, region: str, contacts: ContactStore, out: Output
 ) -> Recipients:
-    """Blocking: a worker thread."""
+    """The file's rows or the `--to` numbers, then each `--group`'s contacts, as one
+    list (each number once). Blocking: a worker thread."""
+    parts: list[Recipients] = []
     if args.csv:
         path = Path(args.csv)
         table = read_rows(path, region, args.column)
         out.note(csv_summary(path, table))
         try:
-            return table_recipients(
-                table, table.column, region, template, contacts, source=path.name
+            parts.append(
+                table_recipients(table, table.column, region, template, contacts, source=path.name)
             )
         except ImportFailed as exc:
             raise UsageError(exc.message) from None
-    if args.column is not None:
+    elif args.column is not None:
         raise UsageError("--column goes with --csv.")
-    listing = read_to(args.to, region)
-    for row in listing.invalid[:MAX_SHOWN]:
-        out.note(f"--to #{row.row}: {row.text[:40]!r}: {row.reason}")
-    found = number_recipients(listing.numbers, template, contacts)
-    return replace(found, invalid=listing.invalid, duplicates=listing.duplicates)
+    elif args.to:
+        listing = read_to(args.to, region)
+        for row in listing.invalid[:MAX_SHOWN]:
+            out.note(f"--to #{row.row}: {row.text[:40]!r}: {row.reason}")
+        found = number_recipients(listing.numbers, template, contacts)
+        parts.append(replace(found, invalid=listing.invalid, duplicates=listing.duplicates))
+    for name in args.group or ():
+        try:
+            parts.append(group_recipients(contacts, name, template))
+        except ValidationError as exc:
+            raise UsageError(exc.message) from None
+    if not parts:
+        raise UsageError("Give the recipients: --to NUMBER, --csv FILE or --group NAME.")
+    return combined(parts)
 
 
 def plan_json(plan: PersonalPlan, cost: Cost, *, messages: bool) -> dict[str, Any]:
@@ -172,36 +189,26 @@ def message_line(plan: PersonalPlan, index: int) -> str:
 async def send_personal(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
     region = service.profile.region
     async with profile_store_sending(service) as (store, sending):
+        flow = ListSend.of(sending, store)
         template = template_of(args, store)
-        recipients = await asyncio.to_thread(
-            recipients_of, args, template, region, store.contacts, out
-        )
+        try:
+            recipients = await asyncio.to_thread(
+                recipients_of, args, template, region, store.contacts, out
+            )
+        except StoreError as exc:
+            raise StoreAwayError("The contacts cannot be read", exc) from exc
         form = composed(args, sending.compliance.marketing_default)
-        plan = await sending.plan_personal(form, template, recipients)
-        cost = await sending.cost(plan)
+        plan = await flow.plan_of(form, template, recipients)
+        prepared = await flow.prepare_personal(plan)
+        cost = prepared.cost or Cost(plan.parts[2])
         if args.dry_run:
             lines = [message_line(plan, i) for i in range(len(plan.messages))]
             lines += [*totals_lines(plan), f"cost: {cost.summary()}", "dry run: nothing was sent"]
             out.result({"ok": True, "dry_run": True, **plan_json(plan, cost, messages=True)}, lines)
             return EXIT_OK
-        return await _send(args, sending, plan, cost, out)
-
-
-async def _send(
-    args: argparse.Namespace, sending: Sending, plan: PersonalPlan, cost: Cost, out: Output
-) -> int:
-    for line in totals_lines(plan):
-        out.note(line)
-    out.note(f"cost: {cost.summary()}")
-    if plan.invalid and not args.skip_invalid:
-        raise UsageError(
-            f"{len(plan.invalid):,} recipient(s) cannot be sent to; nothing was sent "
-            "(--skip-invalid sends to the rest, --dry-run shows every message)."
-        )
-    if cost.covered is False and not args.force:
-        raise UsageError(
-            f"The send needs {cost.credits:,} credits and the account has {cost.balance:,}; "
-            "nothing was sent (--force sends it anyway)."
-        )
-    outcome = await sending.send_personal(plan)
+        for line in totals_lines(plan):
+            out.note(line)
+        out.note(f"cost: {cost.summary()}")
+        await answer(prepared, args, out)
+        outcome = await flow.send(prepared)
     return report_send(outcome, out)

@@ -1,9 +1,16 @@
-"""`gwdesk send`: an SMS to one or more recipients, through the application core.
+"""`gwdesk send`: an SMS to one recipient or a list, through the application core.
 
 The recipients are checked once, by `gwdesk.importing` (a file as the console's Batch
-import reads it, or the `--to` values), the message and its options by
-`gwdesk.app.sms.check_message` (the Send tab's checks); then `Sending.send_list`
-records the send in the profile's outbox, sends it in requests of 100 and writes
+import reads it, or the `--to` values), with the members of `--group`s added; the
+message and its options by the Send tab's checks. One `--to` is a single message.
+Anything more is a list, and goes through the list flow the Batch tab uses
+(`gwdesk.app.list_send`): it is weighed (opt-outs, cost against the credits, a send
+of the same text to most of the list within the last 24 hours) and, when it must be
+asked about, the question is answered by flags (`--skip-invalid` for rows that
+cannot be sent to, `--force` for credits that do not cover it, `--yes` for the rest:
+a list above 1,000 recipients, the same text again); at a terminal gwdesk asks y/N
+instead, elsewhere it refuses (exit 2, naming the flag) and sends nothing. Then the
+send is recorded in the profile's outbox, sent in requests of 100 and written to
 the history. Results print as short lines for people, or as one JSON object with
 `--json` (message fields keep the gateway's own names). The account's opt-out list
 is honoured there: a single opted-out recipient is refused (exit 1, the reason on
@@ -21,10 +28,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
+from gwdesk.app.list_send import (
+    ASK_ABOVE,
+    DUPLICATE_WINDOW,
+    ListSend,
+    PreparedSend,
+    StoreAwayError,
+    StoreError,
+)
+from gwdesk.app.merge import with_group_numbers
+from gwdesk.app.questions import Ask, Concern, plural
 from gwdesk.app.send_values import Sent
 from gwdesk.app.sender_rules import sender_notes
 from gwdesk.app.sending import Outcome
-from gwdesk.app.sms import Channel, SmsForm, check_message
+from gwdesk.app.sms import Channel, SmsForm
 from gwdesk.cli import (
     EXIT_AMBIGUOUS,
     EXIT_AUTH,
@@ -37,9 +54,10 @@ from gwdesk.cli import (
     UsageError,
     message_json,
     moment,
-    profile_sending,
+    profile_store_sending,
     subcommand,
 )
+from gwdesk.cli.asking import settle
 from gwdesk.domain.numbers import RecipientCheck, Rejected
 from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError
 from gwdesk.gateway.service import GatewayService
@@ -114,32 +132,113 @@ def as_check(listing: RecipientList) -> RecipientCheck:
     return RecipientCheck(listing.numbers, rejected, listing.duplicates)
 
 
-async def send_recipients(args: argparse.Namespace, region: str, out: Output) -> RecipientCheck:
-    """The recipients checked once, by `gwdesk.importing` (a file or the --to values), on
-    a worker thread so the event loop keeps turning."""
+async def list_recipients(
+    args: argparse.Namespace, region: str, out: Output
+) -> RecipientList | None:
+    """The `--csv` or `--to` recipients checked once, by `gwdesk.importing`, on a worker
+    thread so the event loop keeps turning; each unusable entry is noted (whether the
+    send goes without them is the list's question, `--skip-invalid`'s to answer).
+    None when neither is given (the recipients are contact groups)."""
     if args.csv:
         path = Path(args.csv)
         table, listing = await asyncio.to_thread(read_csv, path, region, args.column)
         out.note(csv_summary(path, table))
         where = "row "
-    else:
+    elif args.to:
         if args.column is not None:
             raise UsageError("--column goes with --csv.")
         listing = await asyncio.to_thread(read_to, args.to, region)
         where = "--to #"
-    if listing.invalid:
-        for row in listing.invalid[:MAX_SHOWN]:
-            out.note(f"{where}{row.row}: {row.text[:40]!r}: {row.reason}")
-        if len(listing.invalid) > MAX_SHOWN:
-            out.note(f"... and {len(listing.invalid) - MAX_SHOWN:,} more unusable entries")
-        if not args.skip_invalid:
-            raise UsageError(
-                f"{len(listing.invalid):,} recipient(s) are not usable; nothing was sent "
-                "(--skip-invalid sends to the rest)."
-            )
+    else:
+        return None
+    for row in listing.invalid[:MAX_SHOWN]:
+        out.note(f"{where}{row.row}: {row.text[:40]!r}: {row.reason}")
+    if len(listing.invalid) > MAX_SHOWN:
+        out.note(f"... and {len(listing.invalid) - MAX_SHOWN:,} more unusable entries")
     if listing.duplicates:
         out.note(f"{listing.duplicates:,} repeated number(s) will be sent to once")
-    return as_check(listing)
+    return listing
+
+
+async def send_recipients(args: argparse.Namespace, region: str, out: Output) -> RecipientCheck:
+    """`list_recipients` as a send's check (`--to` and `--csv` only)."""
+    listing = await list_recipients(args, region, out)
+    return as_check(listing) if listing is not None else RecipientCheck((), (), 0)
+
+
+async def with_groups(
+    flow: ListSend, names: Sequence[str], listing: RecipientList | None
+) -> RecipientList:
+    """The list with the members of `--group`s added (each at its first number, each
+    number once)."""
+    if not names:
+        return listing or RecipientList((), (), 0, 0)
+    try:
+        members = await flow.members(names)
+    except StoreError as exc:
+        raise StoreAwayError("The contact groups cannot be read", exc) from exc
+    empty = [name for name in names if not members.get(name)]
+    if empty:
+        raise UsageError(f"The group {empty[0]!r} has no contacts (gwdesk contacts shows them).")
+    found = with_group_numbers(listing, members.values())
+    assert found is not None
+    return found
+
+
+# ---- the question a list send asks, answered by flags ---------------------------------------
+
+#: The flag that answers each concern when gwdesk cannot ask (not at a terminal).
+FLAGS: Final = {
+    Concern.CREDITS_SHORT: "--force",
+    Concern.INVALID_ROWS: "--skip-invalid",
+    Concern.LIST: "--yes",
+    Concern.DUPLICATE: "--yes",
+    Concern.ALREADY_LODGED: "--yes",
+}
+
+
+def answered_by(args: argparse.Namespace) -> frozenset[Concern]:
+    given = {"--force": args.force, "--skip-invalid": args.skip_invalid, "--yes": args.yes}
+    return frozenset(concern for concern, flag in FLAGS.items() if given[flag])
+
+
+def refusal(ask: Ask, prepared: PreparedSend) -> str:
+    """Why the send was refused, and the flag that sends it anyway."""
+    if ask.concern is Concern.INVALID_ROWS:
+        if prepared.plan is not None:
+            return (
+                f"{prepared.invalid:,} recipient(s) cannot be sent to; nothing was sent "
+                "(--skip-invalid sends to the rest, --dry-run shows every message)."
+            )
+        return (
+            f"{prepared.invalid:,} recipient(s) are not usable; nothing was sent "
+            "(--skip-invalid sends to the rest)."
+        )
+    cost = prepared.cost
+    if ask.concern is Concern.CREDITS_SHORT and cost is not None:
+        return (
+            f"The send needs {cost.credits or 0:,} credits and the account has "
+            f"{cost.balance or 0:,}; nothing was sent (--force sends it anyway)."
+        )
+    if ask.concern is Concern.LIST:
+        return (
+            f"A list of {plural(prepared.recipients, 'recipient')} is asked about first; "
+            "nothing was sent (--yes sends it)."
+        )
+    return f"{ask.text} Nothing was sent ({FLAGS[ask.concern]} sends it again)."
+
+
+async def answer(prepared: PreparedSend, args: argparse.Namespace, out: Output) -> None:
+    """Answer the list's question: each concern by its flag, the rest asked y/N at a
+    terminal; elsewhere a concern no flag answers refuses the send (`UsageError`, exit 2,
+    naming the flag: nothing was sent)."""
+    await settle(
+        prepared.question,
+        out,
+        flags=FLAGS,
+        given=answered_by(args),
+        refusal=lambda ask: refusal(ask, prepared),
+    )
 
 
 # ---- what each request came to -----------------------------------------------------------
@@ -263,6 +362,8 @@ def warn_of_sender(args: argparse.Namespace, form: SmsForm, region: str, out: Ou
 async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
     if bool(args.reply_type) != bool(args.reply_path):
         raise UsageError("--reply-type and --reply-path go together.")
+    if not (args.to or args.csv or args.group):
+        raise UsageError("Give the recipients: --to NUMBER, --csv FILE or --group NAME.")
     from gwdesk.cli import personal, single
 
     if personal.wanted(args):
@@ -270,31 +371,46 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
     if args.message is None:
         raise UsageError("Give the MESSAGE to send, or --template NAME.")
     region = service.profile.region
-    checked = await send_recipients(args, region, out)
-    if not checked.numbers:
-        raise UsageError("There is no usable recipient; nothing was sent.")
-    if single.wanted(args):
+    if single.wanted(args):  # one message, as the Send tab sends it
+        checked = await send_recipients(args, region, out)
+        if not checked.numbers:
+            raise UsageError("There is no usable recipient; nothing was sent.")
         return await single.send_to_one(args, service, checked.numbers[0], out)
-    async with profile_sending(service) as sending:
+    listing = await list_recipients(args, region, out)
+    async with profile_store_sending(service) as (store, sending):
+        flow = ListSend.of(sending, store)
+        listing = await with_groups(flow, args.group or (), listing)
+        if not listing.numbers:
+            unusable = len(listing.invalid)
+            raise UsageError(
+                f"{unusable:,} recipient(s) are not usable; nothing was sent."
+                if unusable
+                else "There is no usable recipient; nothing was sent."
+            )
         form = composed(args, sending.compliance.marketing_default)
-        message = check_message(form, region, compliance=sending.compliance)
+        message = flow.check_message(form)
         warn_of_sender(args, form, region, out)
-        # Checked once, above: the numbers are not checked again.
-        outcome = await sending.send_list(
-            message, checked.numbers, rejected=checked.rejected, duplicates=checked.duplicates
-        )
+        prepared = await flow.prepare_list(message, listing)
+        await answer(prepared, args, out)
+        outcome = await flow.send(prepared)
     return report_send(outcome, out)
 
 
 def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
-    p = subcommand(sub, "send", common, "send an SMS to one or more recipients (100 per request)")
+    p = subcommand(
+        sub,
+        "send",
+        common,
+        "send an SMS to one or more recipients (100 per request); a list asks first when "
+        "it must (--yes, --skip-invalid, --force answer it)",
+    )
     p.add_argument(
         "message",
         nargs="?",
         metavar="MESSAGE",
         help="the text to send; with --csv, {column} and {column|fallback} fill it per row",
     )
-    who = p.add_mutually_exclusive_group(required=True)
+    who = p.add_mutually_exclusive_group()
     who.add_argument("--to", action="append", metavar="NUMBER", help="a recipient (repeatable)")
     who.add_argument(
         "--csv",
@@ -303,14 +419,33 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         "(encoding, delimiter, header and the phone-number column are found)",
     )
     p.add_argument(
+        "--group",
+        action="append",
+        metavar="NAME",
+        help="the members of a contact group (repeatable; alone or with --to or --csv), "
+        "each at its first number; with placeholders, their contact fields fill them",
+    )
+    p.add_argument(
         "--column",
         metavar="N|HEADER",
         help="with --csv: the recipients' column, by number (1 is the first) or header",
     )
-    p.add_argument(
+    asked = p.add_argument_group(
+        "a list send's question (asked y/N at a terminal; elsewhere refused unless answered)"
+    )
+    asked.add_argument(
+        "--yes",
+        action="store_true",
+        help=f"send a list that asks first: more than {ASK_ABOVE:,} recipients, or the same "
+        f"text to most of them within the last {DUPLICATE_WINDOW.total_seconds() / 3600:.0f} hours",
+    )
+    asked.add_argument(
         "--skip-invalid",
         action="store_true",
-        help="send to the usable numbers only (without it, one unusable entry stops the send)",
+        help="send to the usable recipients only (without it, one unusable entry stops the send)",
+    )
+    asked.add_argument(
+        "--force", action="store_true", help="send even when the account's credits do not cover it"
     )
     p.add_argument("--from", dest="source", metavar="X", help="sender number or name")
     p.add_argument(
@@ -343,9 +478,6 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         "--dry-run",
         action="store_true",
         help="print every rendered message, the totals and the cost; send nothing",
-    )
-    p.add_argument(
-        "--force", action="store_true", help="send even when the account's credits do not cover it"
     )
     p.set_defaults(handler=cmd_send)
 

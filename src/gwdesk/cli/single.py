@@ -26,8 +26,9 @@ FLAGS = {Concern.CREDITS_SHORT: "--force"}
 
 
 def wanted(args: argparse.Namespace) -> bool:
-    """Whether `gwdesk send` is a single send: one `--to` (a file is a list, however short)."""
-    return not args.csv and args.to is not None and len(args.to) == 1
+    """Whether `gwdesk send` is a single send: one `--to` (a file or a group is a list,
+    however short)."""
+    return len(args.to or ()) == 1 and not args.csv and not getattr(args, "group", None)
 
 
 async def send_to_one(

@@ -9,6 +9,7 @@ local file), so a send never waits for the file's lock or the server.
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -41,6 +42,15 @@ class HistoryEntry:
     id: int | None = None
     operator: str = ""
     """Who sent it (a team's operator name; '' for a one-desk profile's older rows)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reached:
+    """One send of a text and the numbers it reached (`HistoryStore.reached_with`)."""
+
+    at: datetime
+    operator: str
+    numbers: frozenset[str]
 
 
 @store_methods
@@ -103,6 +113,48 @@ class HistoryStore:
         merged.sort(key=lambda e: e.at.astimezone(UTC), reverse=True)
         return merged[:limit]
 
+    def reached_with(self, text: str, moment: datetime, limit: int = 200) -> list[Reached]:
+        """The sends of exactly `text` since `moment`, newest first, each with the numbers
+        it reached. A history row names a list by its count ("200 recipients") and its
+        first lodged request's ExternalSystemId; the numbers are those of its outbox
+        batch's lodged requests (a run and its "Send remaining" are one batch, told once).
+        Rows not yet written by the writer thread count too."""
+        start = moment.astimezone(UTC)
+        with self._lock:
+            queued = [e for e in self._queued if e.text == text and e.at.astimezone(UTC) >= start]
+        with self.database.session() as session:
+            rows = session.execute(
+                "SELECT at, external_system_id, operator FROM history "
+                "WHERE text = ? AND at >= ? AND external_system_id IS NOT NULL "
+                "ORDER BY at DESC, id DESC LIMIT ?",
+                (text, start.isoformat(), limit),
+            ).fetchall()
+            sends = [(at, str(r[1]), str(r[2] or "")) for r in rows if (at := _moment(r[0]))] + [
+                (e.at, e.external_system_id, e.operator) for e in queued if e.external_system_id
+            ]
+            found: dict[int, Reached] = {}
+            for at, external, operator in sorted(sends, key=lambda s: s[0], reverse=True):
+                lodged = session.execute(
+                    "SELECT b.id, b.created_us, e.recipients FROM outbox_entries m "
+                    "JOIN outbox_batches b ON b.id = m.batch_id "
+                    "JOIN outbox_entries e ON e.batch_id = b.id "
+                    "WHERE m.external_system_id = ? AND e.state = 'lodged' "
+                    "ORDER BY b.id DESC",
+                    (external,),
+                ).fetchall()
+                if not lodged:
+                    continue
+                # An operator's own ExternalSystemId may name several sends: the last
+                # one recorded before the row was written is the row's.
+                made = int(at.astimezone(UTC).timestamp() * 1_000_000)
+                before = [int(r[0]) for r in lodged if int(r[1] or 0) <= made]
+                batch = max(before or [int(r[0]) for r in lodged])
+                if batch in found:
+                    continue
+                numbers = frozenset(n for r in lodged if int(r[0]) == batch for n in _numbers(r[2]))
+                found[batch] = Reached(at, operator, numbers)
+        return list(found.values())
+
     def _signed(self, entry: HistoryEntry) -> HistoryEntry:
         if entry.operator or not self.operator:
             return entry
@@ -126,6 +178,24 @@ def _insert(session: Session, entry: HistoryEntry) -> HistoryEntry:
     ).fetchall()  # fmt: skip
     # A team's server names an operator's own login itself: the row as it was written.
     return replace(entry, id=int(rows[0][0]), operator=rows[0][1])
+
+
+def _moment(text: object) -> datetime | None:
+    """A row's time; None when it cannot be read (an edited row is passed over)."""
+    try:
+        found = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return found if found.tzinfo is not None else None
+
+
+def _numbers(text: object) -> tuple[str, ...]:
+    """An outbox entry's recipients (a JSON list); () when it cannot be read."""
+    try:
+        loaded = json.loads(str(text))
+    except (json.JSONDecodeError, TypeError):
+        return ()
+    return tuple(str(n) for n in loaded) if isinstance(loaded, list) else ()
 
 
 def _entry(row: Any) -> HistoryEntry:

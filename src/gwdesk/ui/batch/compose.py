@@ -26,8 +26,10 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.app.sender_rules import SenderNotes, sender_notes
-from gwdesk.app.sms import Channel, Compliance, SmsForm
+from gwdesk.app.sms import Channel, Compliance, SmsForm, with_instruction
 from gwdesk.domain.numbers import DEFAULT_REGION
+from gwdesk.domain.profile import Profile
+from gwdesk.domain.templates import Template, TemplateError
 from gwdesk.ui.widgets.compliance import MarkingChoice, show_sender_notes
 from gwdesk.ui.widgets.field_errors import error_label, stacked
 from gwdesk.ui.widgets.message_editor import MessageEditor
@@ -164,6 +166,69 @@ class BatchCompose(QGroupBox):
             marketing=self.marking.marketing.isChecked(),
             factual=self.marking.factual.isChecked(),
         )
+
+    def personal_template(self) -> Template | None:
+        """The message as a template with placeholders (None: the same text for all)."""
+        template = self.editor.template()
+        return template if isinstance(template, Template) and template.personal else None
+
+    def same_text(self) -> str:
+        """A message that is the same for all, as sent (`{{` written as one brace)."""
+        template = self.editor.template()
+        return template.render({}) if isinstance(template, Template) else self.editor.text()
+
+    def add_tools(self, note: QWidget, picker: QWidget) -> None:
+        """A line for what the templates did (it takes the room) and their picker,
+        above the text."""
+        self.tools.insertWidget(0, note, 1)
+        self.tools.addWidget(picker)
+
+    def template_problem(self) -> TemplateError | None:
+        """Why the text cannot be read as a template (None: it can, or has no brace)."""
+        template = self.editor.template()
+        return template if isinstance(template, TemplateError) else None
+
+    def set_text(self, text: str) -> None:
+        self.editor.set_text(text)
+
+    def text(self) -> str:
+        """The text as typed."""
+        return self.editor.text()
+
+    def has_text(self) -> bool:
+        return bool(self.editor.text())
+
+    def parts_each(self) -> int:
+        """The parts the text needs as typed (a marketing instruction counted)."""
+        return self.editor.info().parts
+
+    def marked(self) -> tuple[bool, bool]:
+        """(Marketing, Purely factual) as ticked."""
+        return self.marking.marked()
+
+    def previewed_text(self) -> str:
+        """The same-for-all message as a phone shows it (a marketing one ends with the
+        profile's instruction)."""
+        text = self.same_text()
+        if self.marked()[0] and text.strip():
+            return with_instruction(text, self.compliance.instruction)
+        return text
+
+    def set_profile(self, profile: Profile | None, compliance: Compliance | None) -> None:
+        """The profile's gateway zone (beside Send at), region (for From) and marketing
+        rules (Marketing ticked as it says)."""
+        zone = (profile.zone, profile.timezone) if profile is not None else (None, "")
+        self.send_at.set_gateway_zone(*zone)
+        self.set_region(profile.region if profile is not None else DEFAULT_REGION)
+        if compliance is not None:
+            self.set_compliance(compliance)
+
+    def sender_shown(self) -> str:
+        """What a recipient's phone names as the sender: From, or the HEADER name."""
+        reply = self.replies.reply()
+        if reply is not None and reply[0] == "HEADER":
+            return reply[1]
+        return self.sender_edit.text()
 
     def set_compliance(self, compliance: Compliance, *, default: bool = True) -> None:
         """The profile's marketing rules; `default`: tick Marketing as the profile says."""

@@ -16,8 +16,10 @@ from typing import Final
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QVBoxLayout, QWidget
 
-from gwdesk.app.merge import FieldMap
+from gwdesk.app.merge import FieldMap, offered_sources
+from gwdesk.app.personal import PersonalPlan, Recipients
 from gwdesk.domain.templates import Placeholder, Template
+from gwdesk.importing.table import Table
 from gwdesk.ui.plain_text import PlainLabel, visible
 
 AUTO: Final = "\x00same name"
@@ -116,6 +118,26 @@ class MergeBox(QGroupBox):
             self.grid.addWidget(example, row, 2)
             self.combos[placeholder.key] = combo
             self.examples[placeholder.key] = example
+
+    def show_plan(
+        self,
+        template: Template | None,
+        table: Table | None,
+        recipients: Recipients | None,
+        plan: PersonalPlan | None,
+    ) -> None:
+        """A plan landed (or why not): the sources its recipients offer (a file's columns
+        by their headers, then contact fields), and the first recipient's values."""
+        if recipients is not None and template is not None:
+            keys, fields = offered_sources(table, recipients)
+            titles = table.titles() if table is not None else []
+            columns = [(k, titles[i] or f"Column {i + 1}") for i, k in enumerate(keys)]
+            self.show_fields(template, columns, fields)
+        else:
+            self.show_fields(template, [], [])
+        if plan is not None:
+            first = plan.messages[0] if plan.messages else None
+            self.set_examples(first.recipient.values if first is not None else None)
 
     def choose(self, key: str, source: str | None) -> None:
         """Point placeholder `key` at `source` (None: no value) as the operator would."""

@@ -36,22 +36,20 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QMenu,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QStackedWidget,
     QTableView,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from gwdesk.app.list_send import Contact, ListSend
+from gwdesk.app.list_send.sources import file_details, file_title, summary_text
 from gwdesk.app.merge import with_group_numbers
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.importing.decoding import ImportCancelled, ImportFailed
-from gwdesk.importing.export import write_invalid_rows
 from gwdesk.importing.recipients import (
     InvalidRow,
     RecipientList,
@@ -59,80 +57,27 @@ from gwdesk.importing.recipients import (
     check_table,
     load_table,
 )
-from gwdesk.importing.table import ALL_COLUMNS, DELIMITER_NAMES, Table
-from gwdesk.store.contacts import Contact, ContactStore
-from gwdesk.store.database import StoreError
-from gwdesk.ui.models.rows import Column, RowsModel
+from gwdesk.importing.table import ALL_COLUMNS, Table
+from gwdesk.ui.batch.groups import GroupPicker
+from gwdesk.ui.batch.invalid import InvalidRows
 from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
-from gwdesk.ui.tasks import BlockingJob, TaskRunner, alive, off_thread
+from gwdesk.ui.tasks import BlockingJob, TaskRunner, alive
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.validity import set_role
 
 T = TypeVar("T")
 PASTE_DELAY_MS: Final = 400
 PREVIEW_ROWS: Final = 8
-#: Invalid rows are sized to their wrapped reason up to this many (sizing is per row).
-WRAP_ROWS_UP_TO: Final = 2000
 FILE_FILTER: Final = "CSV and text files (*.csv *.txt *.tsv *.tab);;All files (*)"
 JOB_KEY: Final = "batch-recipients"
-EXPORT_KEY: Final = "batch-export"
-GROUPS_KEY: Final = "batch-groups"
-MEMBERS_KEY: Final = "batch-members"
 PASTE, FILE = 0, 1
-INVALID_COLUMNS: list[Column[InvalidRow]] = [
-    Column("Row", lambda r: r.row, "Row of the file (the header is row 1), or line pasted"),
-    Column("Entry", lambda r: r.text, "The text as it was written"),
-    Column("Reason", lambda r: r.reason, "Why it cannot be sent to"),
-]
-
-
-def plural(count: int, noun: str, nouns: str | None = None) -> str:
-    return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
-
-
-def summary_text(
-    result: RecipientList, groups: dict[str, tuple[Contact, ...]] | None = None
-) -> str:
-    parts = [plural(len(result.numbers), "recipient") + " ready"]
-    for name, members in (groups or {}).items():
-        parts.append(f"{plural(len(members), 'contact')} of the group {name}")
-    if result.duplicates:
-        parts.append(plural(result.duplicates, "duplicate") + " dropped")
-    if result.invalid:
-        parts.append(plural(len(result.invalid), "invalid row"))
-    if result.blank:
-        parts.append(plural(result.blank, "blank row") + " skipped")
-    return " · ".join(parts)
-
-
-#: Longer file names are shortened in the middle (the tooltip has the whole path).
-FILE_NAME_CHARS: Final = 40
-
-
-def short_name(name: str, limit: int = FILE_NAME_CHARS) -> str:
-    if len(name) <= limit:
-        return name
-    tail = limit // 3
-    return f"{name[: limit - tail - 1]}…{name[-tail:]}"
-
-
-def file_title(path: Path, table: Table) -> str:
-    """The file and its size, beside the import button."""
-    return f"{short_name(path.name)} · {plural(table.data_rows, 'row')}"
-
-
-def file_details(table: Table) -> str:
-    """How the file was read, on a line of its own so that it never wraps mid-phrase."""
-    delimiter = DELIMITER_NAMES.get(table.delimiter, "?")
-    layout = "one column" if table.delimiter is None else f"{delimiter}-separated"
-    header = " · header row" if table.has_header else ""
-    nuls = f" · {plural(table.nuls_removed, 'NUL character')} ignored" if table.nuls_removed else ""
-    return f"Read as {table.encoding} · {layout}{header}{nuls}"
 
 
 class RecipientsPanel(QGroupBox):
     checked = Signal()
     """The current list changed (`result`), or a check started or ended (`busy`)."""
+    edited = Signal()
+    """The pasted numbers were edited (a draft keeps them)."""
 
     def __init__(self, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__("Recipients", parent)
@@ -145,14 +90,6 @@ class RecipientsPanel(QGroupBox):
         self.file_path: Path | None = None
         self.table: Table | None = None
         self._results: dict[int, RecipientList | None] = {PASTE: None, FILE: None}
-        self.contacts: ContactStore | None = None
-        self.groups: list[tuple[str, int]] = []
-        """The address book's groups and their sizes."""
-        self.group_members: dict[str, tuple[Contact, ...]] = {}
-        """The chosen groups' members, by group."""
-        self._loading_members = False
-        self.shown_invalid: list[InvalidRow] = []
-        """The rows listed under Invalid (and exported)."""
         self.setAcceptDrops(True)
 
         self.sources = QTabWidget()
@@ -189,76 +126,20 @@ class RecipientsPanel(QGroupBox):
         self.error.setWordWrap(True)
         self.error.hide()
 
-        self.invalid_model: RowsModel[InvalidRow] = RowsModel(INVALID_COLUMNS, self)
-        self.invalid_view = QTableView()
-        self.invalid_view.setAccessibleName("Invalid rows")
-        self.invalid_view.setModel(self.invalid_model)
-        self.invalid_view.setAlternatingRowColors(True)
-        self.invalid_view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.invalid_view.verticalHeader().hide()
-        self.invalid_view.setWordWrap(True)
-        self.invalid_view.setStyleSheet("QTableView::item { padding: 3px 4px; }")
-        header = self.invalid_view.horizontalHeader()
-        header.setStretchLastSection(True)
-        header.sectionResized.connect(lambda *_a: self._fit_invalid_rows())
-        self.invalid_view.setColumnWidth(0, 48)
-        self.invalid_view.setColumnWidth(1, 112)
-        self.export_button = QPushButton(theme.icon("export"), "Export invalid rows…")
-        self.export_button.setAccessibleName("Export invalid rows")
-        self.export_button.setToolTip(
-            "Save the invalid rows (row, entry, reason) as CSV to fix them at their source"
-        )
-        self.export_button.clicked.connect(self._export_clicked)
-        self.export_button.setEnabled(False)
-        self.export_note = PlainLabel()  # names the file written
-        self.export_note.setProperty("role", "hint")
-        invalid_title = QLabel("Invalid rows")
-        invalid_title.setProperty("role", "hint")
-        invalid_head = QHBoxLayout()
-        invalid_head.addWidget(invalid_title)
-        invalid_head.addStretch(1)
-        invalid_head.addWidget(self.export_note)
-        invalid_head.addWidget(self.export_button)
+        self.invalid = InvalidRows(tasks, theme, self)  # the panel: its export is the panel's task
+        self.invalid.failed.connect(self.show_error)
 
-        self.groups_button = QToolButton()
-        self.groups_button.setText("Contact groups")
-        self.groups_button.setIcon(theme.icon("contacts"))
-        self.groups_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.groups_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.groups_button.setAccessibleName("Contact groups")
-        self.groups_button.setToolTip(
-            "Send to contact groups too (or only to them): each member at its first number; "
-            "a template takes their contact fields"
-        )
-        self.groups_menu = QMenu(self.groups_button)
-        self.groups_button.setMenu(self.groups_menu)
-        self.groups_label = PlainLabel("No group chosen.")
-        self.groups_label.setAccessibleName("Chosen groups")
-        self.groups_label.setProperty("role", "hint")
-        self.groups_label.setWordWrap(True)
-        groups_row = QHBoxLayout()
-        groups_row.addWidget(self.groups_button)
-        groups_row.addWidget(self.groups_label, 1)
-        self._fill_groups_menu()
+        self.group_picker = GroupPicker(tasks, theme)
+        self.group_picker.changed.connect(self._publish)
+        self.group_picker.failed.connect(self.show_error)
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.sources, 3)
-        layout.addLayout(groups_row)
+        layout.addWidget(self.group_picker)
         layout.addWidget(self.progress_row)
         layout.addWidget(self.summary)
         layout.addWidget(self.error)
-        self.invalid_hint = QLabel(
-            "Entries that cannot be sent to are listed here with their row and the reason, "
-            "to fix at their source or export."
-        )
-        self.invalid_hint.setWordWrap(True)
-        self.invalid_hint.setProperty("role", "hint")
-        self.invalid_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.invalid_pages = QStackedWidget()
-        self.invalid_pages.addWidget(self.invalid_hint)
-        self.invalid_pages.addWidget(self.invalid_view)
-        layout.addLayout(invalid_head)
-        layout.addWidget(self.invalid_pages, 2)
+        layout.addWidget(self.invalid, 2)
 
         self._paste_timer = QTimer(self)
         self._paste_timer.setSingleShot(True)
@@ -367,13 +248,34 @@ class RecipientsPanel(QGroupBox):
         """Whether `result` is about to change: a check runs, or an edit awaits one."""
         return (
             self.busy
-            or self._loading_members
+            or self.group_picker.loading
             or (self.source() == PASTE and self._paste_timer.isActive())
         )
 
     def base(self) -> RecipientList | None:
         """The pasted or imported list shown (without the groups)."""
         return self._results[self.source()]
+
+    def settled(self) -> RecipientList | None:
+        """The list when no check is about to change it (a check typed just now is
+        started); else None, and the operator is told to wait."""
+        if self.pending():
+            if not self.busy and self.source() != FILE:
+                self.check_paste()  # the operator typed and sent at once: check now
+            self.show_error("The recipients are still being checked; send when they are ready.")
+            return None
+        return self.result
+
+    def sendable(self) -> RecipientList | None:
+        """`settled`, when it has a number to send to (else None, and why is shown)."""
+        result = self.settled()
+        if result is not None and result.numbers:
+            return result
+        if not self.pending():
+            self.show_error(
+                "There is no usable recipient yet: paste numbers, import a file or choose a group."
+            )
+        return None
 
     def set_enabled_for_send(self, enabled: bool) -> None:
         self.sources.setEnabled(enabled)
@@ -410,126 +312,36 @@ class RecipientsPanel(QGroupBox):
 
     def show_invalid(self, rows: list[InvalidRow]) -> None:
         """List `rows` as the recipients that cannot be sent to (and export them)."""
-        if rows == self.shown_invalid and rows:
-            return
-        self.shown_invalid = rows
-        self.invalid_model.set_rows(rows)
-        self._fit_invalid_rows()
-        self.export_button.setEnabled(bool(rows))
-        self.invalid_pages.setCurrentIndex(1 if rows else 0)
-        self.export_note.clear()
+        self.invalid.show_rows(rows)
+
+    def export_invalid(self, path: Path) -> None:
+        """Write the rows listed under Invalid to `path` (off the GUI thread)."""
+        self.invalid.export(path)
 
     # ---- contact groups ------------------------------------------------------------------
 
-    def set_contacts(self, contacts: ContactStore | None) -> None:
-        """The profile's address book (its groups are offered); the choice is dropped."""
-        self.contacts = contacts
-        self.groups = []
-        self.tasks.cancel(MEMBERS_KEY, owner=self)
-        self._loading_members = False
-        had = bool(self.group_members)
-        self.group_members = {}
-        self._fill_groups_menu()
-        self.groups_button.setEnabled(contacts is not None)
-        self.reload_groups()
-        if had:
-            self._publish()
+    @property
+    def groups(self) -> list[tuple[str, int]]:
+        """The address book's groups and their sizes."""
+        return self.group_picker.groups
+
+    @property
+    def group_members(self) -> dict[str, tuple[Contact, ...]]:
+        """The chosen groups' members, by group."""
+        return self.group_picker.members
+
+    def set_flow(self, flow: ListSend | None) -> None:
+        """The profile's list flow (its address book's groups are offered); the choice
+        of groups is dropped."""
+        self.group_picker.set_flow(flow)
 
     def reload_groups(self) -> None:
         """Read the groups again (the address book changed), and the chosen ones' members."""
-        contacts = self.contacts
-        if contacts is None:
-            return
-        self.tasks.run(
-            self._read_groups(contacts), key=GROUPS_KEY, owner=self, context="reading groups"
-        )
-        if self.group_members:
-            self.choose_groups(list(self.group_members))
-
-    async def _read_groups(self, contacts: ContactStore) -> None:
-        try:
-            groups = await off_thread(contacts.groups)
-        except StoreError as exc:
-            self.show_error(f"The contact groups could not be read: {exc}")
-            return
-        if alive(self) and contacts is self.contacts:
-            self.groups = groups
-            self._fill_groups_menu()
-
-    def _fill_groups_menu(self) -> None:
-        menu = self.groups_menu
-        menu.clear()
-        if not self.groups:
-            none = menu.addAction("No groups yet: add them in the Contacts tab")
-            none.setEnabled(False)
-        for name, count in self.groups:
-            action = menu.addAction(f"{visible(name).replace('&', '&&')} ({count:,})")
-            action.setCheckable(True)
-            action.setChecked(name in self.group_members)
-            action.toggled.connect(lambda on, n=name: self._group_toggled(n, on))
-
-    def _group_toggled(self, name: str, on: bool) -> None:
-        chosen = [g for g in self.group_members if g != name]
-        if on:
-            chosen.append(name)
-        self.choose_groups(chosen)
+        self.group_picker.reload()
 
     def choose_groups(self, names: list[str]) -> None:
         """Send to these groups too (their members are read off the GUI thread)."""
-        contacts = self.contacts
-        if contacts is None:
-            return
-        if not names:
-            self.tasks.cancel(MEMBERS_KEY, owner=self)
-            self._loading_members = False
-            self.group_members = {}
-            self._show_groups()
-            self._publish()
-            return
-        self._loading_members = True
-        self.groups_label.setText("Reading the groups' members…")
-        self.checked.emit()
-        self.tasks.run(
-            self._read_members(contacts, names),
-            key=MEMBERS_KEY,
-            owner=self,
-            context="reading a group",
-        )
-
-    async def _read_members(self, contacts: ContactStore, names: list[str]) -> None:
-        def read() -> dict[str, tuple[Contact, ...]]:
-            return {name: tuple(contacts.members(name)) for name in names}
-
-        try:
-            members = await off_thread(read)
-        except StoreError as exc:
-            members = None
-            self.show_error(f"The group could not be read: {exc}")
-        finally:
-            if alive(self):
-                self._loading_members = False
-        if not alive(self) or contacts is not self.contacts or members is None:
-            return
-        self.group_members = members
-        self._fill_groups_menu()
-        self._show_groups()
-        self._publish()
-
-    def _show_groups(self) -> None:
-        if not self.group_members:
-            self.groups_label.setText("No group chosen.")
-            return
-        self.groups_label.setText(
-            "Also to "
-            + ", ".join(
-                f"{name} ({plural(len(m), 'contact')})" for name, m in self.group_members.items()
-            )
-        )
-
-    def _fit_invalid_rows(self) -> None:
-        """Long reasons wrap instead of clipping (sizing is per row, so only for short lists)."""
-        if 0 < self.invalid_model.rowCount() <= WRAP_ROWS_UP_TO:
-            self.invalid_view.resizeRowsToContents()
+        self.group_picker.choose(names)
 
     def _source_changed(self, index: int) -> None:
         self.clear_error()
@@ -599,6 +411,7 @@ class RecipientsPanel(QGroupBox):
     def _pasted(self) -> None:
         self._results[PASTE] = None
         self._paste_timer.start()
+        self.edited.emit()
 
     def check_paste(self) -> None:
         self._paste_timer.stop()
@@ -640,6 +453,7 @@ class RecipientsPanel(QGroupBox):
 
         def done(value: tuple[Table, RecipientList]) -> None:
             self.file_path = path
+            self.invalid.source = path
             self._show_table(value[0])
             self._set_result(FILE, value[1])
 
@@ -733,40 +547,12 @@ class RecipientsPanel(QGroupBox):
             event.acceptProposedAction()
             self.import_path(Path(urls[0].toLocalFile()))
 
-    # ---- export --------------------------------------------------------------------------
-
-    def _export_clicked(self) -> None:
-        base = (
-            self.file_path.with_name(f"{self.file_path.stem}-invalid.csv")
-            if self.file_path
-            else None
-        )
-        name, _filter = QFileDialog.getSaveFileName(
-            self, "Export invalid rows", str(base or "invalid-rows.csv"), "CSV files (*.csv)"
-        )
-        if name:
-            self.export_invalid(Path(name))
-
-    def export_invalid(self, path: Path) -> None:
-        """Write the invalid rows to `path` in the background (safe against CSV injection)."""
-        rows = list(self.shown_invalid)
-        self.tasks.run(
-            self._export(path, rows), key=EXPORT_KEY, owner=self, context="exporting rows"
-        )
-
-    async def _export(self, path: Path, rows: list[InvalidRow]) -> None:
-        self.export_note.setText("Saving…")
-        try:
-            count = await off_thread(lambda: write_invalid_rows(path, rows))
-        except OSError as exc:
-            if not alive(self):
-                return
-            self.export_note.clear()
-            self.show_error(f"{path.name} cannot be written: {exc.strerror or exc}.")
-            return
-        if alive(self):
-            self.export_note.setText(f"Saved {plural(count, 'row')} to {path.name}")
-
     def state(self) -> dict[str, Any]:
         """What a draft keeps of the recipients: the pasted text (files are read again)."""
         return {"pasted": self.paste.toPlainText()[:200_000]}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        """The pasted text a draft kept, unless something is pasted already."""
+        pasted = data.get("pasted")
+        if isinstance(pasted, str) and pasted and not self.paste.toPlainText():
+            self.paste.setPlainText(pasted[:200_000])

@@ -6,16 +6,17 @@ while the gateway loads each batch in the background). Each request of 100 is an
 outbox entry, shown as the runner hands it over (`on_change`): its number,
 recipients, ExternalSystemId, BatchCode or MessageId, its state (waiting or not
 sent, sending, lodged, failed, uncertain) with the reason, whether a status query
-settled it, and messages created so far. There is no state of the tab's own.
+settled it, and messages created so far. There is no state of the tab's own: the
+run is the flow's (`gwdesk.app.list_send.ListRun`), and following it is said here
+(`following`, `followed`) in the flow's words.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Final
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QGroupBox,
@@ -30,12 +31,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.list_send import FOLLOWING, EntryState, FollowEnd, ListRun, OutboxEntry
 from gwdesk.app.recovery import settled_by_status
 from gwdesk.app.sending import progress_text
-from gwdesk.app.sms import SmsMessage
-from gwdesk.app.status import Progress
-from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
 from gwdesk.ui.models.rows import Column, RowsModel
+from gwdesk.ui.plain_text import tooltip
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import MiddleElide
 
@@ -79,56 +79,6 @@ def reference(entry: OutboxEntry) -> str:
     if not entry.message_id:
         return ""
     return entry.message_id if entry.found <= 1 else f"{entry.message_id} (+{entry.found - 1})"
-
-
-@dataclass(eq=False)
-class ListRun:
-    """The batch the tab shows: its outbox entries as the runner last handed them (in
-    request order), and what following learnt. Changed on the GUI thread only."""
-
-    batch: OutboxBatch
-    entries: list[OutboxEntry]
-    progress: Progress = field(default_factory=Progress)
-    sending: bool = False
-    stopping: bool = False
-    halted: str = ""
-    """Why sending stopped early (authentication refused...), for the operator."""
-    personal: SmsMessage | None = None
-    """A personal send's history message: its entries each keep their own text, and
-    "Send remaining" sends them as they are (None: one text for all)."""
-    rows: dict[int, int] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.rows = {entry.id: row for row, entry in enumerate(self.entries)}
-
-    def put(self, entry: OutboxEntry) -> int:
-        """Take an entry's new row; its row number (-1 when not of this batch)."""
-        row = self.rows.get(entry.id, -1)
-        if row >= 0:
-            self.entries[row] = entry
-        return row
-
-    @property
-    def recipients(self) -> int:
-        return sum(e.recipient_count for e in self.entries)
-
-    def count(self, *states: EntryState) -> int:
-        return sum(1 for e in self.entries if e.state in states)
-
-    def recipients_in(self, *states: EntryState) -> int:
-        return sum(e.recipient_count for e in self.entries if e.state in states)
-
-    @property
-    def created(self) -> int:
-        return self.progress.total(self.entries)
-
-    def remaining(self) -> list[OutboxEntry]:
-        """What "Send remaining" sends (unsettled ones are looked up first)."""
-        return [e for e in self.entries if e.state is not EntryState.LODGED]
-
-    def given_up(self) -> list[str]:
-        """Why following gave up on lodged requests, one reason each."""
-        return [why for e in self.entries if (why := self.progress.given_up(e))]
 
 
 def entry_columns(created: Callable[[OutboxEntry], str]) -> list[Column[OutboxEntry]]:
@@ -182,6 +132,9 @@ class EntriesModel(RowsModel[OutboxEntry]):
 
 
 class ResultsPanel(QGroupBox):
+    follow_requested = Signal()
+    """"Follow progress" or "Stop following" was clicked."""
+
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__("Sending", parent)
         self.run: ListRun | None = None
@@ -200,6 +153,7 @@ class ResultsPanel(QGroupBox):
         )
         self.theme = theme
         self.follow_button = QPushButton()
+        self.follow_button.clicked.connect(lambda: self.follow_requested.emit())
         self.set_following(True)
         self.follow_label = QLabel()
         self.follow_label.setProperty("role", "hint")
@@ -282,8 +236,25 @@ class ResultsPanel(QGroupBox):
                 "requests it gave up on included"
             )
 
-    def entry_changed(self, row: int) -> None:
-        self.model.row_changed(row)
+    def following(self) -> None:
+        """Following the run's progress started: the button stops it."""
+        self.set_following(True)
+        self.follow_button.show()
+        self.follow_label.setText(FOLLOWING)
+        self.follow_label.setToolTip("")
+
+    def followed(self, end: FollowEnd) -> None:
+        """Following ended: what it came to, and the button follows again when it may."""
+        self.refresh()
+        self.set_following(False)
+        self.follow_label.setText(end.text)
+        self.follow_label.setToolTip(tooltip(end.why) if end.why else "")
+        self.follow_button.setVisible(end.again)
+
+    def entry_changed(self, entry: OutboxEntry) -> None:
+        """An entry's new row (already taken by the run): repaint it."""
+        if self.run is not None:
+            self.model.row_changed(self.run.rows.get(entry.id, -1))
 
     def _created(self, entry: OutboxEntry) -> str:
         if entry.state is not EntryState.LODGED or self.run is None:

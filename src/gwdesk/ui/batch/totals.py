@@ -1,110 +1,257 @@
-"""What a personal plan says in the Batch tab's totals, and the preview's list of recipients.
+"""The Batch tab's totals: what the send comes to, its cost, its buttons and its last word.
 
-The parts are a range (`1–2`) with their total; the recipients whose own values turn
-the message into UCS-2 ("Zoë") or give it more parts than most are named, the first
-few in the line and more in its tooltip. Names and values come from a file or the
-address book: the labels showing them are plain text.
+The figures (valid recipients, duplicates, invalid, opted out, parts, messages,
+requests) and the lines under them (the personal plan, who turns it into UCS-2 or
+adds a part, who the opt-out list leaves out, the cost) are the flow's
+(`gwdesk.app.list_send.Totals`), shown as they come; names and values in them come
+from a file or the address book, so every line is plain text. The buttons say what
+the operator asked for (`send_requested`, ...): the tab decides what follows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
 from typing import Final
 
-from gwdesk.app.personal import Personal, PersonalPlan
-from gwdesk.domain.numbers import display
-from gwdesk.ui.widgets.phone_preview import PreviewItem
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-#: Recipients named in a line before "and N more" (the tooltip names more).
-NAMED: Final = 4
-NAMED_IN_TIP: Final = 40
-VALUE_CHARS: Final = 24
+from gwdesk.app.list_send import FIGURES, Line, OptOut, Totals
+from gwdesk.app.optouts import write_optouts
+from gwdesk.app.send_values import DEFAULT_LANES, MAX_LANES
+from gwdesk.ui.plain_text import PlainLabel, tooltip
+from gwdesk.ui.tasks import TaskRunner, alive, off_thread
+from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.validity import set_role
 
-
-def parts_range(plan: PersonalPlan) -> str:
-    low, high, _total = plan.parts
-    return f"{low}" if low == high else f"{low}–{high}"
-
-
-def who(message: Personal) -> str:
-    recipient = message.recipient
-    return recipient.who or display(recipient.number)
-
-
-def _clip(value: str) -> str:
-    flat = " ".join(value.split())
-    return flat if len(flat) <= VALUE_CHARS else flat[: VALUE_CHARS - 1] + "…"
-
-
-def _listed(head: str, items: Sequence[str]) -> tuple[str, str]:
-    """(the line: its head and the first few, the tooltip: more of them)."""
-    if not items:
-        return ("", "")
-    shown = "; ".join(items[:NAMED])
-    more = f"; and {len(items) - NAMED:,} more" if len(items) > NAMED else ""
-    tip = "\n".join(items[:NAMED_IN_TIP])
-    if len(items) > NAMED_IN_TIP:
-        tip += f"\n… and {len(items) - NAMED_IN_TIP:,} more (the preview shows each)"
-    return (f"{head}: {shown}{more}.", tip)
+PARALLEL_CHOICES: Final = tuple(n for n in (1, 2, 3, 4, 6, 8, 12, 16) if n <= MAX_LANES)
+EXCLUDED_EXPORT_KEY: Final = "batch-excluded-export"
 
 
-def ucs2_line(plan: PersonalPlan) -> tuple[str, str]:
-    """The recipients a value of their own turns into UCS-2, named."""
-    turned = plan.turned_ucs2()
-    items = [
-        f"row {m.recipient.row}, {who(m)}: "
-        + ", ".join(
-            f"{{{v.name}}} “{_clip(v.value)}” has {''.join(v.non_gsm)}" for v in plan.why_ucs2(m)
+def show_line(label: QLabel, text: str, role: str) -> None:
+    """A line of text in its role, hidden when there is none."""
+    label.setText(text)
+    set_role(label, role)
+    label.setVisible(bool(text))
+
+
+def _plain(name: str) -> PlainLabel:
+    label = PlainLabel()
+    label.setAccessibleName(name)
+    label.setWordWrap(True)
+    label.hide()
+    return label
+
+
+class TotalsPanel(QGroupBox):
+    """The totals, the lines under them, and the send's buttons."""
+
+    send_requested = Signal()
+    cancel_requested = Signal()
+    remaining_requested = Signal()
+    preview_requested = Signal()
+    test_requested = Signal()
+
+    def __init__(self, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__("Totals", parent)
+        self.tasks = tasks
+        self.excluded: tuple[OptOut, ...] = ()
+        """Who the send shown leaves out because they opted out (what the export writes)."""
+        self.figures: dict[str, QLabel] = {}
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(18)
+        grid.setVerticalSpacing(0)
+        for column, (key, caption, tip) in enumerate(FIGURES):
+            value = QLabel("0")
+            value.setObjectName("TotalFigure")
+            value.setAccessibleName(caption)
+            value.setToolTip(tip)
+            value.setStyleSheet("font-size: 15pt; font-weight: 600;")
+            label = QLabel(caption)
+            label.setProperty("role", "hint")
+            label.setToolTip(tip)
+            grid.addWidget(value, 0, column)
+            grid.addWidget(label, 1, column)
+            self.figures[key] = value
+        self.concurrency = QComboBox()
+        for choice in PARALLEL_CHOICES:
+            self.concurrency.addItem(str(choice), choice)
+        self.concurrency.setCurrentIndex(PARALLEL_CHOICES.index(DEFAULT_LANES))
+        self.concurrency.setAccessibleName("Parallel requests")
+        self.concurrency.setToolTip(
+            "Requests on the wire at once. Cancel lets these finish and starts no other."
         )
-        for m in turned
-    ]
-    noun = "recipient" if len(turned) == 1 else "recipients"
-    return _listed(
-        f"UCS-2 (70 characters a part) for {len(turned):,} {noun}, because of their own values",
-        items,
-    )
-
-
-def longer_line(plan: PersonalPlan) -> tuple[str, str]:
-    """The recipients whose values give the message more parts than most have."""
-    longer = plan.longer()
-    items = [f"row {m.recipient.row}, {who(m)}: {m.parts} parts" for m in longer]
-    noun = "recipient needs" if len(longer) == 1 else "recipients need"
-    return _listed(
-        f"{len(longer):,} {noun} more than the usual {plan.usual_parts} part"
-        f"{'s' if plan.usual_parts != 1 else ''}",
-        items,
-    )
-
-
-def plan_line(plan: PersonalPlan) -> str:
-    """`247 messages, 1–2 parts each, 262 parts in all, in 30 requests (…)`."""
-    total = plan.parts[2]
-    return (
-        f"{plan.recipients:,} personal messages, {parts_range(plan)} parts each, {total:,} "
-        f"parts in all, in {plan.request_count:,} requests ({plan.shared_requests:,} shared "
-        "by identical texts). Every text is made and checked: nothing is sent yet."
-    )
-
-
-def preview_items(plan: PersonalPlan) -> list[PreviewItem]:
-    """Every recipient in row order: its message, or why it cannot be sent."""
-    items = [
-        PreviewItem(
-            m.recipient.row,
-            m.recipient.number,
-            m.recipient.who,
-            m.text,
-            m.parts,
-            m.encoding.value,
+        self.send_button = self._button(
+            theme, "send", "Send batch", "Send the message to every valid recipient (Ctrl+Enter)"
         )
-        for m in plan.messages
-    ]
-    items.extend(PreviewItem(r.row, r.text, "", None, reason=r.reason) for r in plan.invalid)
-    items.sort(key=lambda item: item.row)
-    return items
+        self.send_button.setProperty("primary", True)
+        self.send_button.clicked.connect(lambda: self.send_requested.emit())
+        self.cancel_button = self._button(
+            theme, "cancel", "Cancel", "Stop before the next request; what was lodged stays lodged"
+        )
+        self.cancel_button.setAccessibleName("Cancel sending")
+        self.cancel_button.clicked.connect(lambda: self.cancel_requested.emit())
+        self.remaining_button = self._button(
+            theme,
+            "refresh",
+            "Send remaining",
+            "Send the requests that were not lodged (cancelled or failed), with the message "
+            "as it is now; requests whose outcome was unknown are looked up first",
+        )
+        self.remaining_button.clicked.connect(lambda: self.remaining_requested.emit())
+        self.optout_line = _plain("Opted-out recipients")
+        self.export_excluded_button = self._button(
+            theme,
+            "export",
+            "Export the opted out…",
+            "Save the recipients left out because they opted out (number, since when, how, "
+            "keyword, reason) as CSV",
+        )
+        self.export_excluded_button.setAccessibleName("Export the opted-out recipients")
+        self.export_excluded_button.clicked.connect(self._export_clicked)
+        self.export_excluded_button.hide()
+        self.plan_label = _plain("Personal messages")
+        self.ucs2_label = _plain("Recipients turned into UCS-2")
+        self.longer_label = _plain("Recipients with more parts")
+        self.cost_label = _plain("Cost")
+        self.preview_button = QPushButton("Preview…")
+        self.preview_button.setAccessibleName("Preview the messages")
+        self.preview_button.setToolTip(
+            "Each recipient's own message as a phone shows it, and those that cannot be sent"
+        )
+        self.preview_button.clicked.connect(lambda: self.preview_requested.emit())
+        self.test_button = QPushButton("Send a test to me")
+        self.test_button.setAccessibleName("Send a test to me")
+        self.test_button.setToolTip(
+            "Send the first recipient's message to your own number (Opt-outs tab ▸ Rules)"
+        )
+        self.test_button.clicked.connect(lambda: self.test_requested.emit())
+        self.outcome = PlainLabel()
+        self.outcome.setAccessibleName("Batch outcome")
+        self.outcome.setWordWrap(True)
+        self.error = _plain("Batch error")
+        self.error.setProperty("role", "error")
+        self._lay_out(grid)
 
+    def _button(self, theme: Theme, icon: str, text: str, tip: str) -> QPushButton:
+        button = QPushButton(theme.icon(icon), text)
+        button.setAccessibleName(text)
+        button.setToolTip(tip)
+        return button
 
-def same_text_items(numbers: Sequence[str], text: str) -> list[PreviewItem]:
-    """A message that is the same for all, as the preview steps through it."""
-    return [PreviewItem(place, number, "", text) for place, number in enumerate(numbers, 1)]
+    def _lay_out(self, grid: QGridLayout) -> None:
+        parallel = QLabel("Pa&rallel")
+        parallel.setBuddy(self.concurrency)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.outcome, 1)
+        buttons.addWidget(self.error, 1)
+        buttons.addWidget(parallel)
+        buttons.addWidget(self.concurrency)
+        buttons.addWidget(self.remaining_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.send_button)
+        optouts = QHBoxLayout()
+        optouts.addWidget(self.optout_line, 1)
+        optouts.addWidget(self.export_excluded_button)
+        before = QHBoxLayout()
+        before.addWidget(self.cost_label, 1)
+        before.addWidget(self.preview_button)
+        before.addWidget(self.test_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(grid)
+        for line in (self.plan_label, self.ucs2_label, self.longer_label):
+            layout.addWidget(line)
+        layout.addLayout(optouts)
+        layout.addLayout(before)
+        layout.addLayout(buttons)
+
+    # ---- what is shown -------------------------------------------------------------------
+
+    def show_totals(self, totals: Totals) -> None:
+        for key, value in totals.figures.items():
+            self.figures[key].setText(value)
+        for label, line in (
+            (self.plan_label, totals.plan),
+            (self.ucs2_label, totals.ucs2),
+            (self.longer_label, totals.longer),
+            (self.optout_line, totals.optouts),
+        ):
+            self._show_line(label, line)
+        self.export_excluded_button.setVisible(totals.opted_out > 0)
+        self.excluded = totals.excluded
+
+    def _show_line(self, label: QLabel, line: Line) -> None:
+        show_line(label, line.text, line.tone)
+        label.setToolTip(tooltip(line.tip) if line.tip else "")
+
+    def show_cost(self, text: str, role: str) -> None:
+        show_line(self.cost_label, text, role)
+
+    def say(self, text: str, role: str) -> None:
+        """The outcome line ("" hides it)."""
+        show_line(self.outcome, text, role)
+
+    def show_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.show()
+
+    def clear_error(self) -> None:
+        self.error.hide()
+
+    def optouts_failed(self, message: str) -> None:
+        show_line(self.optout_line, message, "error")
+
+    def set_state(self, *, sending: bool, can_cancel: bool, can_resend: bool) -> None:
+        self.send_button.setEnabled(not sending)
+        self.cancel_button.setEnabled(sending and can_cancel)
+        self.remaining_button.setEnabled(not sending and can_resend)
+        self.concurrency.setEnabled(not sending)
+
+    def set_testing(self, testing: bool) -> None:
+        self.test_button.setEnabled(not testing)
+
+    def parallel(self) -> int:
+        value = self.concurrency.currentData()
+        return value if isinstance(value, int) else DEFAULT_LANES
+
+    def set_parallel(self, value: int) -> None:
+        self.concurrency.setCurrentIndex(max(0, self.concurrency.findData(value)))
+
+    def _export_clicked(self) -> None:
+        suggested = Path.home() / f"gwdesk-batch-opted-out-{date.today():%Y%m%d}.csv"
+        name, _filter = QFileDialog.getSaveFileName(
+            self, "Export the opted-out recipients", str(suggested), "CSV files (*.csv)"
+        )
+        if name:
+            self.export_excluded(Path(name))
+
+    def export_excluded(self, path: Path) -> None:
+        """Write who the send leaves out for opting out to `path` (off the GUI thread)."""
+        excluded = self.excluded
+        if excluded:
+            self.tasks.run(
+                self._export(path, excluded),
+                key=EXCLUDED_EXPORT_KEY,
+                owner=self,
+                context="exporting the opted-out recipients",
+            )
+
+    async def _export(self, path: Path, excluded: tuple[OptOut, ...]) -> None:
+        try:
+            count = await off_thread(lambda: write_optouts(path, excluded))
+        except OSError as exc:
+            self.show_error(f"{path.name} cannot be written: {exc.strerror or exc}.")
+            return
+        if alive(self):
+            self.optout_line.setText(f"{self.optout_line.text()} Saved {count:,} to {path.name}.")

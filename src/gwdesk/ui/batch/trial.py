@@ -2,178 +2,163 @@
 
 The preview (`PreviewDialog`, a window beside the tab) shows each recipient's own
 message as a phone would, stepping through them and straight to those that cannot
-be sent; it follows the plan while open. "Send a test to me" sends the first
-recipient's message (a template's, filled in) to the operator's own number, a
-profile setting read from the store off the GUI thread (Opt-outs tab ▸ Rules), as a
-single message through the one pipeline (history and all); the batch is not sent.
+be sent; the tab hands it the messages again while it is open. "Send a test to me"
+has the flow send the first recipient's message (a template's, filled in) to the
+operator's own number, a profile setting the flow reads off the GUI thread
+(Opt-outs tab ▸ Rules), as a single message through the one pipeline (history and
+all); the batch is not sent. What it comes to is said through signals: the tab
+shows it.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING, Final, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Final
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
 
-from gwdesk.app.sending import Sending, shown_recipient
-from gwdesk.app.sms import with_instruction
-from gwdesk.domain.numbers import display
-from gwdesk.domain.settings import OWN_NUMBER
-from gwdesk.gateway.errors import GatewayError, ValidationError
-from gwdesk.store.database import StoreError
-from gwdesk.ui.batch.planning import PlanInputs
-from gwdesk.ui.batch.totals import preview_items, same_text_items
-from gwdesk.ui.tasks import alive, off_thread
-from gwdesk.ui.widgets.phone_preview import PreviewDialog
-from gwdesk.ui.widgets.reply_options import ReplyMode
-
-if TYPE_CHECKING:
-    from gwdesk.ui.batch.tab import BatchTab
+from gwdesk.app.list_send import (
+    NO_OWN_NUMBER,
+    ListSend,
+    StoreError,
+    ValidationError,
+    trial_line,
+)
+from gwdesk.app.personal import PersonalPlan
+from gwdesk.app.sms import SmsForm
+from gwdesk.ui.tasks import TaskRunner, alive
+from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.phone_preview import PreviewDialog, PreviewItem
 
 TEST_KEY: Final = "batch-test"
 OWN_KEY: Final = "batch-own-number"
-TEST_NOTE: Final = "A test: the batch's first message, sent to the operator's own number."
-NO_OWN_NUMBER: Final = "Say where tests go first: your own number, in the Opt-outs tab ▸ Rules."
+PlanReady = Callable[[], Awaitable[PersonalPlan]]
+"""The plan of what the tab shows (made now if the one shown is of other inputs)."""
+
+
+def plan_items(plan: PersonalPlan) -> list[PreviewItem]:
+    """Every recipient in row order: its message, or why it cannot be sent."""
+    items = [
+        PreviewItem(
+            m.recipient.row,
+            m.recipient.number,
+            m.recipient.who,
+            m.text,
+            m.parts,
+            m.encoding.value,
+        )
+        for m in plan.messages
+    ]
+    items.extend(PreviewItem(r.row, r.text, "", None, reason=r.reason) for r in plan.invalid)
+    items.sort(key=lambda item: item.row)
+    return items
+
+
+def same_text_items(numbers: Sequence[str], text: str) -> list[PreviewItem]:
+    """A message that is the same for all, as the preview steps through it."""
+    return [PreviewItem(place, number, "", text) for place, number in enumerate(numbers, 1)]
 
 
 class Trial(QObject):
     """The tab's preview window and its test to oneself."""
 
-    def __init__(self, tab: BatchTab) -> None:
-        super().__init__(tab)
+    said = Signal(str, str)
+    """(a line for the outcome, its role)"""
+    failed = Signal(str)
+    refused = Signal(object)
+    """A `ValidationError` naming the form's field."""
+    tested = Signal(str)
+    """The test went: the line for the status bar."""
+    testing = Signal(bool)
+    test_requested = Signal()
+    """The preview's own "Send a test to me" was clicked."""
+
+    def __init__(self, tasks: TaskRunner, theme: Theme, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.tasks = tasks
+        self.theme = theme
         self.dialog: PreviewDialog | None = None
         self.own_number = ""
         """The operator's own number (international digits; "" for none)."""
 
     @property
-    def tab(self) -> BatchTab:
-        """The tab it belongs to: its Qt parent (no reference of its own, so no cycle
-        keeps a closed tab's wrapper alive)."""
-        return cast("BatchTab", self.parent())
+    def showing(self) -> bool:
+        return self.dialog is not None and self.dialog.isVisible()
 
-    def sender_shown(self) -> str:
-        """What a recipient's phone names as the sender (From, or the HEADER name)."""
-        compose = self.tab.compose
-        if compose.replies.mode() is ReplyMode.HEADER:
-            return compose.replies.sender_edit.text()
-        return compose.sender_edit.text()
-
-    def open_preview(self) -> None:
-        tab = self.tab
+    def show_items(
+        self, items: list[PreviewItem], sender: str, region: str, *, keep: bool = False
+    ) -> None:
+        """Show the messages (`keep`: at the recipient shown, the plan changed)."""
         if self.dialog is None:
-            self.dialog = PreviewDialog(tab.theme, tab)
-            self.dialog.panel.test_requested.connect(self.send_test)
-        if self.fill(keep=False):
+            parent = self.parent()
+            assert isinstance(parent, QWidget)
+            self.dialog = PreviewDialog(self.theme, parent)
+            self.dialog.panel.test_requested.connect(lambda: self.test_requested.emit())
+        panel = self.dialog.panel
+        at = panel.index if keep else 0
+        panel.set_items(items, sender, region)
+        panel.show_at(at)
+        if not keep:
             self.dialog.show()
             self.dialog.raise_()
 
-    def follow(self) -> None:
-        """The plan changed: an open preview shows the new messages, at the same place."""
-        if self.dialog is not None and self.dialog.isVisible():
-            self.fill(keep=True)
+    # ---- a test to oneself ---------------------------------------------------------------
 
-    def fill(self, *, keep: bool) -> bool:
-        tab, dialog = self.tab, self.dialog
-        if dialog is None:
-            return False
-        panel = dialog.panel
-        at = panel.index if keep else 0
-        if tab.personal_template() is not None:
-            planner = tab.planner
-            if planner.plan is None:
-                tab.show_error(
-                    planner.failure.message
-                    if planner.failure is not None
-                    else "The messages are still being made: preview them in a moment."
-                )
-                return False
-            items = preview_items(planner.plan)
-        else:
-            result = tab.recipients.result
-            text = tab.same_text()
-            if tab.compose.marking.marketing.isChecked() and text.strip():
-                text = with_instruction(text, tab.compose.compliance.instruction)
-            items = same_text_items(result.numbers if result else (), text)
-        panel.set_items(items, self.sender_shown(), tab.compose.region)
-        panel.show_at(at)
-        return True
-
-    # ---- a test to oneself -------------------------------------------------------------
-
-    def send_test(self) -> None:
-        tab = self.tab
-        tab.clear_errors()
+    def send_test(self, flow: ListSend, form: SmsForm, plan: PlanReady | None) -> None:
+        """Send the first recipient's message (`form`'s text, or the plan's first) to the
+        operator's own number."""
         if not self.own_number:
-            tab.show_error(NO_OWN_NUMBER)
+            self.failed.emit(NO_OWN_NUMBER)
             return
-        try:
-            sending = tab.session.require_sending()
-        except GatewayError as exc:
-            tab.show_error(exc.message)
-            return
-        template = tab.personal_template()
-        inputs = tab.plan_inputs(template) if template is not None else None
-        tab.tasks.run(
-            self._send_test(sending, inputs, self.own_number),
+        self.tasks.run(
+            self._send_test(flow, form, plan, self.own_number),
             key=TEST_KEY,
             owner=self,
             context="sending a test",
         )
 
-    async def _send_test(self, sending: Sending, inputs: PlanInputs | None, own: str) -> None:
-        tab = self.tab
-        tab.test_button.setEnabled(False)
+    async def _send_test(
+        self, flow: ListSend, form: SmsForm, plan: PlanReady | None, own: str
+    ) -> None:
+        self.testing.emit(True)
         try:
-            if inputs is not None:
-                store = tab.session.store
-                plan = await tab.planner.ready(inputs, sending, store.contacts if store else None)
-                if not plan.messages:
-                    tab.show_error("No recipient's message can be made, so there is no test.")
-                    return
-                text = plan.messages[0].text
-            else:
-                text = tab.same_text()
-            form = replace(tab.compose.form(), recipient=f"+{own}", text=text)
-            tab.say(f"Sending a test to {display(own)}…", "hint")
-            outcome = await sending.send_message(form, note=TEST_NOTE)
-        except ValidationError as exc:
-            tab.say("", "hint")
-            tab.show_gateway_error(exc)
-            return
-        except GatewayError as exc:
-            tab.say("", "hint")
-            tab.show_error(f"The test was not sent: {exc.message}")
-            return
+            try:
+                planned = await plan() if plan is not None else None
+            except ValidationError as exc:
+                self.refused.emit(exc)
+                return
+            self.said.emit(trial_line(own), "hint")
+            end = await flow.trial(form, own, planned)
         finally:
-            if alive(tab):
-                tab.test_button.setEnabled(True)
-        if outcome.ok:
-            to = shown_recipient(outcome.sent[0])
-            tab.say(f"Test sent to {to}: the first recipient's message.", "ok")
-            tab.session.report(f"test sent to {to}", True)
-            tab.cost.forget()
+            if alive(self):
+                self.testing.emit(False)
+        if end.refused is not None:
+            self.said.emit("", "hint")
+            self.refused.emit(end.refused)
+        elif not end.ok:
+            self.said.emit("", "hint")
+            self.failed.emit(end.text)
         else:
-            error = outcome.error
-            tab.show_error(f"The test was not sent: {error.message if error else 'refused'}")
+            self.said.emit(end.text, "ok")
+            self.tested.emit(end.report)
 
-    def read_own_number(self) -> None:
+    def read_own_number(self, flow: ListSend | None) -> None:
         """Read the setting again (the profile switched, or its rules were saved)."""
         self.own_number = ""
-        self.tab.tasks.run(
-            self._read_own_number(), key=OWN_KEY, owner=self, context="reading your number"
-        )
+        if flow is not None:
+            self.tasks.run(
+                self._read_own_number(flow), key=OWN_KEY, owner=self, context="reading your number"
+            )
 
-    async def _read_own_number(self) -> None:
-        store = self.tab.session.store
-        if store is None:
-            return
+    async def _read_own_number(self, flow: ListSend) -> None:
         try:
-            own = await off_thread(lambda: store.settings.get(OWN_NUMBER))
+            own = await flow.own_number()
         except StoreError as exc:
-            self.tab.show_error(f"Your own number could not be read: {exc}")
+            self.failed.emit(f"Your own number could not be read: {exc}")
             return
-        if alive(self) and store is self.tab.session.store:
+        if alive(self):
             self.own_number = own
 
     def cancel(self) -> None:
-        self.tab.tasks.cancel(TEST_KEY, owner=self)
+        self.tasks.cancel(TEST_KEY, owner=self)

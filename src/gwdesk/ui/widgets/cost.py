@@ -6,7 +6,8 @@ later totals against that same answer while it is fresh (`Cost.for_parts`), so
 editing the text does not ask the gateway at every keystroke. A send is asked
 again after it went (the balance changed). `cost_line` says it in words: the parts,
 the credits it uses of those the account has, and when they do not cover it, by
-how much (a send that exceeds the balance asks before it goes: the tabs do that).
+how much (a send that exceeds the balance asks before it goes: the flows decide
+that, `app.questions.credits_short`).
 """
 
 from __future__ import annotations
@@ -41,14 +42,6 @@ def cost_line(cost: Cost | None) -> tuple[str, str]:
         f"Cost: {parts}, {uses}, but the account has {cost.balance:,}: "
         f"{cost.credits - cost.balance:,} more than the balance. Sending asks first.",
         "warning",
-    )
-
-
-def short_of(cost: Cost) -> str:
-    """The question a send that exceeds the balance asks."""
-    return (
-        f"This send needs {cost.credits or 0:,} credits and the account has "
-        f"{cost.balance or 0:,}: the gateway may refuse part of it. Send anyway?"
     )
 
 

@@ -1,0 +1,200 @@
+"""The Batch tab's send as it goes: the flow's record, run and follow, as tasks of the tab.
+
+A send the operator confirmed is recorded by the flow (every request in the outbox
+before any leaves) and shown at once in the results, then run in lanes (Cancel sets
+the run's stop event: the requests on the wire finish, no other starts); each entry
+the runner hands over repaints its row, the rest at most every `REFRESH_MS`. While
+it runs, the gateway's progress is followed (until every lodged message is
+created, the operator stops it, or it gives up on each request). What the flow says
+it came to goes out through signals: the tab shows it. The tasks are the tab's
+(`owner`), so they end with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final, cast
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from gwdesk.app.list_send import (
+    GatewayError,
+    ListRun,
+    ListSend,
+    OutboxEntry,
+    PreparedSend,
+    StoreError,
+    ValidationError,
+    follow_end,
+    sending_line,
+)
+from gwdesk.app.questions import plural
+from gwdesk.app.sms import SmsMessage
+from gwdesk.ui.batch.results import ResultsPanel
+from gwdesk.ui.tasks import TaskRunner, alive
+
+SEND_KEY: Final = "batch-send"
+FOLLOW_KEY: Final = "batch-follow"
+REFRESH_MS: Final = 100
+STOPPING: Final = "Stopping: the requests on the wire finish, no other starts…"
+
+
+class BatchSender(QObject):
+    """Runs the shown list's sends and its following; says what they come to."""
+
+    said = Signal(str, str)
+    """(the outcome line, its role)"""
+    failed = Signal(str)
+    refused = Signal(object)
+    """A `ValidationError` naming the field at fault."""
+    finished = Signal(object)
+    """The run ended (a `RunEnd`)."""
+    state_changed = Signal(bool)
+    """Sending started or ended (True while it goes), or the run's rows moved on."""
+
+    def __init__(self, tasks: TaskRunner, results: ResultsPanel, owner: QObject) -> None:
+        super().__init__(owner)
+        self.tasks = tasks
+        self.results = results
+        self._stop: asyncio.Event | None = None
+        self._follow_stop: asyncio.Event | None = None
+        self._run: ListRun | None = None
+        self._refresh = QTimer(self)
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(REFRESH_MS)
+        self._refresh.timeout.connect(self._refreshed)
+
+    @property
+    def owner(self) -> QObject:
+        """Whose tasks the sends are: the tab's (its Qt parent; no reference of its own,
+        so no cycle keeps a closed tab's wrapper alive)."""
+        return cast(QObject, self.parent())
+
+    @property
+    def busy(self) -> bool:
+        return self.tasks.running(SEND_KEY, owner=self.owner)
+
+    @property
+    def stopping(self) -> bool:
+        return self._run is not None and self._run.stopping
+
+    def start(
+        self,
+        flow: ListSend,
+        prepared: PreparedSend | None,
+        *,
+        message: SmsMessage | None = None,
+        lanes: int,
+    ) -> None:
+        """Record `prepared` and send it; None: send what the list shown has left
+        (`message`: a same-for-all list's, as it is now)."""
+        if self.busy:  # the same key would cancel the send on the wire
+            return
+        self._stop = asyncio.Event()
+        self.tasks.run(
+            self._send(flow, prepared, message, lanes, self._stop),
+            key=SEND_KEY,
+            owner=self.owner,
+            context="sending a batch",
+        )
+        self.state_changed.emit(True)
+
+    async def _send(
+        self,
+        flow: ListSend,
+        prepared: PreparedSend | None,
+        message: SmsMessage | None,
+        lanes: int,
+        stop: asyncio.Event,
+    ) -> None:
+        run, end = flow.run, None
+        try:
+            if prepared is not None:
+                self.tasks.cancel(FOLLOW_KEY, owner=self.owner)  # the last batch's is not shown
+                self.results.show_run(None)
+                self.said.emit(f"Recording {plural(prepared.recipients, 'recipient')}…", "hint")
+                try:
+                    run = await flow.record(prepared)
+                except ValidationError as exc:
+                    self.said.emit("", "hint")
+                    self.refused.emit(exc)
+                    return
+                except (GatewayError, StoreError) as exc:
+                    self.said.emit("", "hint")
+                    self.failed.emit(f"The batch was not recorded, so nothing was sent: {exc}")
+                    return
+                self.results.show_run(run)
+            if run is None:
+                return
+            self._run = run
+            self.said.emit(sending_line(run), "hint")
+            self._follow(flow, run)
+            end = await flow.run_due(
+                message=message, lanes=lanes, stop=stop, on_change=self._changed
+            )
+        finally:
+            if alive(self):
+                self.results.refresh()
+                if end is not None and flow.run is run:
+                    self.said.emit(end.text, end.tone)
+                    self.finished.emit(end)
+                self.state_changed.emit(False)
+
+    def _changed(self, entry: OutboxEntry) -> None:
+        """The runner handed an entry's new row (the run took it): repaint it."""
+        if not alive(self):
+            return
+        self.results.entry_changed(entry)
+        if not self._refresh.isActive():
+            self._refresh.start()
+
+    def _refreshed(self) -> None:
+        self.results.refresh()
+        self.state_changed.emit(self.busy)
+
+    def cancel(self) -> None:
+        """Stop before the next request (those on the wire finish)."""
+        if self._stop is None or not self.busy:
+            return
+        self._stop.set()
+        if self._run is not None:
+            self._run.stopping = True
+        self.said.emit(STOPPING, "hint")
+        self.state_changed.emit(True)
+
+    def reset(self) -> None:
+        """The profile switched: nothing of the last one goes on."""
+        for key in (SEND_KEY, FOLLOW_KEY):
+            self.tasks.cancel(key, owner=self.owner)
+        self._run = None
+        self.results.show_run(None)
+
+    # ---- following the gateway's progress ------------------------------------------------
+
+    def _follow(self, flow: ListSend, run: ListRun) -> None:
+        if self.tasks.running(FOLLOW_KEY, owner=self.owner):
+            return
+        self._follow_stop = asyncio.Event()
+        self.tasks.run(
+            self._following(flow, run, self._follow_stop),
+            key=FOLLOW_KEY,
+            owner=self.owner,
+            context="batch progress",
+        )
+
+    async def _following(self, flow: ListSend, run: ListRun, stop: asyncio.Event) -> None:
+        self.results.following()
+        try:
+            await flow.follow(run, stop, on_change=self._changed)
+        finally:
+            if alive(self) and flow.run is run:
+                self.results.followed(follow_end(run, stop.is_set()))
+
+    def toggle_follow(self, flow: ListSend | None) -> None:
+        """Stop following, or follow the list shown again (those given up on included)."""
+        if self.tasks.running(FOLLOW_KEY, owner=self.owner):
+            if self._follow_stop is not None:
+                self._follow_stop.set()
+        elif flow is not None and flow.run is not None:
+            flow.run.progress.again()
+            self._follow(flow, flow.run)
