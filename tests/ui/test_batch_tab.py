@@ -213,7 +213,9 @@ async def test_cancel_stops_before_the_next_request_and_send_remaining_completes
 async def test_a_failed_request_is_listed_and_the_rest_stay_lodged(
     ui: UiBundle, sandbox_factory: SandboxFactory, qtbot
 ) -> None:
-    sandbox = sandbox_factory(faults="send:latency=0.3")
+    # The second request is on the wire for 1.5 s: time enough, on a loaded machine too,
+    # to make the gateway refuse the third before it arrives (faults are drawn on arrival).
+    sandbox = sandbox_factory(faults="send:latency=1.5")
     tab = await ready_tab(ui, sandbox, qtbot)
     tab.set_parallel(1)
     tab.send()
