@@ -208,5 +208,5 @@ def test_at_a_terminal_no_sends_nothing(gateway: SandboxThread) -> None:
     run(gateway, "send", *TO, "Closed on Monday")
     code, said = at_terminal(gateway, "n", *TO, "Closed on Monday")
     assert code == 2
-    assert "Not sent: the answer was no." in said
+    assert "Not sent: the answer was no (--yes sends it anyway)." in said
     assert sent(gateway) == 3
