@@ -40,7 +40,7 @@ from gwdesk.importing.recipients import InvalidRow
 from gwdesk.importing.recipients import import_file as import_recipients
 from gwdesk.store.database import StoreError
 from gwdesk.store.optouts import OptOut, OptOutStore, utc_text
-from gwdesk.store.settings import StoredSettings
+from gwdesk.store.stored_settings import StoredSettings
 
 REQUIRED_OPT_OUT: Final = "STOP"
 """The opt-out keyword no profile may drop (a team's server enforces it too, `pg_rules`)."""

@@ -185,7 +185,7 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE UNIQUE INDEX replies_claim ON replies(from_number, to_number, received_claimed, text)
         WHERE received_claimed IS NOT NULL;
     """,
-    # Settings (gwdesk.store.settings): one table, one JSON value per declared setting
+    # Settings (gwdesk.store.stored_settings): one table, one JSON value per declared setting
     # (gwdesk.domain.settings). What reply_meta and log_settings held moves over.
     """
     CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -52,8 +52,8 @@ from gwdesk.domain.settings import LISTENER_PORT, LISTENER_SECRET, REPLIES_SEEN_
 from gwdesk.store.database import StoreError, store_methods
 from gwdesk.store.engine import Database, Session, SqliteDatabase, SqliteSession, containing
 from gwdesk.store.optouts import ReplyKeyword, apply_replies, list_number
-from gwdesk.store.settings import StoredSettings
 from gwdesk.store.shared import FileData, SharedData, shared_data
+from gwdesk.store.stored_settings import StoredSettings
 from gwdesk.store.unreadable import Unreadable
 
 ReplySource = Literal["webhook", "keyword", "backfill"]

@@ -9,7 +9,7 @@ from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
-from gwdesk.settings import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
+from gwdesk.profiles import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
 from gwdesk.store.database import StoreError
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.main_window import MainWindow, TabFactory

@@ -52,7 +52,7 @@ from gwdesk.store.contacts import Contact, ContactStore
 from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.store.outbox import OutboxBusy, OutboxEntry
-from gwdesk.store.settings import StoredSettings
+from gwdesk.store.stored_settings import StoredSettings
 
 TEST_NOTE: Final = "A test: the batch's first message, sent to the operator's own number."
 NO_OWN_NUMBER: Final = "Say where tests go first: your own number, in the Opt-outs tab ▸ Rules."

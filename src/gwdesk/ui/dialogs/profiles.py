@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.settings import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
+from gwdesk.profiles import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
 from gwdesk.ui.dialogs.connection_check import CheckResult, check_connection
 from gwdesk.ui.dialogs.profile_form import PASSWORD, ProfileForm
 from gwdesk.ui.errors import ErrorReporter
