@@ -51,6 +51,8 @@ __all__ = [
     "ABSENT_STATUSES",
     "Deadline",
     "GatewayService",
+    "HttpSettings",
+    "LodgeClient",
     "RetryPolicy",
     "doubling",
     "retryable_idempotent",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from gwdesk.app.profile_data import GatewayService
+from gwdesk.domain.errors import StoreError
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.profiles import (
     KeyringUnavailable,
@@ -16,7 +17,6 @@ from gwdesk.profiles import (
     SettingsError,
     password_of,
 )
-from gwdesk.store.database import StoreError
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.main_window import MainWindow, TabFactory
 from gwdesk.ui.sandbox_process import (

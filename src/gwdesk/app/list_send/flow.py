@@ -41,11 +41,11 @@ from gwdesk.app.send_values import DEFAULT_LANES, Changed, StoreAwayError
 from gwdesk.app.sending import Outcome, Sending, shown_recipient
 from gwdesk.app.sms import SmsForm, SmsMessage, check_message, check_options
 from gwdesk.app.status import follow
+from gwdesk.domain.errors import GatewayError, ValidationError
 from gwdesk.domain.numbers import Rejected, display
 from gwdesk.domain.segments import count_segments
 from gwdesk.domain.settings import OWN_NUMBER
 from gwdesk.domain.templates import Template
-from gwdesk.gateway.errors import GatewayError, ValidationError
 from gwdesk.importing.decoding import ImportFailed
 from gwdesk.importing.recipients import RecipientList
 from gwdesk.store.contacts import Contact, ContactStore

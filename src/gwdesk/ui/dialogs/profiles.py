@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.connection_check import CheckResult, check_connection
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.profiles import (
@@ -40,7 +41,6 @@ from gwdesk.profiles import (
     SettingsError,
     password_of,
 )
-from gwdesk.ui.dialogs.connection_check import CheckResult, check_connection
 from gwdesk.ui.dialogs.profile_form import PASSWORD, ProfileForm
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
