@@ -172,13 +172,14 @@ class Retrier:
             try:
                 return await call()
             except GatewayError as exc:
-                now = at_once(exc)
-                if not (now or retryable(exc)) or (attempts is not None and attempt >= attempts):
+                again_now = at_once(exc)
+                tried_out = attempts is not None and attempt >= attempts
+                if not (again_now or retryable(exc)) or tried_out:
                     raise
                 left = deadline.left() if deadline is not None else None
                 if left is not None and left <= 0 and not outlives_deadline(exc):
                     raise
-                if now:
+                if again_now:
                     continue
                 wait = self.delay_for(exc, attempt, waits)
                 if wait is None:
@@ -187,7 +188,7 @@ class Retrier:
                     if asked_wait(exc) is not None and wait > left:
                         raise  # the gateway would refuse a try before the deadline again
                     wait = min(wait, left)
-                log.info("%s failed (%s); try %d in %.2f s", what, exc.message, attempt + 1, wait)
+                log.info("%s: %s; try %d in %.2f s", what, exc.message, attempt + 1, wait)
                 await self.sleep(wait)
 
     async def idempotent(self, call: Callable[[], Awaitable[T]], what: str) -> T:
