@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gwdesk.domain.profile import Profile
+from gwdesk.profiles import ProfileStore
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.settings import ProfileStore
 from tests.conftest import SandboxFactory
 from tests.contract.rest_support import endpoint_requests
 from tests.unit.test_lazy_imports import imported_after

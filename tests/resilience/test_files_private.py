@@ -24,8 +24,8 @@ from gwdesk.importing.recipients import InvalidRow
 from gwdesk.logs.export import export_csv
 from gwdesk.logs.query import LogQuery
 from gwdesk.paths import AppPaths
+from gwdesk.profiles import ProfileStore
 from gwdesk.sandbox.db import open_database
-from gwdesk.settings import ProfileStore
 from gwdesk.store.local import LocalStore
 from gwdesk.store.reader import Reading
 from gwdesk.ui.app import console_settings

@@ -19,8 +19,8 @@ from keyring.backends import SecretService
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.profiles import KEYRING_SERVICE, PasswordVault, ProfileStore
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.settings import KEYRING_SERVICE, PasswordVault, ProfileStore
 from tests.conftest import SandboxFactory
 from tests.resilience.secret_service import missing_programs, private_secret_service
 

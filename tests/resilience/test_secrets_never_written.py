@@ -27,9 +27,9 @@ from gwdesk.domain.profile import Profile
 from gwdesk.gateway.errors import AuthenticationError
 from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
+from gwdesk.profiles import ProfileStore
 from gwdesk.sandbox.db import token_digest
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.settings import ProfileStore
 from gwdesk.ui.console import configure_logging
 from tests.conftest import SandboxFactory
 from tests.contract.rest_support import send_one, sending_with

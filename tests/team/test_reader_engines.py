@@ -26,8 +26,8 @@ from gwdesk.store.reply_queries import (
     position,
     unread_figures,
 )
-from gwdesk.store.settings import StoredSettings
 from gwdesk.store.shared import SharedData
+from gwdesk.store.stored_settings import StoredSettings
 
 AT = datetime(2024, 1, 5, 3, 4, 7, tzinfo=UTC)
 CUSTOMER = "61412345678"

@@ -27,7 +27,7 @@ from gwdesk.domain.settings import (
 )
 from gwdesk.store.database import connect
 from gwdesk.store.engine import Database, SqliteDatabase
-from gwdesk.store.settings import StoredSettings
+from gwdesk.store.stored_settings import StoredSettings
 from tests.settings_support import SAMPLES
 from tests.team.support import database_address, database_at
 

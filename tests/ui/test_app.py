@@ -9,8 +9,8 @@ import pytest
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.profiles import PasswordVault, ProfileStore
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.ui.controller import AppController
 from gwdesk.ui.dialogs.profiles import ProfilesDialog
 from gwdesk.ui.main_window import MainWindow

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from gwdesk.settings import PasswordVault, ProfileStore
+from gwdesk.profiles import PasswordVault, ProfileStore
 from gwdesk.ui.controller import AppController
 from gwdesk.ui.main_window import STARTING_TEXT, MainWindow
 from gwdesk.ui.status.tab import StatusTab

@@ -22,8 +22,8 @@ from pytestqt.qtbot import QtBot
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.profiles import ProfileStore
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.settings import ProfileStore
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.send_support import fill, send_and_wait, send_tab

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QDialog, QLineEdit, QMessageBox
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.profiles import KEYRING_SERVICE, PasswordVault, ProfileStore
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.settings import KEYRING_SERVICE, PasswordVault, ProfileStore
 from gwdesk.ui.dialogs.profiles import NO_KEYRING_TEXT, ProfilesDialog
 from tests.conftest import SandboxFactory
 from tests.keyrings import MemoryKeyring

@@ -14,8 +14,8 @@ from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from gwdesk.app.profile_data import SANDBOX_STORE
+from gwdesk.profiles import PasswordVault, ProfileStore
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.store.replies import ReplyStore
 from gwdesk.ui.controller import AppController
 from gwdesk.ui.main_window import MainWindow

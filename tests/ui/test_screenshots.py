@@ -21,9 +21,9 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from gwdesk.domain.contacts import ContactCard
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
+from gwdesk.profiles import PasswordVault, ProfileStore
 from gwdesk.sandbox.seed import seed_account
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.contacts.tab import ContactsTab
 from gwdesk.ui.controller import default_tabs

@@ -34,6 +34,10 @@ PATH = (
     "gwdesk.app.single_send",  # the flow: filled, costed, asked, sent, what to refresh
     "gwdesk.app.sending",  # the opt-out list read once, recorded, run, history written
     "gwdesk.app.outbox",  # the runner: claimed, in flight, the request exactly once
+    "gwdesk.gateway.service",  # the facade: the profile's retry policy for the runner's loop
+    "gwdesk.gateway.retry",  # the one loop of tries: the first try, no wait
+    "gwdesk.app.outbox",  # the try: one request, a lost answer settled by status
+    "gwdesk.gateway.service",  # the facade's single attempt, the only door to REST
     "gwdesk.gateway.rest",  # /v2/message/send: credentials, one exchange, the answer
     "gwdesk.gateway.http",  # the pooled, verified client: the bytes on the wire
 )
@@ -110,7 +114,7 @@ async def ready(ui: UiBundle, qtbot: QtBot, sandbox: SandboxThread) -> SendTab:
     return tab
 
 
-async def test_one_sms_crosses_eight_steps_of_seven_modules_to_its_request(
+async def test_one_sms_crosses_twelve_steps_of_nine_modules_to_its_request(
     ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
 ) -> None:
     tab = await ready(ui, qtbot, sandbox)

@@ -11,7 +11,7 @@ from keyring.backends import fail
 
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.settings import (
+from gwdesk.profiles import (
     KEYRING_SERVICE,
     KeyringUnavailable,
     PasswordVault,

@@ -26,7 +26,7 @@ from gwdesk.domain.settings import (
     Setting,
     kept_in,
 )
-from gwdesk.settings import ProfileStore
+from gwdesk.profiles import ProfileStore
 from gwdesk.store.local import LocalStore
 from gwdesk.store.reader import StoreReader
 from tests.settings_support import GARBLED, SAMPLES

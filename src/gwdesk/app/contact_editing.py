@@ -42,6 +42,7 @@ __all__ = [
     "ContactEditing",
     "ContactImport",
     "ContactListing",
+    "ContactStore",
     "ImportFailed",
     "OptOut",
     "StoreError",

@@ -15,6 +15,9 @@ from typing import Any, Protocol, TypeVar
 
 from gwdesk.store.reader import Reading
 
+__all__ = ["Handoff", "Reading", "Rereads"]
+"""`Reading` is what a read is handed, named here for the reads the console writes."""
+
 T = TypeVar("T")
 
 

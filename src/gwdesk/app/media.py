@@ -26,7 +26,6 @@ from gwdesk.domain.errors import AmbiguousSendError, GatewayError
 from gwdesk.domain.models import LodgeResult, LodgeText
 from gwdesk.domain.numbers import NumberError, check_recipients, display, normalise
 from gwdesk.domain.profile import LodgePort
-from gwdesk.gateway.lodge.client import LodgeClient
 from gwdesk.gateway.lodge.documents import MAX_DOCUMENT_MESSAGES, LodgeMms, optional_text
 from gwdesk.gateway.lodge.documents import http_url as http_url
 from gwdesk.gateway.lodge.files import FAX_RULES as FAX_RULES
@@ -34,6 +33,7 @@ from gwdesk.gateway.lodge.files import MMS_RULES as MMS_RULES
 from gwdesk.gateway.lodge.files import FileRules as FileRules
 from gwdesk.gateway.lodge.files import LodgeFile
 from gwdesk.gateway.lodge.files import check_file as check_file
+from gwdesk.gateway.service import LodgeClient
 from gwdesk.store.history import HistoryEntry
 
 

@@ -38,7 +38,7 @@ from gwdesk.app.team import OPTOUT_TABLES
 from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.store.database import StoreError
 from gwdesk.store.optouts import MAX_REASON, OptOut, OptOutChange, OptOutStore
-from gwdesk.store.settings import StoredSettings
+from gwdesk.store.stored_settings import StoredSettings
 
 __all__ = [
     "MAX_REASON",

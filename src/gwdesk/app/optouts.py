@@ -39,8 +39,12 @@ from gwdesk.importing.export import write_csv
 from gwdesk.importing.recipients import InvalidRow
 from gwdesk.importing.recipients import import_file as import_recipients
 from gwdesk.store.database import StoreError
-from gwdesk.store.optouts import OptOut, OptOutStore, utc_text
-from gwdesk.store.settings import StoredSettings
+
+# What the opt-out views show (an entry, a number as the list keeps it), named here for them.
+from gwdesk.store.optouts import OptOut as OptOut
+from gwdesk.store.optouts import OptOutStore, utc_text
+from gwdesk.store.optouts import list_number as list_number
+from gwdesk.store.stored_settings import StoredSettings
 
 REQUIRED_OPT_OUT: Final = "STOP"
 """The opt-out keyword no profile may drop (a team's server enforces it too, `pg_rules`)."""

@@ -53,13 +53,16 @@ from gwdesk.app.send_values import (
     Sent,
     StoreAwayError,
     Transmit,
+    attempt_from,
     chunk_id,
     halts_everything,
     new_send_id,
     not_attempted,
+    not_pending,
     ours,
     recipient_digits,
     retryable,
+    unsettled,
 )
 from gwdesk.app.sms import SmsMessage
 from gwdesk.domain.errors import (
@@ -68,9 +71,14 @@ from gwdesk.domain.errors import (
     TransientError,
     ValidationError,
 )
-from gwdesk.domain.models import Message, SendEnvelope
-from gwdesk.gateway.retry import retryable_idempotent, retryable_send
-from gwdesk.gateway.service import GatewayService
+from gwdesk.domain.models import Message
+from gwdesk.gateway.service import (
+    Deadline,
+    GatewayService,
+    doubling,
+    retryable_idempotent,
+    retryable_send,
+)
 from gwdesk.store.database import StoreError
 from gwdesk.store.outbox import (
     SMS,
@@ -140,7 +148,7 @@ class OutboxRunner:
         send_id = new_send_id()
         baseline: set[str] = set()
         for given in {m.external_id for m, _ in parts if m.external_id}:
-            found = await self.gateway.rest.status(external_system_id=given)
+            found = await self.gateway.status(external_system_id=given)
             baseline.update(m.message_id for m in found)
         entries = [
             NewEntry(
@@ -321,7 +329,7 @@ class OutboxRunner:
             reason = f"The outbox could not record this request ({exc}), so it was not sent."
             return Sent(entry, error=GatewayError(reason))
         if not started:
-            return Sent(current, error=_not_pending(current))
+            return Sent(current, error=not_pending(current))
         tell(current)
         attempt = await transmit(batch, current)
         return await self._finish(current, attempt)
@@ -388,85 +396,93 @@ class OutboxRunner:
     # ---- the REST request, exactly once ------------------------------------------------
 
     async def transmit_sms(self, batch: OutboxBatch, entry: OutboxEntry) -> Attempt:
-        """One REST request, repeated only when it surely was not lodged."""
+        """One REST request, repeated only when it surely was not lodged: the gateway
+        refused it before any work (`retryable_send`), or its answer was lost and the
+        status window then showed none of its messages (sent again at once, with the
+        same ExternalSystemId: it cannot make a second copy)."""
         external_id = entry.external_system_id or ""
         try:
             body = SmsMessage.from_json(entry.body).rest_body(entry.recipients, external_id)
         except ValueError as exc:
             reason = f"The outbox record of this request cannot be sent ({exc})."
             return Attempt(error=ValidationError(reason, field=None, status=None))
-        rest, retrier = self.gateway.rest, self.gateway.retrier
-        attempt = 0
-        while True:
-            attempt += 1
+        tries = 0
+
+        async def once() -> Attempt:
+            nonlocal tries
+            tries += 1
             try:
-                envelope = await rest.send_once(body)
+                envelope = await self.gateway.send_once(body)
             except GatewayError as exc:
-                if exc.maybe_processed:
-                    log.info(
-                        "request %s: answer lost (%s); asking status", external_id, exc.message
-                    )
-                    try:
-                        found = await self._resolve(batch, entry, exc)
-                    except AmbiguousSendError as unknown:
-                        return Attempt(attempts=attempt, error=unknown)
-                    if found:
-                        return Attempt(found, resolved=True, attempts=attempt)
-                    if attempt >= retrier.policy.send_attempts:
-                        return Attempt(
-                            attempts=attempt,
-                            error=TransientError(
-                                f"The gateway did not lodge the message after {attempt} tries "
-                                f"(last: {exc.message}).",
-                                status=exc.status,
-                            ),
-                        )
-                    continue  # surely not lodged: sending again cannot make a second copy
-                wait = retrier.delay_for(exc, attempt)
-                if (
-                    not retryable_send(exc)
-                    or attempt >= retrier.policy.send_attempts
-                    or wait is None
-                ):
-                    log.warning("request %d (%s) failed: %s", entry.seq, external_id, exc.message)
-                    return Attempt(attempts=attempt, error=exc)
-                await retrier.sleep(wait)
-                continue
-            return _from_envelope(envelope, attempt)
+                if not exc.maybe_processed:
+                    raise
+                log.info("request %s: answer lost (%s); asking status", external_id, exc.message)
+                found = await self._resolve(batch, entry, exc)
+                if not found:
+                    raise _NotLodged(exc) from exc
+                return Attempt(found, resolved=True, attempts=tries)
+            return attempt_from(envelope, tries)
+
+        try:
+            return await self.gateway.retry(
+                once,
+                what=f"request {external_id}",
+                retryable=retryable_send,
+                attempts=self.gateway.retry_policy.send_attempts,
+                at_once=_NotLodged.caught,
+            )
+        except AmbiguousSendError as unknown:  # the status query that would tell failed
+            return Attempt(attempts=tries, error=unknown)
+        except _NotLodged as exc:
+            last = exc.cause
+            error = TransientError(
+                f"The gateway did not lodge the message after {tries} tries "
+                f"(last: {last.message}).",
+                status=last.status,
+            )
+            return Attempt(attempts=tries, error=error)
+        except GatewayError as exc:
+            log.warning("request %d (%s) failed: %s", entry.seq, external_id, exc.message)
+            return Attempt(attempts=tries, error=exc)
 
     async def _resolve(
         self, batch: OutboxBatch, entry: OutboxEntry, cause: GatewayError
     ) -> tuple[Message, ...]:
         """Messages this request lodged, or () once the window shows it lodged nothing;
-        `AmbiguousSendError` when the gateway could not be asked in the window."""
+        `AmbiguousSendError` when the gateway could not be asked in the window (a look
+        that failed is looked again past the window's end, up to twice the policy's
+        attempts in all: the window ends with an answer)."""
         external_id = entry.external_system_id or ""
-        policy = self.gateway.retrier.policy
-        deadline = self.clock() + policy.resolve_window
-        delay = policy.resolve_first_delay
+        policy = self.gateway.retry_policy
+        deadline = Deadline.after(policy.resolve_window, self.clock)
         wanted = None if entry.own_id else recipient_digits(entry.recipients)
         failures = 0
-        while True:
-            answered = False
+
+        async def look() -> tuple[Message, ...]:
+            nonlocal failures
             try:
-                messages = await self.gateway.rest.status_once(external_system_id=external_id)
-                answered = True
+                messages = await self.gateway.status_once(external_system_id=external_id)
             except GatewayError as exc:
                 if not retryable_idempotent(exc):
-                    raise _ambiguous(entry, cause, exc) from None
+                    raise unsettled(entry, cause, exc) from None
                 failures += 1
-                messages = []
-            mine = ours(messages, batch.baseline, wanted)
-            if mine:
-                return mine
-            now = self.clock()
-            if now >= deadline:
-                if answered:
-                    log.info("request %s: not lodged; sending it again", external_id)
-                    return ()
-                if failures >= policy.attempts * 2:
-                    raise _ambiguous(entry, cause, None)
-            await self.gateway.retrier.sleep(min(delay, max(0.0, deadline - now)) or delay)
-            delay = min(delay * 2, policy.resolve_max_delay)
+                if deadline.left() <= 0 and failures >= policy.attempts * 2:
+                    raise unsettled(entry, cause, None) from None
+                raise _Unanswered(exc) from exc
+            return _mine(messages, batch, wanted)
+
+        try:
+            return await self.gateway.retry(
+                look,
+                what=f"status of request {external_id}",
+                retryable=_Looking.caught,
+                deadline=deadline,
+                waits=doubling(policy.resolve_first_delay, policy.resolve_max_delay),
+                outlives_deadline=_Unanswered.caught,
+            )
+        except _NotYet:
+            log.info("request %s: not lodged; sending it again", external_id)
+            return ()
 
     async def lodged_by_status(
         self, batch: OutboxBatch, entry: OutboxEntry
@@ -476,64 +492,69 @@ class OutboxRunner:
         not lodged), None when the gateway could not be asked (`GatewayError` raised)."""
         external_id = entry.external_system_id or ""
         wanted = None if entry.own_id else recipient_digits(entry.recipients)
-        policy = self.gateway.retrier.policy
-        # Looked for over a whole window now, however long ago it was sent: a gateway
-        # that was down or restarted may still be loading the batch it accepted.
-        deadline = self.clock() + policy.resolve_window
-        delay = policy.resolve_first_delay
-        while True:
-            messages = await self.gateway.rest.status(external_system_id=external_id)
-            mine = ours(messages, batch.baseline, wanted)
-            if mine:
-                return mine
-            now = self.clock()
-            if now >= deadline:
-                return ()
-            await self.gateway.retrier.sleep(min(delay, deadline - now))
-            delay = min(delay * 2, policy.resolve_max_delay)
+        policy = self.gateway.retry_policy
+
+        async def look() -> tuple[Message, ...]:
+            messages = await self.gateway.status(external_system_id=external_id)
+            return _mine(messages, batch, wanted)
+
+        try:
+            # Looked for over a whole window now, however long ago it was sent: a gateway
+            # that was down or restarted may still be loading the batch it accepted.
+            return await self.gateway.retry(
+                look,
+                what=f"status of request {external_id}",
+                retryable=_NotYet.caught,
+                deadline=Deadline.after(policy.resolve_window, self.clock),
+                waits=doubling(policy.resolve_first_delay, policy.resolve_max_delay),
+            )
+        except _NotYet:
+            return ()
+
+
+class _Marker(GatewayError):
+    """What a try of the runner's own loops came to, told to the retry loop."""
+
+    @classmethod
+    def caught(cls, error: GatewayError) -> bool:
+        return isinstance(error, cls)
+
+
+class _Looking(_Marker):
+    """A status look that did not find the request's messages: looked again in the window."""
+
+
+class _NotYet(_Looking):
+    """The gateway answered, with none of the request's messages (yet)."""
+
+    def __init__(self) -> None:
+        super().__init__("none of its messages found yet")
+
+
+class _Unanswered(_Looking):
+    """The status query itself failed in a way that may pass."""
+
+    def __init__(self, cause: GatewayError) -> None:
+        super().__init__(cause.message, status=cause.status)
+
+
+class _NotLodged(_Marker):
+    """A request whose answer was lost, proved not lodged by the status window."""
+
+    def __init__(self, cause: GatewayError) -> None:
+        super().__init__(f"not lodged ({cause.message})", status=cause.status)
+        self.cause = cause
+
+
+def _mine(
+    messages: Sequence[Message], batch: OutboxBatch, wanted: set[str] | None
+) -> tuple[Message, ...]:
+    """The request's own messages among those a status query answered (`_NotYet`: none)."""
+    found = ours(messages, batch.baseline, wanted)
+    if not found:
+        raise _NotYet()
+    return found
 
 
 def _label(text: str) -> str:
     return " ".join(text.split())[:80]
-
-
-def _not_pending(entry: OutboxEntry) -> GatewayError | None:
-    """Why an entry that was not pending was not sent now (None when it is lodged)."""
-    if entry.state is EntryState.LODGED:
-        return None
-    if entry.state in (EntryState.IN_FLIGHT, EntryState.UNKNOWN):
-        return AmbiguousSendError(
-            f"Request {entry.seq} is {entry.state.value.replace('_', ' ')} in the outbox; it is "
-            "settled by a status query before anything is sent again.",
-            external_system_id=entry.external_system_id,
-            recipients=entry.recipients,
-        )
-    return GatewayError(
-        f"Request {entry.seq} was not sent: it is {entry.state.value} in the outbox"
-        + (f" ({entry.reason})" if entry.reason else "")
-        + "."
-    )
-
-
-def _from_envelope(envelope: SendEnvelope, attempts: int) -> Attempt:
-    data = envelope.data
-    if data.message is None and data.batch_code is None:
-        error = GatewayError(
-            "The gateway accepted the send but named neither a message nor a batch."
-        )
-        return Attempt(attempts=attempts, error=error)
-    messages = (data.message,) if data.message is not None else ()
-    return Attempt(messages, batch_code=data.batch_code, attempts=attempts)
-
-
-def _ambiguous(
-    entry: OutboxEntry, cause: GatewayError, last: GatewayError | None
-) -> AmbiguousSendError:
-    why = f" ({last.message})" if last is not None else ""
-    return AmbiguousSendError(
-        f"The gateway may or may not have lodged the message ({cause.message}), and the status "
-        f"query that would tell could not be made{why}. Check the status of ExternalSystemId "
-        f"{entry.external_system_id} before sending again.",
-        external_system_id=entry.external_system_id,
-        recipients=entry.recipients,
-    )

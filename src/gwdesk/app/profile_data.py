@@ -5,7 +5,9 @@ embedded sandbox has one of its own, whatever port it got; an inline gateway of 
 command line has "command line"'s). Its outbox belongs to one gateway account: only
 that account resumes what it recorded. The console's `Session` and every command of
 the command line open a profile's data through `open_profile`, so the two always
-meet in the same file and the same outbox.
+meet in the same file and the same outbox. The console holds what it opens by the names
+this module gives them (`GatewayService`, `LocalStore`, `SharedData`), never the
+gateway's or the store's.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from gwdesk.app.sending import Sending
 from gwdesk.app.sms import Compliance
 from gwdesk.domain.profile import Profile
 from gwdesk.domain.settings import MARKETING_DEFAULT, OPT_OUT_INSTRUCTION
-from gwdesk.gateway.service import GatewayService
+from gwdesk.gateway.service import GatewayService as GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.database import slug
-from gwdesk.store.local import LocalStore, open_local
+from gwdesk.store.local import LocalStore as LocalStore
+from gwdesk.store.local import open_local
+from gwdesk.store.shared import SharedData as SharedData
 
 SANDBOX_STORE: Final = "__sandbox__"
 INLINE_NAME: Final = "command line"

@@ -24,7 +24,11 @@ from typing import Final
 from gwdesk.app.outbox import OutboxRunner
 from gwdesk.app.send_values import SETTLED_BY_STATUS, Requests, RunReport, Sent
 from gwdesk.domain.errors import GatewayError
-from gwdesk.store.outbox import SMS, EntryState, OutboxBatch, OutboxBusy, OutboxEntry
+from gwdesk.store.outbox import OPEN_STATES as OPEN_STATES
+from gwdesk.store.outbox import SMS, OutboxBusy
+from gwdesk.store.outbox import EntryState as EntryState
+from gwdesk.store.outbox import OutboxBatch as OutboxBatch
+from gwdesk.store.outbox import OutboxEntry as OutboxEntry
 
 SETTLE_CONCURRENCY: Final = 16
 LODGE_MANUAL: Final = (

@@ -48,13 +48,25 @@ from gwdesk.app.reply_state import (
     read_settings,
     write_settings,
 )
+from gwdesk.domain.errors import GatewayError
 from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.settings import LISTENER_ENABLED
-from gwdesk.gateway.errors import GatewayError
 from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.store.replies import ReplyStore, StoredReply
-from gwdesk.store.reply_queries import ConversationEntry, ReplyRow, ReplySearch, unread_figures
+from gwdesk.store.reply_queries import (
+    ConversationEntry,
+    Listing,
+    ReplyRow,
+    ReplySearch,
+    conversation,
+    fetch_window,
+    listing,
+    number_variants,
+    position,
+    row_of,
+    unread_figures,
+)
 
 if TYPE_CHECKING:
     from gwdesk.gateway.service import GatewayService
@@ -63,12 +75,21 @@ if TYPE_CHECKING:
 __all__ = [
     "NO_PROFILE",
     "ConversationEntry",
+    "Listing",
     "ReplyInboxFlow",
     "ReplyRow",
     "ReplySearch",
     "StoreError",
     "StoredReply",
+    "conversation",
+    "fetch_window",
+    "listing",
+    "number_variants",
+    "position",
+    "row_of",
 ]
+"""The Replies view's reads (a window, a search's listing and position, a conversation)
+are the store's queries, named here for the console, which reads through this module."""
 log = logging.getLogger("gwdesk.replies")
 NO_PROFILE = ListenerStatus(ListenerState.NO_PROFILE)
 

@@ -20,7 +20,7 @@ from gwdesk.domain.settings import (
     Setting,
 )
 from gwdesk.store.replies import StoredReply
-from gwdesk.store.settings import StoredSettings
+from gwdesk.store.stored_settings import StoredSettings
 
 T = TypeVar("T")
 LOOPBACK: Final = LISTENER_HOST.default

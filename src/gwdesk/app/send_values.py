@@ -18,12 +18,13 @@ from datetime import UTC, datetime
 from typing import Final
 
 from gwdesk.domain.errors import (
+    AmbiguousSendError,
     AuthenticationError,
     GatewayError,
     NotFoundError,
     ValidationError,
 )
-from gwdesk.domain.models import Message
+from gwdesk.domain.models import Message, SendEnvelope
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
 
 
@@ -200,3 +201,47 @@ class RunReport(Requests):
 Transmit = Callable[[OutboxBatch, OutboxEntry], Awaitable[Attempt]]
 """How one entry leaves: the runner's own REST send, or a Lodge call of the caller's."""
 Changed = Callable[[OutboxEntry], None]
+
+
+def not_pending(entry: OutboxEntry) -> GatewayError | None:
+    """Why an entry that was not pending was not sent now (None when it is lodged)."""
+    if entry.state is EntryState.LODGED:
+        return None
+    if entry.state in (EntryState.IN_FLIGHT, EntryState.UNKNOWN):
+        return AmbiguousSendError(
+            f"Request {entry.seq} is {entry.state.value.replace('_', ' ')} in the outbox; it is "
+            "settled by a status query before anything is sent again.",
+            external_system_id=entry.external_system_id,
+            recipients=entry.recipients,
+        )
+    return GatewayError(
+        f"Request {entry.seq} was not sent: it is {entry.state.value} in the outbox"
+        + (f" ({entry.reason})" if entry.reason else "")
+        + "."
+    )
+
+
+def attempt_from(envelope: SendEnvelope, attempts: int) -> Attempt:
+    """What a REST send's answer says it lodged."""
+    data = envelope.data
+    if data.message is None and data.batch_code is None:
+        error = GatewayError(
+            "The gateway accepted the send but named neither a message nor a batch."
+        )
+        return Attempt(attempts=attempts, error=error)
+    messages = (data.message,) if data.message is not None else ()
+    return Attempt(messages, batch_code=data.batch_code, attempts=attempts)
+
+
+def unsettled(
+    entry: OutboxEntry, cause: GatewayError, last: GatewayError | None
+) -> AmbiguousSendError:
+    """A lost answer the status query that would settle it could not be made for."""
+    why = f" ({last.message})" if last is not None else ""
+    return AmbiguousSendError(
+        f"The gateway may or may not have lodged the message ({cause.message}), and the status "
+        f"query that would tell could not be made{why}. Check the status of ExternalSystemId "
+        f"{entry.external_system_id} before sending again.",
+        external_system_id=entry.external_system_id,
+        recipients=entry.recipients,
+    )

@@ -122,7 +122,7 @@ async def look_up(gateway: GatewayService, kind: str, value: str) -> list[Status
     if key is Key.LODGE_MSG_ID:
         answer = await gateway.lodge.get_message_status_xml(text)
         return [StatusRow.from_lodge(answer, text)]
-    messages = await gateway.rest.status(**{key.value: text})
+    messages = await gateway.status(**{key.value: text})
     return [StatusRow.from_message(m) for m in messages]
 
 
@@ -213,9 +213,9 @@ class Progress:
 async def created_of(gateway: GatewayService, entry: OutboxEntry) -> int:
     """How many of a lodged entry's messages the gateway has created so far."""
     if entry.batch_code:
-        messages = await gateway.rest.status(batch_code=entry.batch_code)
+        messages = await gateway.status(batch_code=entry.batch_code)
         return len(messages)
-    messages = await gateway.rest.status(external_system_id=entry.external_system_id)
+    messages = await gateway.status(external_system_id=entry.external_system_id)
     # An operator's own ExternalSystemId may name other sends too: count this one's.
     wanted = None if entry.own_id else recipient_digits(entry.recipients)
     return len(ours(messages, frozenset(), wanted))

@@ -244,7 +244,7 @@ def resolve_profile(args: argparse.Namespace) -> Profile:
 
     from gwdesk.app.profile_data import INLINE_NAME
     from gwdesk.domain.profile import Profile
-    from gwdesk.settings import ProfileStore, SettingsError
+    from gwdesk.profiles import ProfileStore, SettingsError
 
     inline = {
         "rest_url": args.base_url,
@@ -284,7 +284,7 @@ def resolve_profile(args: argparse.Namespace) -> Profile:
 
 def resolve_password(profile: Profile, from_store: bool, out: Output) -> Secret:
     from gwdesk.domain.models import Secret
-    from gwdesk.settings import KeyringUnavailable, PasswordVault
+    from gwdesk.profiles import KeyringUnavailable, PasswordVault
 
     stored: Secret | None
 
@@ -315,7 +315,7 @@ def store_password(profile: Profile | None) -> str | None:
     """The team store's password: the environment's, else the keyring's for this profile
     and role, else None (libpq then reads `PGPASSWORD` or `~/.pgpass`). Never an argument:
     a command line is visible to every user of the machine."""
-    from gwdesk.settings import KeyringUnavailable, PasswordVault
+    from gwdesk.profiles import KeyringUnavailable, PasswordVault
 
     value = os.environ.get(STORE_PASSWORD_ENV)
     if value:

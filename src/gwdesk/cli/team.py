@@ -60,7 +60,7 @@ def store_url_of(args: argparse.Namespace) -> tuple[str, str | None]:
         raise UsageError(
             "Name the store: gwdesk team status postgresql://role@host/db, or --profile."
         )
-    from gwdesk.settings import ProfileStore, SettingsError
+    from gwdesk.profiles import ProfileStore, SettingsError
 
     try:
         profile = ProfileStore().get(args.profile)

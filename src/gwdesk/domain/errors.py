@@ -7,7 +7,8 @@ live in the domain so the core takes them from here, not from the gateway. Each 
 command line's stderr; none ever holds a password or a token. `maybe_processed`
 tells the send logic whether the gateway may have done the work even though the
 caller saw a failure: such a send must be settled by a status query, never resent
-blindly.
+blindly. The store's errors (`StoreError` and its kinds) are here for the same reason:
+every layer catches them, whichever engine sits below the store.
 """
 
 from __future__ import annotations
@@ -119,3 +120,24 @@ class AmbiguousSendError(GatewayError):
         super().__init__(message, maybe_processed=True)
         self.external_system_id = external_system_id
         self.recipients = tuple(recipients)
+
+
+class StoreError(Exception):
+    """The local store cannot be used; the message says what to do.
+
+    Every store method raises this family, never the engine's own errors, so the
+    console and the command line catch one thing whichever database sits below.
+    """
+
+
+class StoreUnavailable(StoreError):
+    """The file cannot be read or written now (locked, full, gone, damaged): every
+    other change would fail the same way."""
+
+
+class StoreBusy(StoreUnavailable):
+    """Another program held the file's write lock longer than the store waits."""
+
+
+class ReadInterrupted(StoreUnavailable):
+    """A read was stopped on purpose (a newer one superseded it); nothing is wrong."""

@@ -2,7 +2,7 @@
 
 Profiles are settings an operator edits, so every field is checked when a profile
 is made, with a message that names the field. The password is not here: it lives
-in the system keyring (see `gwdesk.settings`), never in a settings file.
+in the system keyring (see `gwdesk.profiles`), never in a settings file.
 """
 
 from __future__ import annotations

@@ -5,21 +5,27 @@ the retry policy; the REST client and (when the profile has a Lodge URL) the Lod
 client (`lodge`, see `gwdesk.gateway.lodge.client`) share that client. It is async and
 Qt-free: the console drives it from its qasync loop, the CLI from `asyncio.run`. It
 sends nothing itself: every send leaves through the outbox (`gwdesk.app.outbox`),
-whose runner makes each request on `rest` or `lodge`.
+whose runner makes each request through `send_once` or on `lodge`.
+
+It is the only door to the gateway for the layers above: they call its methods (the
+single attempts the outbox settles itself, the profile's retry loop `retry`, the
+token's expiry) and never reach past it to the REST client or the retrier. What they
+need to use `retry` (the deadline, the waits, which failures may be tried again) is
+named here too.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
 from types import TracebackType
-from typing import Final
+from typing import Any, Final, TypeVar
 
 import httpx
 
 from gwdesk.domain.funds import Funds
-from gwdesk.domain.models import Balance, LogListing, Message, Reply, Secret
+from gwdesk.domain.models import Balance, LogListing, Message, Reply, Secret, SendEnvelope
 from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.auth import Credentials
@@ -27,9 +33,33 @@ from gwdesk.gateway.errors import GatewayError, NotFoundError, ValidationError
 from gwdesk.gateway.http import HttpSettings, build_client
 from gwdesk.gateway.lodge.client import LodgeClient
 from gwdesk.gateway.paging import LogSync, iter_replies
+from gwdesk.gateway.responses import error_for
 from gwdesk.gateway.rest import RestClient
-from gwdesk.gateway.retry import Retrier, RetryPolicy, Sleep
+from gwdesk.gateway.retry import (
+    Deadline,
+    Retrier,
+    RetryPolicy,
+    Sleep,
+    Waits,
+    doubling,
+    never,
+    retryable_idempotent,
+    retryable_send,
+)
 
+__all__ = [
+    "ABSENT_STATUSES",
+    "Deadline",
+    "GatewayService",
+    "HttpSettings",
+    "LodgeClient",
+    "RetryPolicy",
+    "doubling",
+    "retryable_idempotent",
+    "retryable_send",
+]
+
+T = TypeVar("T")
 LodgeFactory = Callable[[Profile, Credentials, httpx.AsyncClient], LodgeClient]
 #: Statuses that say a gateway does not have an endpoint at all.
 ABSENT_STATUSES: Final = (404, 405)
@@ -105,6 +135,59 @@ class GatewayService:
     def token_requests(self) -> int:
         return self.rest.tokens.fetches
 
+    @property
+    def token_expires_at(self) -> float | None:
+        """When the OAuth token held now expires (epoch seconds; None: none held)."""
+        return self.rest.tokens.expires_at
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return self.retrier.policy
+
+    async def retry(
+        self,
+        call: Callable[[], Awaitable[T]],
+        *,
+        what: str,
+        retryable: Callable[[GatewayError], bool] = retryable_idempotent,
+        attempts: int | None = None,
+        deadline: Deadline | None = None,
+        waits: Waits | None = None,
+        at_once: Callable[[GatewayError], bool] = never,
+        outlives_deadline: Callable[[GatewayError], bool] = never,
+    ) -> T:
+        """`call` tried again within this profile's retry policy (`Retrier.run`): its
+        back-off, Retry-After and sleep, for loops the callers own the meaning of."""
+        return await self.retrier.run(
+            call,
+            what=what,
+            retryable=retryable,
+            attempts=attempts,
+            deadline=deadline,
+            waits=waits,
+            at_once=at_once,
+            outlives_deadline=outlives_deadline,
+        )
+
+    # ---- single attempts (the outbox settles what they leave open) ----------------------
+
+    async def send_once(self, body: Mapping[str, Any]) -> SendEnvelope:
+        """One `/v2/message/send` request, never repeated here: only the outbox knows
+        whether a failed one may be sent again."""
+        return await self.rest.send_once(body)
+
+    async def status_once(
+        self,
+        *,
+        message_id: str | None = None,
+        batch_code: str | None = None,
+        external_system_id: str | None = None,
+    ) -> list[Message]:
+        """One status query, not repeated: for a caller that counts its own failures."""
+        return await self.rest.status_once(
+            message_id=message_id, batch_code=batch_code, external_system_id=external_system_id
+        )
+
     # ---- queries -------------------------------------------------------------------------
 
     async def status(
@@ -146,6 +229,20 @@ class GatewayService:
         `known` are MessageIds already held whose `dateLodged` is `since`: they are skipped.
         """
         return LogSync(self.rest, since, known)
+
+    async def log_page(self, number: int) -> bytes:
+        """Page `number` of the account's log as the gateway sent it (retried), for a
+        reader that parses a page its own faster way (the log sync's first pass)."""
+
+        async def once() -> bytes:
+            raw = await self.rest.authorised(
+                "GET", "/v2/message/logs", params={"page": str(number)}
+            )
+            if raw.status != 200:
+                raise error_for(raw)
+            return raw.body
+
+        return await self.retrier.idempotent(once, "log page")
 
     async def balance(self) -> Balance:
         return await self.rest.balance()

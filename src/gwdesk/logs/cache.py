@@ -34,6 +34,13 @@ from gwdesk.store.database import StoreError, store_methods
 from gwdesk.store.local import LocalStore
 from gwdesk.store.reader import is_file_path
 
+
+def keeps_cache(path: Path | str) -> bool:
+    """Whether the profile's file at `path` can keep a log cache: worker threads need
+    their own connections, so an in-memory store has none."""
+    return is_file_path(path)
+
+
 UPSERT: Final = (
     f"INSERT INTO log_records({', '.join(ROW_COLUMNS)}) "  # noqa: S608 - constant columns
     f"VALUES ({', '.join('?' * len(ROW_COLUMNS))}) "
@@ -156,8 +163,7 @@ class LogCache:
 
     @property
     def usable(self) -> bool:
-        """Worker threads need their own connections, so an in-memory store has no cache."""
-        return is_file_path(self.path)
+        return keeps_cache(self.path)
 
     def state(self) -> SyncState:
         return _state(self._conn)

@@ -22,7 +22,7 @@ from gwdesk.domain.spreadsheet import SpreadsheetCsv
 from gwdesk.logs.query import LogQuery, iter_view
 from gwdesk.logs.rows import FIELD_BY_COLUMN, FIELDS, RECEIPT_RAW_INDEX, from_us
 from gwdesk.private_files import open_private
-from gwdesk.store.reader import Reading
+from gwdesk.store.reader import Reading, StoreReader
 
 _INDEX: Final = {f.column: i for i, f in enumerate(FIELDS)}
 
@@ -77,3 +77,29 @@ def export_csv(
         partial.unlink(missing_ok=True)
         raise
     return written
+
+
+def export_view(
+    db: Path | str,
+    query: LogQuery,
+    target: Path,
+    *,
+    columns: Sequence[str],
+    zone: tzinfo | None,
+    progress: Callable[[int], None] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> int:
+    """`export_csv` over a reader of the profile's file `db` of the export's own (opened
+    and closed on the calling thread, a worker's), so a long export holds no view's reader."""
+    with StoreReader(db) as reader:
+        return reader.run(
+            lambda reading: export_csv(
+                reading,
+                query,
+                target,
+                columns=columns,
+                zone=zone,
+                progress=progress,
+                cancelled=cancelled,
+            )
+        )

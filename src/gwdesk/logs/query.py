@@ -28,7 +28,7 @@ from typing import Any, Final
 from gwdesk.domain.number_search import NumberQuery, number_query
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.logs.rows import FIELD_BY_COLUMN, SELECT_COLUMNS, from_us
-from gwdesk.store.reader import Reading
+from gwdesk.store.reader import Reading as Reading  # what every query here is handed
 
 SELECT_LIST: Final = ", ".join(SELECT_COLUMNS)
 #: Columns with an index whose order a sort can walk instead of sorting.

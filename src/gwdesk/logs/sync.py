@@ -45,8 +45,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from gwdesk.gateway.errors import NotFoundError, ProtocolError
-from gwdesk.gateway.responses import error_for
+from gwdesk.domain.errors import NotFoundError, ProtocolError
 from gwdesk.gateway.service import GatewayService
 from gwdesk.logs.cache import Backfill, LogCacheWriter, SyncState, WriteResult, now_us
 from gwdesk.logs.rows import (
@@ -192,15 +191,7 @@ class LogCacheSync:
     # ---- step 1: the first sync, by pages ----------------------------------------------------
 
     async def _page(self, number: int) -> bytes:
-        rest = self.service.rest
-
-        async def once() -> bytes:
-            raw = await rest.authorised("GET", "/v2/message/logs", params={"page": str(number)})
-            if raw.status != 200:
-                raise error_for(raw)
-            return raw.body
-
-        return await self.service.retrier.idempotent(once, "log page")
+        return await self.service.log_page(number)
 
     def _write_first(self, writer: LogCacheWriter, body: bytes) -> tuple[Backfill | None, int]:
         page = _parse(body)

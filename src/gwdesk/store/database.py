@@ -17,6 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final, TypeVar, cast
 
+# The store's errors live in the domain (every layer catches them); named here as well,
+# where the store's modules and callers of it have always taken them from.
+from gwdesk.domain.errors import ReadInterrupted as ReadInterrupted
+from gwdesk.domain.errors import StoreBusy as StoreBusy
+from gwdesk.domain.errors import StoreError as StoreError
+from gwdesk.domain.errors import StoreUnavailable as StoreUnavailable
 from gwdesk.private_files import private_database
 
 #: Migration steps in order; step N brings `user_version` from N to N+1.
@@ -185,7 +191,7 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE UNIQUE INDEX replies_claim ON replies(from_number, to_number, received_claimed, text)
         WHERE received_claimed IS NOT NULL;
     """,
-    # Settings (gwdesk.store.settings): one table, one JSON value per declared setting
+    # Settings (gwdesk.store.stored_settings): one table, one JSON value per declared setting
     # (gwdesk.domain.settings). What reply_meta and log_settings held moves over.
     """
     CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -317,27 +323,6 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     );
     """,
 )
-
-
-class StoreError(Exception):
-    """The local store cannot be used; the message says what to do.
-
-    Every store method raises this family, never the engine's own errors, so the
-    console and the command line catch one thing whichever database sits below.
-    """
-
-
-class StoreUnavailable(StoreError):
-    """The file cannot be read or written now (locked, full, gone, damaged): every
-    other change would fail the same way."""
-
-
-class StoreBusy(StoreUnavailable):
-    """Another program held the file's write lock longer than the store waits."""
-
-
-class ReadInterrupted(StoreUnavailable):
-    """A read was stopped on purpose (a newer one superseded it); nothing is wrong."""
 
 
 def store_error(exc: sqlite3.Error) -> StoreError:

@@ -12,7 +12,7 @@ from typing import Any
 from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.database import store_methods
 from gwdesk.store.engine import Session
-from gwdesk.store.settings import LockedConnection
+from gwdesk.store.stored_settings import LockedConnection
 
 DRAFT_WHAT = "the draft"
 

@@ -21,8 +21,8 @@ from gwdesk.store.history import HistoryStore
 from gwdesk.store.optouts import OptOutStore
 from gwdesk.store.outbox import OutboxStore
 from gwdesk.store.replies import OptOutRules, ReplyStore
-from gwdesk.store.settings import LockedConnection, StoredSettings
 from gwdesk.store.shared import FileData, SharedData
+from gwdesk.store.stored_settings import LockedConnection, StoredSettings
 from gwdesk.store.templates import TemplateStore
 
 

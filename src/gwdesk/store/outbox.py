@@ -43,33 +43,28 @@ are never sent (`outbox_rows` holds the values and their decoding).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from gwdesk.store.database import StoreError, store_methods
+from gwdesk.store.database import store_methods
 from gwdesk.store.engine import Database, Session, SqliteDatabase
-from gwdesk.store.outbox_claims import OwnerLocks
+from gwdesk.store.outbox_claims import OutboxClaims, OwnerLocks
 from gwdesk.store.outbox_rows import (
-    BATCH_SELECT,
-    COUNT_SELECT,
-    ENTRY_SELECT,
     OPEN_STATES,
     SMS,
     EntryState,
     NewEntry,
     OutboxBatch,
+    OutboxBusy,
     OutboxEntry,
+    OutboxError,
     StateCount,
-    batch_from_row,
-    entry_from_row,
-    state_of,
+    TransitionError,
 )
 from gwdesk.store.shared import FileData, SharedData, database_for, server_of
 
@@ -117,24 +112,6 @@ OPEN_ENTRY: Final = (
 )
 
 
-class OutboxError(StoreError):
-    """The outbox refused a change; the message says why (nothing was sent)."""
-
-
-class OutboxBusy(OutboxError):
-    """Another running gwdesk (or another window of this one) is sending the batch."""
-
-
-class TransitionError(OutboxError):
-    """An entry was not in a state the change may start from (it moved meanwhile)."""
-
-    def __init__(self, entry_id: int, wanted: EntryState, found: str | None) -> None:
-        where = f"it is {found}" if found is not None else "it does not exist"
-        super().__init__(f"Outbox entry {entry_id} cannot become {wanted.value}: {where}.")
-        self.entry_id = entry_id
-        self.found = found
-
-
 def now_us() -> int:
     return time.time_ns() // 1000
 
@@ -143,16 +120,11 @@ def _json(body: Mapping[str, Any]) -> str:
     return json.dumps(dict(body), ensure_ascii=False, default=str)
 
 
-def _busy_elsewhere(batch_id: int) -> OutboxBusy:
-    return OutboxBusy(
-        f"Outbox batch {batch_id} is being sent by another running gwdesk; "
-        "try again when it has finished."
-    )
-
-
 @store_methods
-class OutboxStore:
-    """The outbox of a profile's store file, or of a team's server.
+class OutboxStore(OutboxClaims):
+    """The outbox of a profile's store file, or of a team's server: recording and the
+    transitions here, claims and reading in the classes below it (`OutboxClaims`,
+    `OutboxReads`).
 
     `data`: a profile's path, its `SharedData`, or a `Database` already open on it;
     `operator` is recorded with each batch (who sent it)."""
@@ -308,17 +280,6 @@ class OutboxStore:
         if not batches and self._server is not None and entry.state is EntryState.PENDING:
             raise self._not_held(entry.batch_id)
         return (bool(batches), entry)
-
-    def _not_held(self, batch_id: int) -> OutboxBusy:
-        with self._lock:
-            ours = batch_id in self._active
-        if ours:
-            return OutboxBusy(
-                f"The claim on outbox batch {batch_id} was lost (the connection holding it "
-                "to the shared store dropped), so nothing more is sent from it here; "
-                "resume the batch to go on."
-            )
-        return _busy_elsewhere(batch_id)
 
     def lodged(
         self,
@@ -506,165 +467,6 @@ class OutboxStore:
             raise TransitionError(entry_id, state, None)
         return entry
 
-    # ---- claims ------------------------------------------------------------------------
-
-    def claim(self, batch_id: int) -> None:
-        """Take a batch for sending or reconciling; `OutboxBusy` when someone alive has it."""
-        with self._lock:
-            if batch_id in self._active:
-                raise OutboxBusy(f"Outbox batch {batch_id} is already being sent in this window.")
-            if self._server is not None:
-                self._claim_on_server(self._server, batch_id)
-            else:
-                self._claim_in_file(batch_id)
-            self._active.add(batch_id)
-
-    def _claim_in_file(self, batch_id: int) -> None:
-        if self._owners is not None:
-            try:
-                self._owners.hold()
-            except OSError as exc:
-                raise OutboxError(f"The outbox cannot be locked: {exc}.") from None
-        with self.database.transaction() as session:
-            row = session.execute(
-                "SELECT owner FROM outbox_batches WHERE id = ?", (batch_id,)
-            ).fetchone()
-            if row is None:
-                raise OutboxError(f"There is no outbox batch {batch_id}.")
-            owner = row[0]
-            if (
-                isinstance(owner, str)
-                and owner != self.token
-                and self._owners is not None
-                and self._owners.alive(owner)
-            ):
-                raise _busy_elsewhere(batch_id)
-            session.execute(
-                "UPDATE outbox_batches SET owner = ? WHERE id = ?", (self.token, batch_id)
-            )
-
-    def _claim_on_server(self, server: AdvisoryClaims, batch_id: int) -> None:
-        if not server.take(batch_id):
-            raise _busy_elsewhere(batch_id)
-        try:
-            with self.database.session() as session:
-                found = session.execute(
-                    "UPDATE outbox_batches SET owner = ? WHERE id = ? RETURNING id",
-                    (self.token, batch_id),
-                ).fetchall()
-            if not found:
-                raise OutboxError(f"There is no outbox batch {batch_id}.")
-        except BaseException:
-            server.let_go(batch_id)
-            raise
-
-    def release(self, batch_id: int) -> None:
-        """Let go of a batch. Never raises: a store closed meanwhile (the profile switched)
-        has already let go, as its lock file (or its server connection) went with it."""
-        with self._lock:
-            self._active.discard(batch_id)
-            with contextlib.suppress(StoreError), self.database.session() as session:
-                session.execute(
-                    "UPDATE outbox_batches SET owner = NULL WHERE id = ? AND owner = ?",
-                    (batch_id, self.token),
-                )
-            if self._server is not None:
-                self._server.let_go(batch_id)
-
-    @property
-    def claim_pid(self) -> int | None:
-        """The server process whose session holds this outbox's claims (what an
-        administrator finds in `pg_stat_activity`); None in a file, 0 before a claim."""
-        return None if self._server is None else self._server.pid
-
-    def busy(self, batch_id: int) -> bool:
-        """Whether this instance is working on the batch now."""
-        with self._lock:
-            return batch_id in self._active
-
-    def held_elsewhere(self, batch_id: int) -> bool:
-        """Whether another live outbox (another console, or another process of this
-        workstation) holds the batch's claim now."""
-        if self._server is not None:
-            holder = self._server.holders([batch_id]).get(batch_id)
-            return holder is not None and holder != self._server.pid
-        batch = self.batch(batch_id)
-        owner = None if batch is None else batch.owner
-        if owner is None or owner == self.token or self._owners is None:
-            return False
-        with self._lock:
-            return self._owners.alive(owner)
-
-    # ---- reading -----------------------------------------------------------------------
-
-    def batch(self, batch_id: int) -> OutboxBatch | None:
-        found = self._batches("WHERE id = ?", (batch_id,))
-        return found[0] if found else None
-
-    def batches(
-        self, *, gateway: str | None = None, open_only: bool = True, limit: int = 500
-    ) -> list[OutboxBatch]:
-        """Newest first: the open ones (something left to do), or all with `open_only=False`."""
-        clauses, values = [], []
-        if open_only:
-            clauses.append("closed = 0")
-        if gateway is not None:
-            clauses.append("gateway = ?")
-            values.append(gateway)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        return self._batches(f"{where} ORDER BY id DESC LIMIT ?", (*values, limit))
-
-    def _batches(self, tail: str, values: tuple[Any, ...]) -> list[OutboxBatch]:
-        with self.database.session() as session:
-            rows = session.execute(BATCH_SELECT + tail, values).fetchall()
-            ids = [int(r["id"]) for r in rows]
-            counts: dict[int, dict[EntryState, StateCount]] = {i: {} for i in ids}
-            for start in range(0, len(ids), 500):
-                part = ids[start : start + 500]
-                marks = ", ".join("?" for _ in part)
-                query = f"{COUNT_SELECT} WHERE batch_id IN ({marks}) GROUP BY batch_id, state"
-                for row in session.execute(query, part):
-                    state = state_of(row[1])
-                    if state is None:
-                        state = EntryState.UNKNOWN
-                    old = counts[int(row[0])].get(state, StateCount())
-                    counts[int(row[0])][state] = StateCount(
-                        old.entries + int(row[2]), old.recipients + int(row[3])
-                    )
-        batches = [batch_from_row(row, counts[int(row["id"])]) for row in rows]
-        if self._server is None or not any(b.owner for b in batches):
-            return batches
-        live = self._server.holders([b.id for b in batches if b.owner])
-        return [b if b.owner is None or b.id in live else _unowned(b) for b in batches]
-
-    def entry(self, entry_id: int) -> OutboxEntry | None:
-        found = self._entries("e.id = ?", (entry_id,))
-        return found[0] if found else None
-
-    def entries(
-        self, batch_id: int, states: Collection[EntryState] | None = None
-    ) -> list[OutboxEntry]:
-        """A batch's entries in order (only those in `states` when given)."""
-        if states is None:
-            return self._entries("e.batch_id = ?", (batch_id,))
-        marks = ", ".join("?" for _ in states)
-        return self._entries(
-            f"e.batch_id = ? AND e.state IN ({marks})", (batch_id, *(s.value for s in states))
-        )
-
-    def unsettled(self, batch_id: int) -> list[OutboxEntry]:
-        """Entries whose outcome must be learnt before anything is resent: in flight (the
-        sender stopped) or unknown, and any whose state cannot be read."""
-        return self._entries(
-            "e.batch_id = ? AND e.state NOT IN ('pending', 'lodged', 'failed')", (batch_id,)
-        )
-
-    def _entries(self, where: str, values: tuple[Any, ...]) -> list[OutboxEntry]:
-        query = f"{ENTRY_SELECT} WHERE {where} ORDER BY e.batch_id, e.seq"
-        with self.database.session() as session:
-            rows = session.execute(query, values).fetchall()
-        return [entry_from_row(row) for row in rows]
-
 
 def _touch(session: Session, batch_id: int, now: int) -> None:
     """Keep the batch's time and `closed` flag current, in the transaction of the change.
@@ -679,11 +481,6 @@ def _touch(session: Session, batch_id: int, now: int) -> None:
         f"SELECT 1 FROM outbox_entries e WHERE {OPEN_ENTRY}) THEN 0 ELSE 1 END WHERE id = ?",
         (batch_id,),
     )
-
-
-def _unowned(batch: OutboxBatch) -> OutboxBatch:
-    """A batch whose claim's holder is gone (its console died, its connection dropped)."""
-    return replace(batch, owner=None)
 
 
 def _refusal(session: Session, entries: Sequence[NewEntry]) -> str:

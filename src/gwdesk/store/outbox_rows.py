@@ -4,6 +4,7 @@
 states, the batch and entry values callers get, and the decoding of rows that may
 have been edited or damaged (never an exception: a `damaged` reason instead). Rows
 come from either engine (a profile's file, a team's server), read by column name.
+The errors the outbox's changes raise are here too, so each half can raise them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
+
+from gwdesk.store.database import StoreError
+
+
+class OutboxError(StoreError):
+    """The outbox refused a change; the message says why (nothing was sent)."""
+
+
+class OutboxBusy(OutboxError):
+    """Another running gwdesk (or another window of this one) is sending the batch."""
+
+
+class TransitionError(OutboxError):
+    """An entry was not in a state the change may start from (it moved meanwhile)."""
+
+    def __init__(self, entry_id: int, wanted: EntryState, found: str | None) -> None:
+        where = f"it is {found}" if found is not None else "it does not exist"
+        super().__init__(f"Outbox entry {entry_id} cannot become {wanted.value}: {where}.")
+        self.entry_id = entry_id
+        self.found = found
 
 
 class EntryState(StrEnum):

@@ -26,8 +26,8 @@ from typing import Final, TypeVar
 from gwdesk.domain.settings import Place, Setting
 from gwdesk.store.database import StoreError, store_errors
 from gwdesk.store.engine import Database, Session, SqliteSession
-from gwdesk.store.settings import read_setting
 from gwdesk.store.shared import FileData, SharedData
+from gwdesk.store.stored_settings import read_setting
 
 T = TypeVar("T")
 CACHE_KIB: Final = 32 * 1024

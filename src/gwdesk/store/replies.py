@@ -36,42 +36,66 @@ rather than refusing the reply and losing it once the gateway stops retrying.
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Final
 
-from gwdesk.domain.numbers import DEFAULT_REGION
-from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.settings import LISTENER_PORT, LISTENER_SECRET, REPLIES_SEEN_UP_TO
 from gwdesk.store.database import StoreError, store_methods
-from gwdesk.store.engine import Database, Session, SqliteDatabase, SqliteSession, containing
+from gwdesk.store.engine import Database, Session, SqliteDatabase, SqliteSession
 from gwdesk.store.optouts import ReplyKeyword, apply_replies, list_number
-from gwdesk.store.settings import StoredSettings
+from gwdesk.store.reply_reads import ReplyReads
+from gwdesk.store.reply_values import (
+    COLUMNS,
+    EARLIEST,
+    FUTURE_TOLERANCE,
+    NUL_STAND_IN,
+    SELECT_REPLIES,
+    AddResult,
+    IncomingReply,
+    OptOutRules,
+    ReplyPage,
+    ReplySource,
+    StoredReply,
+    believable,
+    plausible,
+    reply_from_row,
+    time_text,
+    utc_seconds,
+    without_nul,
+)
 from gwdesk.store.shared import FileData, SharedData, shared_data
+from gwdesk.store.stored_settings import StoredSettings
 from gwdesk.store.unreadable import Unreadable
 
-ReplySource = Literal["webhook", "keyword", "backfill"]
-EARLIEST: Final = datetime(2000, 1, 1, tzinfo=UTC)
-"""No reply reaching gwdesk was received before this; an earlier time is a gateway's error."""
-FUTURE_TOLERANCE: Final = timedelta(days=1)
-"""How far ahead of this machine's clock a reply's time may be and still be believed."""
+__all__ = [
+    "EARLIEST",
+    "FUTURE_TOLERANCE",
+    "NUL_STAND_IN",
+    "REPLIES_LOCK",
+    "AddResult",
+    "IncomingReply",
+    "OptOutRules",
+    "ReplyPage",
+    "ReplySource",
+    "ReplyStore",
+    "StoredReply",
+    "believable",
+    "plausible",
+    "utc_seconds",
+    "without_nul",
+]
+
 SECRET_BYTES: Final = 24
 """`token_urlsafe(24)`: 32 URL-safe characters, 192 bits; survives any URL encoder unchanged."""
 AUTO_CHECKPOINT_PAGES: Final = 1000
 """SQLite's default automatic checkpoint threshold, restored when checkpoints are not deferred."""
 DEFAULT_BUSY_TIMEOUT: Final = 2.0
 """Seconds a commit waits for another writer of the file: well under the gateway's 10 s time-out."""
-_COLUMNS: Final = (
-    "id, from_number, to_number, text, received_at, sent_at, message_id, reply_id, keyword, "
-    "source, stored_at, received_claimed"
-)
-_SELECT: Final = f"SELECT {_COLUMNS} FROM replies "  # noqa: S608 - constant columns
 _INSERTED: Final = (
     "replies(from_number, to_number, received_at, text, received_claimed, sent_at, "
     "message_id, reply_id, keyword, source, stored_at)"
@@ -90,148 +114,18 @@ _INSERT_ARRAYS: Final = (
     f"ON CONFLICT DO NOTHING RETURNING id, {_KEY_COLUMNS}"
 )
 REPLIES_LOCK: Final = 0x6777_7265_706C  # "gwrepl": a server's reply writers take turns
-NUL_STAND_IN: Final = "\ufffd"
-"""What a NUL in a reply is stored as on a server (PostgreSQL's text cannot hold one)."""
 _BY_KEY: Final = "WHERE from_number = ? AND to_number = ? AND received_at = ? AND text = ?"
 _BY_CLAIM: Final = "WHERE from_number = ? AND to_number = ? AND received_claimed = ? AND text = ?"
 #: Completes a stored reply with what a later copy knows (only fields it lacked).
 _FILL: Final = (
     "UPDATE replies SET sent_at = COALESCE(sent_at, ?), message_id = COALESCE(message_id, ?), "  # noqa: S608
     "reply_id = COALESCE(reply_id, ?), keyword = COALESCE(keyword, ?) WHERE id = ? "
-    "RETURNING " + _COLUMNS
+    "RETURNING " + COLUMNS
 )
 
 
-def utc_seconds(moment: datetime) -> datetime:
-    """An aware time in UTC, whole seconds: the resolution every reply channel shares.
-
-    A time beyond what UTC can hold (the first or last hours of years 1 and 9999
-    with an offset) is held at that edge, which `plausible` then refuses to believe.
-    """
-    if moment.tzinfo is UTC and not moment.microsecond:
-        return moment
-    if moment.tzinfo is None:
-        raise ValueError("reply times must be timezone-aware")
-    try:
-        return moment.astimezone(UTC).replace(microsecond=0)
-    except OverflowError:
-        edge = datetime.max if moment.year == datetime.max.year else datetime.min
-        return edge.replace(microsecond=0, tzinfo=UTC)
-
-
-def plausible(moment: datetime, now: datetime) -> bool:
-    """Whether a reply can have been received (or sent) at `moment`, as seen at `now`.
-
-    Not before `EARLIEST`, and not more than `FUTURE_TOLERANCE` ahead: a gateway's
-    clock or zone may be off by hours, never by days.
-    """
-    return EARLIEST <= moment <= now + FUTURE_TOLERANCE
-
-
-def _text(moment: datetime | None) -> str | None:
-    return None if moment is None else utc_seconds(moment).isoformat()
-
-
-def _time(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
-
-
-@dataclass(frozen=True, slots=True)
-class IncomingReply:
-    """A reply as one channel delivered it, before it is stored."""
-
-    from_number: str
-    to_number: str
-    text: str
-    received_at: datetime
-    """When the gateway received it; normalised to UTC whole seconds."""
-    sent_at: datetime | None = None
-    message_id: str | None = None
-    """The message it answers (backfill `MessageId`, keyword `OriginalMessageId`)."""
-    reply_id: str | None = None
-    """The gateway's id of the reply, when the channel gives one (keyword forwards)."""
-    keyword: str | None = None
-    source: ReplySource = "webhook"
-    received_claimed: str | None = None
-    """Set by the store when `received_at` was not believable: the time the reply claimed."""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "received_at", utc_seconds(self.received_at))
-        if self.sent_at is not None:
-            object.__setattr__(self, "sent_at", utc_seconds(self.sent_at))
-
-
-@dataclass(frozen=True, slots=True)
-class ReplyPage:
-    """One read of the replies stored after an id (`ReplyStore.page_after`)."""
-
-    replies: list[StoredReply]
-    unreadable: int
-    """Rows of the page that could not be read (passed over)."""
-    last_id: int
-    """The id the page ends at, unreadable rows included: where the next page starts."""
-    full: bool
-    """The page held as many rows as asked for: more may follow."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoredReply:
-    """A stored reply; `id` grows with storing order."""
-
-    id: int
-    from_number: str
-    to_number: str
-    text: str
-    received_at: datetime
-    sent_at: datetime | None
-    message_id: str | None
-    reply_id: str | None
-    keyword: str | None
-    source: ReplySource
-    stored_at: datetime
-    received_claimed: str | None = None
-    """The received time the reply claimed, when it was not believable (`plausible`):
-    `received_at` is then when it was stored."""
-
-    def as_json(self) -> dict[str, object]:
-        """Plain JSON fields (times ISO 8601 UTC), as `gwdesk listen --json` prints them."""
-        return {
-            "id": self.id,
-            "from": self.from_number,
-            "to": self.to_number,
-            "text": self.text,
-            "received_at": self.received_at.isoformat(),
-            "sent_at": _text(self.sent_at),
-            "message_id": self.message_id,
-            "reply_id": self.reply_id,
-            "keyword": self.keyword,
-            "source": self.source,
-            "stored_at": self.stored_at.isoformat(),
-            "received_claimed": self.received_claimed,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class AddResult:
-    reply: StoredReply
-    new: bool
-    """False: the reply was already stored (a retry, or the same reply by another channel)."""
-    updated: bool = False
-    """An already stored reply gained a field it lacked (its MessageId, say)."""
-
-
-@dataclass(frozen=True, slots=True)
-class OptOutRules:
-    """Whose opt-out list keyword replies change, and the keywords that change it."""
-
-    account: str
-    keywords: Keywords
-    region: str = DEFAULT_REGION
-    """How a reply's sender number is read when it is not international."""
-
-
 @store_methods
-class ReplyStore:
+class ReplyStore(ReplyReads):
     """The replies of a profile's shared store and the settings of its listener; safe to use
     from any thread. Every method raises `StoreError`s (`StoreBusy` when another writer held
     the store past the busy time-out, `StoreUnavailable` when a server cannot be reached),
@@ -435,17 +329,17 @@ class ReplyStore:
     def _complete(self, session: Session, reply: IncomingReply) -> AddResult:
         """A reply already stored: fill in the fields the stored copy lacks, if any."""
         if reply.received_claimed is None:
-            key = (reply.from_number, reply.to_number, _text(reply.received_at), reply.text)
-            found = session.execute(_SELECT + _BY_KEY, key).fetchone()
+            key = (reply.from_number, reply.to_number, time_text(reply.received_at), reply.text)
+            found = session.execute(SELECT_REPLIES + _BY_KEY, key).fetchone()
         else:
             claim = (reply.from_number, reply.to_number, reply.received_claimed, reply.text)
-            found = session.execute(_SELECT + _BY_CLAIM, claim).fetchone()
+            found = session.execute(SELECT_REPLIES + _BY_CLAIM, claim).fetchone()
         if found is None:  # a server's key holds a hash of the text: two texts met on it
             raise StoreError(
-                f"A reply from {reply.from_number} received {_text(reply.received_at)} "
+                f"A reply from {reply.from_number} received {time_text(reply.received_at)} "
                 "could not be stored beside another with the same key."
             )
-        known = _reply(found)
+        known = reply_from_row(found)
         fills = (
             (known.sent_at, reply.sent_at),
             (known.message_id, reply.message_id),
@@ -456,9 +350,9 @@ class ReplyStore:
             return AddResult(known, new=False)
         updated = session.execute(
             _FILL,
-            (_text(reply.sent_at), reply.message_id, reply.reply_id, reply.keyword, known.id),
+            (time_text(reply.sent_at), reply.message_id, reply.reply_id, reply.keyword, known.id),
         ).fetchone()
-        return AddResult(_reply(updated), new=False, updated=True)
+        return AddResult(reply_from_row(updated), new=False, updated=True)
 
     def mark_seen(self, up_to_id: int) -> None:
         """The operator has seen every reply up to `up_to_id` (a watermark: it never goes back).
@@ -467,10 +361,6 @@ class ReplyStore:
         and storing a reply touches no extra index.
         """
         self.settings.keep_highest(REPLIES_SEEN_UP_TO, max(up_to_id, 0))
-
-    def seen_up_to(self) -> int:
-        """Replies with an id above this have not been seen by the operator."""
-        return self.settings.get(REPLIES_SEEN_UP_TO)
 
     # ---- the listener's settings -----------------------------------------------------------
 
@@ -487,114 +377,13 @@ class ReplyStore:
     def remember_port(self, port: int) -> None:
         self.settings.set(LISTENER_PORT, port)
 
-    # ---- reading ---------------------------------------------------------------------------
-
-    def _select(self, clause: str, params: tuple[object, ...]) -> list[StoredReply]:
-        with self._reader.session() as session:
-            rows = session.execute(_SELECT + clause, params).fetchall()
-        return self.unreadable.decoded(rows, _reply)
-
-    def _one(self, sql: str, params: tuple[object, ...] = ()) -> Any:
-        with self._reader.session() as session:
-            return session.execute(sql, params).fetchone()[0]
-
-    def count(self) -> int:
-        return int(self._one("SELECT COUNT(*) FROM replies"))
-
-    def unseen_count(self) -> int:
-        return int(self._one("SELECT COUNT(*) FROM replies WHERE id > ?", (self.seen_up_to(),)))
-
-    def get(self, reply_id: int) -> StoredReply | None:
-        found = self._select("WHERE id = ?", (reply_id,))
-        return found[0] if found else None
-
-    def latest(self, limit: int = 500) -> list[StoredReply]:
-        """The newest replies by received time, newest first."""
-        return self._select("ORDER BY received_at DESC, id DESC LIMIT ?", (limit,))
-
-    def after(self, last_id: int, limit: int = 1000) -> list[StoredReply]:
-        """Replies stored after `last_id`, oldest first: catching up after a missed feed."""
-        return self.page_after(last_id, limit).replies
-
-    def page_after(self, last_id: int, limit: int = 1000) -> ReplyPage:
-        """A page of the replies stored after `last_id`: those that could be read, and where
-        the page ends, counting the rows that could not (a reader moves past them)."""
-        with self._reader.session() as session:
-            query = _SELECT + "WHERE id > ? ORDER BY id LIMIT ?"
-            rows = session.execute(query, (last_id, limit)).fetchall()
-        replies = self.unreadable.decoded(rows, _reply)
-        return ReplyPage(
-            replies,
-            unreadable=len(rows) - len(replies),
-            last_id=int(rows[-1][0]) if rows else last_id,
-            full=len(rows) >= limit,
-        )
-
-    def with_number(self, number: str, limit: int = 1000) -> list[StoredReply]:
-        """One customer's replies, oldest first (a conversation)."""
-        return self._select(
-            "WHERE from_number = ? ORDER BY received_at, id LIMIT ?", (number, limit)
-        )
-
-    def search(self, needle: str, limit: int = 500) -> list[StoredReply]:
-        """Replies whose text or numbers contain `needle` (case-insensitive), newest first."""
-        pattern = containing(needle)
-        return self._select(
-            "WHERE lower(text) LIKE lower(?) ESCAPE '\\' OR lower(from_number) LIKE lower(?) ESCAPE '\\' "
-            "OR lower(to_number) LIKE lower(?) ESCAPE '\\' "
-            "ORDER BY received_at DESC, id DESC LIMIT ?",
-            (pattern, pattern, pattern, limit),
-        )
-
-    def stored_after(
-        self, after_id: int, *, received_since: datetime | None = None, limit: int = 1000
-    ) -> list[StoredReply]:
-        """Replies stored after `after_id`, received at or after `received_since`, in storing
-        order: a script's way through them a page at a time (ids only grow)."""
-        if received_since is None:
-            return self.after(after_id, limit)
-        return self._select(
-            "WHERE id > ? AND received_at >= ? ORDER BY id LIMIT ?",
-            (after_id, _text(received_since), limit),
-        )
-
-    def latest_received_at(self, now: datetime) -> datetime | None:
-        """The newest received time not after `now`: a reply dated ahead of this machine's
-        clock (stored by an earlier version) must not move a backfill's window."""
-        return _time(
-            self._one("SELECT MAX(received_at) FROM replies WHERE received_at <= ?", (_text(now),))
-        )
-
-
-def believable(reply: IncomingReply, stored_at: datetime) -> IncomingReply:
-    """`reply` as it is stored: a received time that is not `plausible` becomes the time
-    it was stored (the claim kept), and such a sent time is dropped."""
-    received_ok = plausible(reply.received_at, stored_at)
-    sent_ok = reply.sent_at is None or plausible(reply.sent_at, stored_at)
-    if received_ok and sent_ok:
-        return reply
-    return dataclasses.replace(
-        reply,
-        received_at=reply.received_at if received_ok else stored_at,
-        received_claimed=None if received_ok else reply.received_at.isoformat(),
-        sent_at=reply.sent_at if sent_ok else None,
-    )
-
-
-def without_nul(reply: IncomingReply) -> IncomingReply:
-    """`reply` with each NUL of its texts as `NUL_STAND_IN` (a server cannot store a NUL)."""
-    fields = ("from_number", "to_number", "text", "message_id", "reply_id", "keyword")
-    values = {name: getattr(reply, name) for name in fields}
-    changed = {k: v.replace("\0", NUL_STAND_IN) for k, v in values.items() if v and "\0" in v}
-    return dataclasses.replace(reply, **changed) if changed else reply
-
 
 def _row(reply: IncomingReply, stored_at: datetime) -> tuple[object, ...]:
     """The INSERT's values (`_INSERTED`); the first five are what the reply is known by: the
     natural key as stored, and the received time it claimed when that was not believed."""
     return (
-        reply.from_number, reply.to_number, _text(reply.received_at), reply.text,
-        reply.received_claimed, _text(reply.sent_at), reply.message_id, reply.reply_id,
+        reply.from_number, reply.to_number, time_text(reply.received_at), reply.text,
+        reply.received_claimed, time_text(reply.sent_at), reply.message_id, reply.reply_id,
         reply.keyword, reply.source, stored_at.isoformat(),
     )  # fmt: skip
 
@@ -614,28 +403,3 @@ def _from_incoming(row_id: int, reply: IncomingReply, stored_at: datetime) -> St
         stored_at=stored_at,
         received_claimed=reply.received_claimed,
     )
-
-
-def _reply(row: Any) -> StoredReply:
-    return StoredReply(
-        id=row[0],
-        from_number=row[1],
-        to_number=row[2],
-        text=row[3],
-        received_at=datetime.fromisoformat(row[4]),
-        sent_at=_time(row[5]),
-        message_id=row[6],
-        reply_id=row[7],
-        keyword=row[8],
-        source=_source(row[9]),
-        stored_at=datetime.fromisoformat(row[10]),
-        received_claimed=row[11],
-    )
-
-
-def _source(value: str) -> ReplySource:
-    if value == "keyword":
-        return "keyword"
-    if value == "backfill":
-        return "backfill"
-    return "webhook"

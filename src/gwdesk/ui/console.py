@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication
 
 from gwdesk.paths import AppPaths
 from gwdesk.private_files import private_file, private_folder, private_rotator, tighten
-from gwdesk.settings import PasswordVault, ProfileStore
+from gwdesk.profiles import PasswordVault, ProfileStore
 from gwdesk.ui.controller import AppController, default_service_factory, default_tabs
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.gc_guard import GuiThreadCollector

@@ -5,12 +5,18 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from gwdesk.app.profile_data import GatewayService
+from gwdesk.domain.errors import StoreError
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
-from gwdesk.settings import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
-from gwdesk.store.database import StoreError
+from gwdesk.profiles import (
+    KeyringUnavailable,
+    PasswordVault,
+    ProfileStore,
+    SettingsError,
+    password_of,
+)
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.main_window import MainWindow, TabFactory
 from gwdesk.ui.sandbox_process import (
@@ -146,22 +152,16 @@ class AppController:
             )
 
     def password_for(self, profile: Profile) -> Secret | None:
-        kept = self.session_passwords.get(profile.keyring_key)
-        if kept is not None:
-            return kept
         try:
-            return self.vault.get(profile)
+            return password_of(profile, self.vault, self.session_passwords)
         except KeyringUnavailable:
             return None
 
     def store_password_for(self, profile: Profile) -> Secret | None:
         """The team server's password: kept for this session, else the keyring's (None:
         libpq's own, a `~/.pgpass` or a client certificate)."""
-        kept = self.session_store_passwords.get(profile.store_keyring_key)
-        if kept is not None:
-            return kept
         try:
-            return self.vault.get_store(profile)
+            return password_of(profile, self.vault, self.session_store_passwords, store=True)
         except KeyringUnavailable:
             return None
 

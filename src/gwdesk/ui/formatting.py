@@ -6,10 +6,9 @@ from datetime import datetime
 
 from PySide6.QtGui import QColor
 
-from gwdesk.app.optouts import OptedOutError, refusal_text
+from gwdesk.app.optouts import OptedOutError, OptOut, refusal_text
 from gwdesk.domain.models import ACTIVE, DELIVERED, FAILED
 from gwdesk.domain.numbers import display
-from gwdesk.store.optouts import OptOut
 
 STATUS_COLOURS = {
     ACTIVE: QColor("#1e88e5"),

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from gwdesk.app.profile_data import (
+    GatewayService,
+    LocalStore,
     ProfileData,
     compliance_of,
     locate,
@@ -26,13 +28,10 @@ from gwdesk.app.profile_data import (
 )
 from gwdesk.app.sending import Sending
 from gwdesk.app.team import CONTACT_TABLES
+from gwdesk.domain.errors import GatewayError, StoreError
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.gateway.errors import GatewayError
-from gwdesk.gateway.service import GatewayService
 from gwdesk.paths import AppPaths
-from gwdesk.store.database import StoreError
-from gwdesk.store.local import LocalStore
 from gwdesk.ui.reply_hub import ReplyHub
 from gwdesk.ui.tasks import CoalescingRead, off_thread, to_gui_thread
 from gwdesk.ui.team_hub import TableWatch, TeamHub

@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
 from gwdesk.app.setting_changes import SettingChange
-from gwdesk.gateway.errors import GatewayError
+from gwdesk.domain.errors import GatewayError
 from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
 from gwdesk.ui.replies.listener_status import ListenerStatusWidget
 from gwdesk.ui.reply_state import unreadable_text
@@ -187,7 +187,7 @@ class GatewayStatusBar(QStatusBar):
         if service.profile.auth == "basic":
             self.token_label.setText("Basic auth")
             return
-        self.token_label.setText(describe_expiry(service.rest.tokens.expires_at, time.time()))
+        self.token_label.setText(describe_expiry(service.token_expires_at, time.time()))
 
     def refresh_balance(self) -> None:
         if self._session.service is not None:

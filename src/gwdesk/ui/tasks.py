@@ -16,7 +16,7 @@ the loop from one (`tests/unit/test_one_way_across_threads.py` holds them to it)
   starts something (threads, a port, an open file) can be given an `undo`, run when
   its caller went away before taking the result.
 - `StoreReads`: reads from a profile's store on a reader thread of its own
-  (`gwdesk.store.reader`), answered on the GUI thread through the event loop (the
+  (the store's `StoreReader`), answered on the GUI thread through the event loop (the
   reader thread never touches a Qt object, so a widget deleted while its read runs
   cannot crash it). A read cancelled, superseded (same key, or `supersede()`), closed
   or destroyed before its answer lands is dropped, and `supersede()` interrupts the
@@ -46,9 +46,10 @@ from typing import Any, Generic, TypeVar
 import shiboken6
 from PySide6.QtCore import QObject
 
-from gwdesk.store.database import StoreError
-from gwdesk.store.reader import Reading, StoreReader
-from gwdesk.store.shared import SharedData
+from gwdesk.app.handoff import Reading
+from gwdesk.app.profile_data import SharedData
+from gwdesk.domain.errors import StoreError
+from gwdesk.store.reader import StoreReader  # the one way the console reads the store
 from gwdesk.ui.errors import ErrorReporter
 
 log = logging.getLogger("gwdesk.ui.tasks")

@@ -13,9 +13,9 @@ from gwdesk.app.team import Member, TeamLink, conversation_subject
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.paths import AppPaths
+from gwdesk.profiles import PasswordVault, ProfileStore
 from gwdesk.replies import ReplyTemplate
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.settings import PasswordVault, ProfileStore
 from gwdesk.store.postgres import PostgresDatabase
 from gwdesk.store.team import Presence
 from gwdesk.ui.controller import AppController

@@ -14,8 +14,8 @@ from pytestqt.qtbot import QtBot
 from gwdesk.domain.models import Secret
 from gwdesk.domain.operator import default_operator
 from gwdesk.domain.profile import Profile
+from gwdesk.profiles import KEYRING_SERVICE, PasswordVault, ProfileStore
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.settings import KEYRING_SERVICE, PasswordVault, ProfileStore
 from gwdesk.ui.controller import AppController
 from gwdesk.ui.dialogs.profiles import NO_KEYRING_STORE_TEXT, ProfilesDialog
 from gwdesk.ui.main_window import MainWindow

@@ -38,7 +38,7 @@ from gwdesk.app.list_send.run import (
 )
 from gwdesk.app.list_send.totals import FIGURES, Line, Totals, list_totals, plan_totals
 from gwdesk.app.send_values import StoreAwayError
-from gwdesk.gateway.errors import GatewayError, ValidationError
+from gwdesk.domain.errors import GatewayError, ValidationError
 from gwdesk.store.contacts import Contact
 from gwdesk.store.database import StoreError
 from gwdesk.store.optouts import OptOut

@@ -41,18 +41,18 @@ from gwdesk.app.send_values import DEFAULT_LANES, Changed, StoreAwayError
 from gwdesk.app.sending import Outcome, Sending, shown_recipient
 from gwdesk.app.sms import SmsForm, SmsMessage, check_message, check_options
 from gwdesk.app.status import follow
+from gwdesk.domain.errors import GatewayError, ValidationError
 from gwdesk.domain.numbers import Rejected, display
 from gwdesk.domain.segments import count_segments
 from gwdesk.domain.settings import OWN_NUMBER
 from gwdesk.domain.templates import Template
-from gwdesk.gateway.errors import GatewayError, ValidationError
 from gwdesk.importing.decoding import ImportFailed
 from gwdesk.importing.recipients import RecipientList
 from gwdesk.store.contacts import Contact, ContactStore
 from gwdesk.store.database import StoreError
 from gwdesk.store.local import LocalStore
 from gwdesk.store.outbox import OutboxBusy, OutboxEntry
-from gwdesk.store.settings import StoredSettings
+from gwdesk.store.stored_settings import StoredSettings
 
 TEST_NOTE: Final = "A test: the batch's first message, sent to the operator's own number."
 NO_OWN_NUMBER: Final = "Say where tests go first: your own number, in the Opt-outs tab ▸ Rules."

@@ -17,7 +17,7 @@ from gwdesk.app.questions import plural
 from gwdesk.app.sending import Outcome
 from gwdesk.app.sms import SmsMessage
 from gwdesk.app.status import Progress
-from gwdesk.gateway.errors import ValidationError
+from gwdesk.domain.errors import ValidationError
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
 
 Tone = Literal["ok", "hint", "warning", "error"]

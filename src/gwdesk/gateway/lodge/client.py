@@ -21,7 +21,6 @@ was lost or unreadable it is reported as `AmbiguousSendError`, never resent blin
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from typing import TypeVar
@@ -57,9 +56,8 @@ from gwdesk.gateway.lodge.files import (
     read_files,
 )
 from gwdesk.gateway.lodge.soap import SoapPorts, SoapVersion
-from gwdesk.gateway.retry import Retrier, retryable_send
+from gwdesk.gateway.retry import Retrier
 
-log = logging.getLogger("gwdesk.gateway.lodge.client")
 Params = dict[str, object]
 T = TypeVar("T")
 
@@ -158,23 +156,16 @@ class LodgeClient:
         """One send, repeated only when it surely did not reach the service."""
         if self._soap_version_for(operation) is not None:
             await self.soap.loaded()  # a WSDL problem is not a send problem: settle it first
-        attempt = 0
-        while True:
-            attempt += 1
+
+        async def once() -> T:
             try:
                 return await call()
             except GatewayError as exc:
-                if exc.maybe_processed:
+                if exc.maybe_processed:  # never resent blindly: there is no id to ask by
                     raise _ambiguous(what, recipients, exc) from exc
-                if not retryable_send(exc) or attempt >= self.retrier.policy.send_attempts:
-                    raise
-                wait = self.retrier.delay_for(exc, attempt)
-                if wait is None:
-                    raise
-                log.info(
-                    "%s not sent (%s); try %d in %.2f s", operation.name, exc, attempt + 1, wait
-                )
-                await self.retrier.sleep(wait)
+                raise
+
+        return await self.retrier.send(once, operation.name)
 
     async def _send_text(
         self,

@@ -31,10 +31,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.connection_check import CheckResult, check_connection
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.settings import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
-from gwdesk.ui.dialogs.connection_check import CheckResult, check_connection
+from gwdesk.profiles import (
+    KeyringUnavailable,
+    PasswordVault,
+    ProfileStore,
+    SettingsError,
+    password_of,
+)
 from gwdesk.ui.dialogs.profile_form import PASSWORD, ProfileForm
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
@@ -271,11 +277,8 @@ class ProfilesDialog(QDialog):
         self._update_buttons()
 
     def _stored_for(self, profile: Profile) -> Secret | None:
-        kept = self.session_passwords.get(profile.keyring_key)
-        if kept is not None:
-            return kept
         try:
-            return self.vault.get(profile)
+            return password_of(profile, self.vault, self.session_passwords)
         except KeyringUnavailable:
             self.keyring_warning.show()
             return None
@@ -283,11 +286,8 @@ class ProfilesDialog(QDialog):
     def _stored_store_for(self, profile: Profile) -> Secret | None:
         if profile.store_url is None:
             return None
-        kept = self.session_store_passwords.get(profile.store_keyring_key)
-        if kept is not None:
-            return kept
         try:
-            return self.vault.get_store(profile)
+            return password_of(profile, self.vault, self.session_store_passwords, store=True)
         except KeyringUnavailable:
             self.keyring_warning.show()
             return None

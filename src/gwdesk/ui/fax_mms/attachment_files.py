@@ -1,8 +1,8 @@
 """Reading a file the operator attaches: checked by the gateway layer's rules, with a preview.
 
-The type, name and size rules are `gwdesk.gateway.lodge.files`' (the same checks the
-Lodge client applies before sending), so the console refuses exactly what the client
-would, but at the moment the file is added, next to the file. A file bigger than the
+The type, name and size rules are the Lodge client's (`gwdesk.app.media` names them:
+the same checks the client applies before sending), so the console refuses exactly
+what the client would, but at the moment the file is added, next to the file. A file bigger than the
 whole allowance is not read in full: its first bytes are enough to name its type.
 `load_path` does blocking I/O and image decoding on purpose: callers run it on a
 worker thread (QImage is safe there); a PDF's pages are counted and its first page

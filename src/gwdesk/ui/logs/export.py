@@ -1,7 +1,7 @@
 """Exporting the Logs tab's current view to CSV as blocking work, with progress and cancel.
 
 The rows (possibly a million) stream from a reader of the profile's file of the
-work's own (`gwdesk.logs.export`, through `gwdesk.store.reader`) on a worker thread
+work's own (`gwdesk.logs.export.export_view`) on a worker thread
 (`tasks.BlockingJob`); progress and the outcome come back to the GUI thread as signals.
 """
 
@@ -13,10 +13,9 @@ from typing import Final
 
 from PySide6.QtCore import QObject, Signal
 
-from gwdesk.logs.export import ExportCancelled, export_csv
+from gwdesk.domain.errors import StoreError
+from gwdesk.logs.export import ExportCancelled, export_view
 from gwdesk.logs.query import LogQuery
-from gwdesk.store.database import StoreError
-from gwdesk.store.reader import StoreReader
 from gwdesk.ui.tasks import BlockingJob, TaskRunner, alive
 
 PROGRESS_EVERY: Final = 20_000
@@ -73,18 +72,15 @@ class LogExport(QObject):
                     last = written
                     report(written, total)
 
-            with StoreReader(db) as reader:
-                return reader.run(
-                    lambda reading: export_csv(
-                        reading,
-                        query,
-                        target,
-                        columns=columns,
-                        zone=None,  # the operator's zone, daylight saving included
-                        progress=progress,
-                        cancelled=job.cancelled,
-                    )
-                )
+            return export_view(
+                db,
+                query,
+                target,
+                columns=columns,
+                zone=None,  # the operator's zone, daylight saving included
+                progress=progress,
+                cancelled=job.cancelled,
+            )
 
         try:
             written = await job.run(work)

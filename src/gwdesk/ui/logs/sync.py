@@ -14,10 +14,9 @@ from typing import Final
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from gwdesk.gateway.errors import GatewayError
+from gwdesk.domain.errors import GatewayError, StoreError
+from gwdesk.logs.cache import keeps_cache
 from gwdesk.logs.sync import LogCacheSync, SyncProgress, SyncReport
-from gwdesk.store.database import StoreError
-from gwdesk.store.reader import is_file_path
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner, alive
 
@@ -111,7 +110,7 @@ class LogSyncController(QObject):
         except GatewayError as exc:
             self.finished.emit(False, exc.message)
             return
-        if not is_file_path(store.path):
+        if not keeps_cache(store.path):
             self.finished.emit(False, "This profile keeps no log cache (its store is in memory).")
             return
         self.running_changed.emit(True)

@@ -31,12 +31,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.domain.errors import StoreError
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.settings import LOGS_HEADER
 from gwdesk.logs.cache import LogCache
-from gwdesk.logs.query import DayCounts, LogFilter, LogQuery, count, distinct, per_day
-from gwdesk.store.database import StoreError
-from gwdesk.store.reader import Reading
+from gwdesk.logs.query import DayCounts, LogFilter, LogQuery, Reading, count, distinct, per_day
 from gwdesk.ui.logs.chart import LogChart
 from gwdesk.ui.logs.columns import LogColumns
 from gwdesk.ui.logs.detail import LogDetailPane

@@ -32,12 +32,12 @@ from gwdesk.logs.query import (
     LogFilter,
     LogQuery,
     LogSort,
+    Reading,
     count,
     fetch_window,
     position,
 )
 from gwdesk.logs.rows import FIELDS, RECEIPT_RAW_INDEX, from_us
-from gwdesk.store.reader import Reading
 from gwdesk.ui.formatting import local_time, status_colour
 from gwdesk.ui.models.windowed import WindowedModel
 from gwdesk.ui.plain_text import tooltip, visible

@@ -31,8 +31,8 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from gwdesk.store.database import ReadInterrupted, StoreError
-from gwdesk.store.shared import SharedData
+from gwdesk.app.profile_data import SharedData
+from gwdesk.domain.errors import ReadInterrupted, StoreError
 from gwdesk.ui.tasks import Read, StoreReads, Ticket
 
 R = TypeVar("R")

@@ -30,8 +30,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.recovery import Reconciled, ReconcileReport
-from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch, OutboxEntry
+from gwdesk.app.recovery import (
+    OPEN_STATES,
+    EntryState,
+    OutboxBatch,
+    OutboxEntry,
+    Reconciled,
+    ReconcileReport,
+)
 from gwdesk.ui.plain_text import PlainLabel, plain_box, visible
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner, alive

@@ -22,8 +22,7 @@ from typing import Final
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMainWindow
 
-from gwdesk.app.recovery import ReconcileReport
-from gwdesk.store.outbox import OPEN_STATES, EntryState, OutboxBatch
+from gwdesk.app.recovery import OPEN_STATES, EntryState, OutboxBatch, ReconcileReport
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.team_hub import TableWatch

@@ -40,19 +40,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.optouts import OptedOutError, OptOutGuard
+from gwdesk.app.handoff import Reading
+from gwdesk.app.optouts import OptedOutError, OptOut, OptOutGuard, list_number
+from gwdesk.app.profile_data import SharedData
 from gwdesk.app.questions import SendQuestion
+from gwdesk.app.reply_inbox import ConversationEntry, conversation, number_variants
 from gwdesk.app.single_send import Checked, HistoryEntry, SingleResult, SingleSend
 from gwdesk.app.sms import Channel, SmsForm
-from gwdesk.app.team import conversation_subject
-from gwdesk.domain.errors import AmbiguousSendError, GatewayError
+from gwdesk.app.team import Claim, conversation_subject
+from gwdesk.domain.errors import AmbiguousSendError, GatewayError, StoreError
 from gwdesk.domain.numbers import display
-from gwdesk.store.database import StoreError
-from gwdesk.store.optouts import OptOut, list_number
-from gwdesk.store.reader import Reading
-from gwdesk.store.reply_queries import ConversationEntry, conversation, number_variants
-from gwdesk.store.shared import SharedData
-from gwdesk.store.team import Claim
 from gwdesk.ui.formatting import optout_sentence, refusal_sentence
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.transcript import transcript_html, typing_text

@@ -44,13 +44,11 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 
-from gwdesk.domain.numbers import DEFAULT_REGION, display
-from gwdesk.domain.optout_words import Intent, Keywords
-from gwdesk.domain.optout_words import Reading as KeywordReading
-from gwdesk.store.contacts import ContactStore
-from gwdesk.store.optouts import list_number
-from gwdesk.store.reader import Reading
-from gwdesk.store.reply_queries import (
+from gwdesk.app.contact_editing import ContactStore
+from gwdesk.app.handoff import Reading
+from gwdesk.app.optouts import list_number
+from gwdesk.app.profile_data import SharedData
+from gwdesk.app.reply_inbox import (
     Listing,
     ReplyRow,
     ReplySearch,
@@ -59,7 +57,9 @@ from gwdesk.store.reply_queries import (
     position,
     row_of,
 )
-from gwdesk.store.shared import SharedData
+from gwdesk.domain.numbers import DEFAULT_REGION, display
+from gwdesk.domain.optout_words import Intent, Keywords
+from gwdesk.domain.optout_words import Reading as KeywordReading
 from gwdesk.ui.formatting import local_time
 from gwdesk.ui.models.windowed import WindowedModel
 from gwdesk.ui.plain_text import tooltip, visible

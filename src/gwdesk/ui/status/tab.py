@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.app.status import LODGE, MAX_KEY, REST, Key, StatusRow, check_key, look_up, summarise
+from gwdesk.domain.errors import GatewayError
 from gwdesk.domain.models import ACTIVE
-from gwdesk.gateway.errors import GatewayError
 from gwdesk.ui.formatting import local_time, status_colour
 from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import PlainLabel

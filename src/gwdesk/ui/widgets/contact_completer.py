@@ -15,9 +15,9 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QCompleter, QLineEdit
 
+from gwdesk.app.contact_editing import Contact, ContactStore
+from gwdesk.domain.errors import StoreError
 from gwdesk.domain.numbers import display
-from gwdesk.store.contacts import Contact, ContactStore
-from gwdesk.store.database import StoreError
 from gwdesk.ui.plain_text import visible
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 

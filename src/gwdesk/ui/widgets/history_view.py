@@ -1,7 +1,7 @@
 """What was sent from this console this session, newest first, with the selected send's detail.
 
-Rows are `gwdesk.store.history.HistoryEntry` values (the same ones the local store
-keeps), so any tab that sends can show its results the same way. A recipient that is
+Rows are `HistoryEntry` values (the same ones the local store keeps, as
+`gwdesk.app.single_send` names them), so any tab that sends can show its results the same way. A recipient that is
 one of the profile's contacts shows its name beside the number (`set_names`: the tab
 reads the names of every number listed in one batched read, never one per row).
 """
@@ -36,8 +36,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.single_send import HistoryEntry
 from gwdesk.domain.numbers import display
-from gwdesk.store.history import HistoryEntry
 from gwdesk.ui.formatting import local_time, status_colour
 from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
 from gwdesk.ui.plain_text import PlainLabel

@@ -2,7 +2,7 @@
 
 One button ("Templates ▾") beside each message box that takes templates (the Send
 tab, the Batch tab, a conversation's reply box). Its menu lists the profile's saved
-templates (`gwdesk.store.templates`: a name each, the text in the tooltip);
+templates (`gwdesk.app.template_editing`: a name each, the text in the tooltip);
 choosing one fills the message (`chosen`). "Save the text as a template…" asks for
 a name (and before replacing one), and "Manage templates…" opens a list to use,
 rename or delete them. Every read and write of the store runs off the GUI thread;
@@ -34,16 +34,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.domain.templates import TemplateError
-from gwdesk.store.database import StoreError
-from gwdesk.store.templates import (
+from gwdesk.app.template_editing import (
     MAX_NAME,
     SavedTemplate,
     TemplateExists,
     TemplateNameError,
     TemplateStore,
     name_key,
+    rename_template,
 )
+from gwdesk.domain.errors import StoreError
+from gwdesk.domain.templates import TemplateError
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip, visible
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
@@ -60,19 +61,6 @@ TIP_CHARS: Final = 600
 def menu_text(name: str) -> str:
     """A name as a menu item shows it: `&` is not a mnemonic, control codes are visible."""
     return visible(name).replace("&", "&&")
-
-
-def rename_template(store: TemplateStore, old: str, new: str) -> SavedTemplate:
-    """Keep `old`'s text under `new` and forget `old` (blocking). A change of letter case
-    or spacing alone replaces it in place; another template's name is refused."""
-    kept = store.get(old)
-    if kept is None:
-        raise TemplateNameError(f"There is no template called {old!r} any more.")
-    if name_key(old) == name_key(new):
-        return store.add(new, kept.text, replace=True)
-    saved = store.add(new, kept.text)
-    store.remove(old)
-    return saved
 
 
 class TemplatePicker(QToolButton):

@@ -1,7 +1,7 @@
 """ "Test connection" of the profiles dialog: one real, harmless call with the typed values.
 
-Qt-free on purpose: it is a coroutine the dialog runs on the event loop, so the
-GUI never waits on the network. It asks for the balance (OAuth profiles get a
+A use case of the core (Qt-free): a coroutine the dialog runs on the event loop, so
+the GUI never waits on the network. It asks for the balance (OAuth profiles get a
 token first, so a wrong password shows here) and, when a Lodge URL is given,
 fetches its WSDL: both are reads, nothing is sent. Retries are off: the operator
 wants an answer now, not after a back-off.
@@ -15,12 +15,10 @@ from typing import Final
 
 import httpx
 
+from gwdesk.domain.errors import GatewayError
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.gateway.errors import GatewayError
-from gwdesk.gateway.http import HttpSettings
-from gwdesk.gateway.retry import RetryPolicy
-from gwdesk.gateway.service import GatewayService
+from gwdesk.gateway.service import GatewayService, HttpSettings, RetryPolicy
 
 CHECK_TIMEOUT: Final = 20.0
 CHECK_HTTP: Final = HttpSettings(connect=5.0, read=15.0, write=15.0, pool=5.0)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -221,3 +222,17 @@ class PasswordVault:
                 return
 
         self._guard("remove", remove)
+
+
+def password_of(
+    profile: Profile, vault: PasswordVault, kept: Mapping[str, Secret], *, store: bool = False
+) -> Secret | None:
+    """A profile's password (`store`: its team server's), as the console looks it up:
+    the one kept for this session (`kept`, by keyring key: typed when no keyring was
+    usable), else the keyring's; None when neither holds one. `KeyringUnavailable`
+    when the keyring cannot be read and nothing is kept (the caller says so, or not)."""
+    key = profile.store_keyring_key if store else profile.keyring_key
+    found = kept.get(key)
+    if found is not None:
+        return found
+    return vault.get_store(profile) if store else vault.get(profile)
