@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -63,6 +63,7 @@ from gwdesk.ui.batch.invalid import InvalidRows
 from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
 from gwdesk.ui.tasks import BlockingJob, TaskRunner, alive
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.validity import set_role
 
 T = TypeVar("T")
@@ -141,10 +142,7 @@ class RecipientsPanel(QGroupBox):
         layout.addWidget(self.error)
         layout.addWidget(self.invalid, 2)
 
-        self._paste_timer = QTimer(self)
-        self._paste_timer.setSingleShot(True)
-        self._paste_timer.setInterval(PASTE_DELAY_MS)
-        self._paste_timer.timeout.connect(self.check_paste)
+        self._paste_timer = single_shot(self, PASTE_DELAY_MS, self.check_paste)
 
     # ---- pages ---------------------------------------------------------------------------
 

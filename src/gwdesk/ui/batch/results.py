@@ -8,7 +8,7 @@ recipients, ExternalSystemId, BatchCode or MessageId, its state (waiting or not
 sent, sending, lodged, failed, uncertain) with the reason, whether a status query
 settled it, and messages created so far. There is no state of the tab's own: the
 run is the flow's (`gwdesk.app.list_send.ListRun`), and following it is said here
-(`following`, `followed`) in the flow's words.
+(`following_started`, `following_ended`) in the flow's words.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ class ResultsPanel(QGroupBox):
         self.theme = theme
         self.follow_button = QPushButton()
         self.follow_button.clicked.connect(lambda: self.follow_requested.emit())
-        self.set_following(True)
+        self._show_follow_button(True)
         self.follow_label = QLabel()
         self.follow_label.setProperty("role", "hint")
 
@@ -219,7 +219,7 @@ class ResultsPanel(QGroupBox):
         self.progress.setVisible(run is not None)  # no "0 of 1" bars before a batch exists
         self.refresh()
 
-    def set_following(self, following: bool) -> None:
+    def _show_follow_button(self, following: bool) -> None:
         """The button stops following while it goes on, and follows again once it ended."""
         button = self.follow_button
         if following:
@@ -236,17 +236,17 @@ class ResultsPanel(QGroupBox):
                 "requests it gave up on included"
             )
 
-    def following(self) -> None:
+    def following_started(self) -> None:
         """Following the run's progress started: the button stops it."""
-        self.set_following(True)
+        self._show_follow_button(True)
         self.follow_button.show()
         self.follow_label.setText(FOLLOWING)
         self.follow_label.setToolTip("")
 
-    def followed(self, end: FollowEnd) -> None:
+    def following_ended(self, end: FollowEnd) -> None:
         """Following ended: what it came to, and the button follows again when it may."""
         self.refresh()
-        self.set_following(False)
+        self._show_follow_button(False)
         self.follow_label.setText(end.text)
         self.follow_label.setToolTip(tooltip(end.why) if end.why else "")
         self.follow_button.setVisible(end.again)

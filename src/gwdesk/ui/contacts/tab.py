@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Final
 
-from PySide6.QtCore import QItemSelection, Qt, QTimer
+from PySide6.QtCore import QItemSelection, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -51,6 +51,7 @@ from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.validity import set_role
 
 SEARCH_DELAY_MS: Final = 250
@@ -210,10 +211,7 @@ class ContactsTab(BaseTab):
         layout.addWidget(body, 1)
         layout.addWidget(self.message)
 
-        self._search_timer = QTimer(self)
-        self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self.refresh)
+        self._search_timer = single_shot(self, SEARCH_DELAY_MS, self.refresh)
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.group.activated.connect(lambda _i: self.refresh())
         self.table.selectionModel().selectionChanged.connect(self._selected)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Final
 
-from PySide6.QtCore import QDate, QTimer, Signal
+from PySide6.QtCore import QDate, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -26,6 +26,7 @@ from gwdesk.logs.query import LogFilter
 from gwdesk.logs.rows import time_us
 from gwdesk.ui.plain_text import visible
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
 
 DEBOUNCE_MS: Final = 300
 ANY: Final = ""
@@ -95,10 +96,7 @@ class LogFilterBar(QWidget):
         layout.addWidget(self.date_to)
         layout.addWidget(self.clear_button)
 
-        self._debounce = QTimer(self)
-        self._debounce.setSingleShot(True)
-        self._debounce.setInterval(DEBOUNCE_MS)
-        self._debounce.timeout.connect(self._emit)
+        self._debounce = single_shot(self, DEBOUNCE_MS, self._emit)
         self.text.textChanged.connect(self._debounce.start)
         self.recipient.textChanged.connect(self._debounce.start)
         for combo in (self.status, self.type):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Final
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from gwdesk.gateway.errors import GatewayError
 from gwdesk.logs.sync import LogCacheSync, SyncProgress, SyncReport
@@ -20,6 +20,7 @@ from gwdesk.store.database import StoreError
 from gwdesk.store.reader import is_file_path
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner, alive
+from gwdesk.ui.timers import single_shot
 
 INTERVAL_MS: Final = 60_000
 SYNC_TASK: Final = "sync"
@@ -61,10 +62,7 @@ class LogSyncController(QObject):
         super().__init__(parent)
         self._session = session
         self._tasks = tasks
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(interval_ms)
-        self._timer.timeout.connect(self.sync_now)
+        self._timer = single_shot(self, interval_ms, self.sync_now)
         self._said = self._told = self._signalled = 0.0
         self.last: SyncReport | None = None
         self.enabled = False

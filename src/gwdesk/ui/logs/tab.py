@@ -15,7 +15,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -49,6 +49,7 @@ from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import StoreReads, TaskRunner
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.sort_header import SortHeader
 
 log = logging.getLogger("gwdesk.ui.logs")
@@ -159,18 +160,11 @@ class LogsTab(BaseTab):
         self.sync.running_changed.connect(self._sync_running)
         self.sync.committed.connect(self._cache_changed)
         self.sync.finished.connect(self._sync_finished)
-        self._refresh_timer = self._timer(REFRESH_MS, self.refresh)
-        self._stats_timer = self._timer(STATS_AFTER_FILTER_MS, self._load_stats)
+        self._refresh_timer = single_shot(self, REFRESH_MS, self.refresh)
+        self._stats_timer = single_shot(self, STATS_AFTER_FILTER_MS, self._load_stats)
         self.on_session_changed()
 
     # ---- building ------------------------------------------------------------------------------
-
-    def _timer(self, ms: int, slot: Any) -> QTimer:
-        timer = QTimer(self)
-        timer.setSingleShot(True)
-        timer.setInterval(ms)
-        timer.timeout.connect(slot)
-        return timer
 
     def _build_layout(self) -> None:
         actions = QHBoxLayout()

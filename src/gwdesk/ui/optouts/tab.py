@@ -18,7 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import Final
 
-from PySide6.QtCore import QItemSelection, Qt, QTimer
+from PySide6.QtCore import QItemSelection, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -62,6 +62,7 @@ from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner, off_thread
 from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.validity import set_role
 
 SEARCH_DELAY_MS: Final = 250
@@ -203,10 +204,7 @@ class OptOutsTab(BaseTab):
         layout.addWidget(body, 1)
         layout.addWidget(self.message)
 
-        self._search_timer = QTimer(self)
-        self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self.refresh)
+        self._search_timer = single_shot(self, SEARCH_DELAY_MS, self.refresh)
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.show_opted_in.toggled.connect(lambda _on: self.refresh())
         self.table.selectionModel().selectionChanged.connect(self._selected)

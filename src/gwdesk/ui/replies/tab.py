@@ -17,7 +17,7 @@ import logging
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import (
     QCloseEvent,
     QGuiApplication,
@@ -69,6 +69,7 @@ from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import after_events, single_shot
 from gwdesk.ui.widgets.validity import set_role
 
 log = logging.getLogger("gwdesk.ui.replies")
@@ -194,14 +195,8 @@ class RepliesTab(BaseTab):
 
         self.notifier = ReplyNotifier(self.hub, self.watching, self)
         self.notifier.open_requested.connect(self.bring_forward)
-        self._search_timer = QTimer(self)
-        self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self.apply_search)
-        self._opted_timer = QTimer(self)
-        self._opted_timer.setSingleShot(True)
-        self._opted_timer.setInterval(OPTED_DELAY_MS)
-        self._opted_timer.timeout.connect(self.refresh_opted_out)
+        self._search_timer = single_shot(self, SEARCH_DELAY_MS, self.apply_search)
+        self._opted_timer = single_shot(self, OPTED_DELAY_MS, self.refresh_opted_out)
         self.search_edit.textChanged.connect(lambda _text: self._search_timer.start())
         self.search_edit.returnPressed.connect(self.apply_search)
         self.backfill_button.clicked.connect(self.fetch_missed)
@@ -443,7 +438,7 @@ class RepliesTab(BaseTab):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        QTimer.singleShot(0, self.mark_seen_if_watching)
+        after_events(self, self.mark_seen_if_watching)
         self._opted_timer.start()  # changed by hand in the Opt-outs tab meanwhile, perhaps
 
     def bring_forward(self) -> None:

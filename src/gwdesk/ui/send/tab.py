@@ -29,7 +29,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QHideEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -56,6 +56,7 @@ from gwdesk.ui.session import NOT_CONNECTED, Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.contact_completer import ContactCompleter
 from gwdesk.ui.widgets.cost import CostWatch, cost_line
 from gwdesk.ui.widgets.history_view import HistoryView
@@ -166,14 +167,8 @@ class SendTab(BaseTab):
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
 
-        self._draft_timer = QTimer(self)
-        self._draft_timer.setSingleShot(True)
-        self._draft_timer.setInterval(DRAFT_DELAY_MS)
-        self._draft_timer.timeout.connect(self.save_draft)
-        self._lookup_timer = QTimer(self)
-        self._lookup_timer.setSingleShot(True)
-        self._lookup_timer.setInterval(LOOKUP_DELAY_MS)
-        self._lookup_timer.timeout.connect(self.look_up_recipient)
+        self._draft_timer = single_shot(self, DRAFT_DELAY_MS, self.save_draft)
+        self._lookup_timer = single_shot(self, LOOKUP_DELAY_MS, self.look_up_recipient)
         self.recipient_optout: OptOut | None = None
         """The typed recipient's opt-out, once looked up (None: not on the list)."""
         self.form.recipient.changed.connect(self._recipient_typed)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -38,6 +38,7 @@ from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.validity import set_invalid
 
 LEGACY: Final = Key.LODGE_MSG_ID.value
@@ -181,9 +182,7 @@ class StatusTab(BaseTab):
         layout.addLayout(options)
         layout.addWidget(self.table, 1)
 
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.refresh)
+        self._timer = single_shot(self, 0, self.refresh)
         self._last: tuple[Key, str] | None = None
         QShortcut(QKeySequence("F5"), self, self.refresh)
 
