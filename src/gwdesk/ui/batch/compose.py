@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -31,7 +30,7 @@ from gwdesk.domain.profile import Profile
 from gwdesk.domain.templates import Template, TemplateError
 from gwdesk.ui.widgets.compliance import MarkingChoice, show_sender_notes
 from gwdesk.ui.widgets.drafts import draft_text
-from gwdesk.ui.widgets.field_errors import error_label, stacked
+from gwdesk.ui.widgets.field_errors import error_label, stacked, text_field
 from gwdesk.ui.widgets.message_editor import MessageEditor
 from gwdesk.ui.widgets.reply_options import ReplyMode, ReplyOptions
 from gwdesk.ui.widgets.send_at import SendAtPicker
@@ -71,16 +70,15 @@ class BatchCompose(QGroupBox):
         self.editor.edit.setMinimumHeight(70)
         self.editor.edit.setMaximumHeight(110)
         self.text_error = error_label("Message error")
-        self.sender_edit = QLineEdit()
-        self.sender_edit.setAccessibleName("From")
-        self.sender_edit.setPlaceholderText("Optional: number or name")
-        self.sender_edit.setToolTip(SENDER_TIP)
-        self.sender_edit.setMaxLength(64)
-        self.tags = QLineEdit()
-        self.tags.setAccessibleName("Tags")
-        self.tags.setPlaceholderText("Optional: comma,separated")
-        self.tags.setToolTip("Tags: comma-separated labels the gateway stores with each message")
-        self.tags.setMaxLength(1000)
+        self.sender_edit = text_field(
+            "From", limit=64, placeholder="Optional: number or name", tip=SENDER_TIP
+        )
+        self.tags = text_field(
+            "Tags",
+            limit=1000,
+            placeholder="Optional: comma,separated",
+            tip="Tags: comma-separated labels the gateway stores with each message",
+        )
         self.sender_error = error_label("From error")
         self.tags_error = error_label("Tags error")
         self.send_at = SendAtPicker(zone_beside=True)

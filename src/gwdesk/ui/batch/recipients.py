@@ -31,7 +31,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -64,6 +63,7 @@ from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
 from gwdesk.ui.tasks import BlockingJob, TaskRunner, alive
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.timers import single_shot
+from gwdesk.ui.widgets.listing import file_to_open
 from gwdesk.ui.widgets.validity import set_role
 
 T = TypeVar("T")
@@ -433,9 +433,9 @@ class RecipientsPanel(QGroupBox):
 
     def _import_clicked(self) -> None:
         start = str(self.file_path.parent) if self.file_path else ""
-        name, _filter = QFileDialog.getOpenFileName(self, "Import recipients", start, FILE_FILTER)
-        if name:
-            self.import_path(Path(name))
+        path = file_to_open(self, "Import recipients", FILE_FILTER, start)
+        if path is not None:
+            self.import_path(path)
 
     def import_path(self, path: Path) -> None:
         """Read `path` in the background; the column guess and the check follow."""

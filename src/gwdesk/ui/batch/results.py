@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QStackedWidget,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -38,6 +37,7 @@ from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import tooltip
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import MiddleElide
+from gwdesk.ui.widgets.listing import row_table
 
 STATE_COLOURS: Final = {
     EntryState.LODGED: QColor("#2e7d32"),
@@ -159,13 +159,7 @@ class ResultsPanel(QGroupBox):
         self.follow_label.setProperty("role", "hint")
 
         self.model = EntriesModel(entry_columns(self._created), self)
-        self.table = QTableView()
-        self.table.setAccessibleName("Requests of the batch")
-        self.table.setModel(self.model)
-        self.table.setAlternatingRowColors(True)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)
+        self.table = row_table("Requests of the batch", self.model, several=True)
         # A reason reads from its start; generated ExternalSystemIds (batch stamp, request
         # number) and a MessageId with its "(+24)" differ at their ends.
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
 from gwdesk.app.list_send import (
@@ -24,6 +24,7 @@ from gwdesk.app.list_send import (
 )
 from gwdesk.app.personal import PersonalPlan
 from gwdesk.app.sms import SmsForm
+from gwdesk.ui.batch.notices import Outcomes
 from gwdesk.ui.tasks import TaskRunner, alive
 
 TEST_KEY: Final = "batch-test"
@@ -32,14 +33,9 @@ PlanReady = Callable[[], Awaitable[PersonalPlan]]
 """The plan of what the tab shows (made now if the one shown is of other inputs)."""
 
 
-class SendToMe(QObject):
+class SendToMe(Outcomes):
     """The tab's test to the operator's own number, and that number."""
 
-    said = Signal(str, str)
-    """(a line for the outcome, its role)"""
-    failed = Signal(str)
-    refused = Signal(object)
-    """A `ValidationError` naming the form's field."""
     tested = Signal(str)
     """The test went: the line for the status bar."""
     testing = Signal(bool)

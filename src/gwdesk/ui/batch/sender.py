@@ -30,6 +30,7 @@ from gwdesk.app.list_send import (
 )
 from gwdesk.app.questions import plural
 from gwdesk.app.sms import SmsMessage
+from gwdesk.ui.batch.notices import Outcomes
 from gwdesk.ui.batch.results import ResultsPanel
 from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.timers import single_shot
@@ -40,14 +41,9 @@ REFRESH_MS: Final = 100
 STOPPING: Final = "Stopping: the requests on the wire finish, no other starts…"
 
 
-class BatchSender(QObject):
+class BatchSender(Outcomes):
     """Runs the shown list's sends and its following; says what they come to."""
 
-    said = Signal(str, str)
-    """(the outcome line, its role)"""
-    failed = Signal(str)
-    refused = Signal(object)
-    """A `ValidationError` naming the field at fault."""
     finished = Signal(object)
     """The run ended (a `RunEnd`)."""
     state_changed = Signal(bool)

@@ -24,8 +24,6 @@ from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any, Final
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from gwdesk.app.list_send import (
@@ -62,6 +60,7 @@ from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.cost import CostWatch, cost_line
+from gwdesk.ui.widgets.panes import on_ctrl_enter
 from gwdesk.ui.widgets.question import answered, question_box
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 
@@ -151,8 +150,7 @@ class BatchTab(BaseTab):
         self.connect_tracked(session.contacts_changed, self._contacts_changed)
         self.connect_tracked(session.replies.replies_arrived, lambda _d: self._screen_timer.start())
         self.connect_tracked(session.closing, self.save_draft)
-        shortcut = QShortcut(QKeySequence("Ctrl+Return"), self, self.send)
-        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        on_ctrl_enter(self, self.send)
 
     @property
     def run(self) -> ListRun | None:

@@ -27,6 +27,7 @@ from gwdesk.logs.rows import time_us
 from gwdesk.ui.plain_text import visible
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.timers import single_shot
+from gwdesk.ui.widgets.field_errors import text_field
 
 DEBOUNCE_MS: Final = 300
 ANY: Final = ""
@@ -49,25 +50,23 @@ class LogFilterBar(QWidget):
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.text = QLineEdit()
-        self.text.setPlaceholderText("Search message text (Ctrl+F)")
-        self.text.setAccessibleName("Search message text")
-        self.text.setToolTip(
-            "Words match the start of words in the message or subject, in any order; "
-            "accents are ignored. Emoji and Chinese or Japanese text match anywhere."
+        self.text = text_field(
+            "Search message text",
+            placeholder="Search message text (Ctrl+F)",
+            tip="Words match the start of words in the message or subject, in any order; "
+            "accents are ignored. Emoji and Chinese or Japanese text match anywhere.",
+            clear=True,
         )
-        self.text.setClearButtonEnabled(True)
         self.text.addAction(theme.icon("search"), QLineEdit.ActionPosition.LeadingPosition)
         self.status = self._combo("Status", "Any status")
         self.type = self._combo("Type", "Any type")
-        self.recipient = QLineEdit()
-        self.recipient.setPlaceholderText("Recipient number")
-        self.recipient.setAccessibleName("Recipient number")
-        self.recipient.setToolTip(
-            "The number's start, as you would dial it (0412 555, +61 412 555), or any piece "
-            "of it (345 678)"
+        self.recipient = text_field(
+            "Recipient number",
+            placeholder="Recipient number",
+            tip="The number's start, as you would dial it (0412 555, +61 412 555), or any piece "
+            "of it (345 678)",
+            clear=True,
         )
-        self.recipient.setClearButtonEnabled(True)
         # Room for the whole hint, the frame and the clear button: the hint is never cut.
         hint = self.recipient.fontMetrics().horizontalAdvance(self.recipient.placeholderText())
         self.recipient.setMinimumWidth(hint + 48)

@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -64,6 +64,7 @@ from gwdesk.ui.theme import Theme
 from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.compliance import FACTUAL_TIP
 from gwdesk.ui.widgets.message_editor import ONE_FILLING, MessageEditor
+from gwdesk.ui.widgets.panes import on_ctrl_enter
 from gwdesk.ui.widgets.question import answered, question_box
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 from gwdesk.ui.widgets.validity import set_role
@@ -163,9 +164,7 @@ class ConversationPane(QWidget):
         self.send_button.clicked.connect(self.send)
         self.factual_box.toggled.connect(lambda _on: self._show_optout())
         self.editor.submit_requested.connect(self.send)
-        shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
-        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        shortcut.activated.connect(self.send)
+        on_ctrl_enter(self, self.send)
         session.replies.route_changed.connect(self._listener_changed)
         self._typing_subject: str | None = None
         """The conversation this operator's typing note is about (None: no note)."""

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QRadioButton,
     QStackedWidget,
     QVBoxLayout,
@@ -41,7 +40,7 @@ from gwdesk.app.sms import (
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.ui.widgets.compliance import MarkingChoice, show_sender_notes
 from gwdesk.ui.widgets.drafts import draft_text
-from gwdesk.ui.widgets.field_errors import error_label, stacked
+from gwdesk.ui.widgets.field_errors import error_label, stacked, text_field
 from gwdesk.ui.widgets.message_editor import ONE_FILLING, MessageEditor
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
 from gwdesk.ui.widgets.reply_options import REPLY_TYPES, ReplyMode, ReplyOptions
@@ -126,11 +125,12 @@ class ComposeForm(QWidget):
 
         # ---- recipient
         self.recipient = RecipientEdit()
-        self.sender_edit = QLineEdit()
-        self.sender_edit.setAccessibleName("From")
-        self.sender_edit.setPlaceholderText("Optional: a number or a name of up to 11 characters")
-        self.sender_edit.setToolTip(SENDER_TIP)
-        self.sender_edit.setMaxLength(64)
+        self.sender_edit = text_field(
+            "From",
+            limit=64,
+            placeholder="Optional: a number or a name of up to 11 characters",
+            tip=SENDER_TIP,
+        )
         self.sender_error = error_label("From error")
         recipient_box = QGroupBox("Recipient")
         recipient_form = QFormLayout(recipient_box)
@@ -141,15 +141,15 @@ class ComposeForm(QWidget):
         # ---- message
         self.editor = MessageEditor(templates=True, filling=ONE_FILLING)
         self.text_error = error_label("Message error")
-        self.wap_app = QLineEdit()
-        self.wap_app.setAccessibleName("Application name")
-        self.wap_app.setPlaceholderText("Shown with the link, e.g. ACME Rewards")
-        self.wap_app.setMaxLength(200)
-        self.wap_url = QLineEdit()
-        self.wap_url.setAccessibleName("WAP push URL")
-        self.wap_url.setPlaceholderText("https://example.com/app")
-        self.wap_url.setToolTip("The http(s) link the phone offers to open.")
-        self.wap_url.setMaxLength(4000)
+        self.wap_app = text_field(
+            "Application name", limit=200, placeholder="Shown with the link, e.g. ACME Rewards"
+        )
+        self.wap_url = text_field(
+            "WAP push URL",
+            limit=4000,
+            placeholder="https://example.com/app",
+            tip="The http(s) link the phone offers to open.",
+        )
         self.wap_app_error = error_label("Application name error")
         self.wap_url_error = error_label("URL error")
         wap_note = QLabel(
@@ -183,20 +183,20 @@ class ComposeForm(QWidget):
         self.send_at_error = error_label("Send at error")
         self.replies = ReplyOptions()
         self.reply_error = error_label("Replies error")
-        self.external_id = QLineEdit()
-        self.external_id.setAccessibleName("ExternalSystemId")
-        self.external_id.setPlaceholderText("Optional: your reference")
-        self.external_id.setToolTip(
-            "ExternalSystemId: your own reference, to look the message up later on the "
+        self.external_id = text_field(
+            "ExternalSystemId",
+            limit=500,
+            placeholder="Optional: your reference",
+            tip="ExternalSystemId: your own reference, to look the message up later on the "
             "Status tab. Left empty, gwdesk generates one (gwd-…) so a lost answer can be "
-            "settled without sending twice."
+            "settled without sending twice.",
         )
-        self.external_id.setMaxLength(500)
-        self.tags = QLineEdit()
-        self.tags.setAccessibleName("Tags")
-        self.tags.setPlaceholderText("Optional: comma,separated")
-        self.tags.setToolTip("Tags: comma-separated labels the gateway stores with the message.")
-        self.tags.setMaxLength(1000)
+        self.tags = text_field(
+            "Tags",
+            limit=1000,
+            placeholder="Optional: comma,separated",
+            tip="Tags: comma-separated labels the gateway stores with the message.",
+        )
         self.reference_error = error_label("Reference error")
         reference = QWidget()
         reference_row = QHBoxLayout(reference)
