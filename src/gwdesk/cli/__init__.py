@@ -378,9 +378,11 @@ def not_opened(out: Output, exc: Exception, what: str = "The profile's store") -
 StoreWork = Callable[[argparse.Namespace, "Profile", "LocalStore", "Output"], int]
 
 
-def run_on_store(args: argparse.Namespace, work: StoreWork) -> int:
-    """Run a command that needs the profile's store only (templates, contacts): no
-    password, no gateway. Usage problems exit 2, a store or file that cannot be used 1."""
+def run_on_store(args: argparse.Namespace) -> int:
+    """Run a command that needs the profile's store only (templates, contacts): its
+    `store_work`, with no password and no gateway. Usage problems exit 2, a store or
+    file that cannot be used 1."""
+    work: StoreWork = args.store_work
     from gwdesk.store.database import StoreError
 
     out = Output(args.json)
@@ -415,7 +417,7 @@ def store_command(
     first when it is left out); the caller adds the rest of its arguments."""
     p = sub.add_parser(name, parents=[common], help=help, description=(doc or "").split("\n\n")[0])
     p.add_argument("action", nargs="?", default=actions[0], choices=actions)
-    p.set_defaults(run=lambda args: run_on_store(args, work))
+    p.set_defaults(run=run_on_store, store_work=work)
     return p
 
 
