@@ -192,8 +192,8 @@ async def test_the_preview_steps_through_recipients_and_jumps_to_an_invalid_one(
     await imported(tab, write_sheet(tmp_path / "patients.csv", 40))
     await planned(tab)
     tab.open_preview()
-    assert tab.trial.dialog is not None
-    panel = tab.trial.dialog.panel
+    assert tab.preview.dialog is not None
+    panel = tab.preview.dialog.panel
     phone = panel.phone
     assert panel.position.text() == "Recipient 1 of 40 · row 2"
     assert phone.message == "Hi Ann, your check-up at Glebe is due on 3 March."
@@ -220,7 +220,7 @@ async def test_send_a_test_to_me_sends_the_first_message_to_the_own_number(
     tab = await batch_tab(ui, qtbot, sandbox)
     await asyncio.to_thread(store_of(ui).settings.set, OWN_NUMBER, "61499888777")
     ui.session.rules_changed.emit()  # as the Opt-outs tab does once the rules are saved
-    await wait_until(lambda: tab.trial.own_number == "61499888777")
+    await wait_until(lambda: tab.send_to_me.own_number == "61499888777")
     tab.compose.editor.set_text(TEMPLATE)
     await imported(tab, write_sheet(tmp_path / "patients.csv", 12))
     await planned(tab)
@@ -342,14 +342,15 @@ async def test_hostile_values_and_headers_are_shown_as_text(
     assert label_shows(tab.totals.ucs2_label).text.count("<b>Zoë</b>") == 1
     assert label_shows(tab.totals.ucs2_label).bold == []
     tab.open_preview()
-    assert tab.trial.dialog is not None
-    bubble = tab.trial.dialog.panel.phone.bubble
+    assert tab.preview.dialog is not None
+    bubble = tab.preview.dialog.panel.phone.bubble
     seen = label_shows(bubble)
     assert (seen.images, seen.bold) == ([], [])
     assert (
-        tab.trial.dialog.panel.phone.message == 'Hi <b>Zoë</b> <img src="/dev/zero">, see you soon.'
+        tab.preview.dialog.panel.phone.message
+        == 'Hi <b>Zoë</b> <img src="/dev/zero">, see you soon.'
     )
-    tab.trial.dialog.panel.next_invalid()
-    refusal = label_shows(tab.trial.dialog.panel.phone.refusal)
+    tab.preview.dialog.panel.next_invalid()
+    refusal = label_shows(tab.preview.dialog.panel.phone.refusal)
     assert "\x1b" not in refusal.text
     assert "{first name} holds" in refusal.text

@@ -103,12 +103,12 @@ async def test_screenshot_merge_fields_and_preview(
     await shot(window, screenshots_dir, "batch-merge-fields.png", WINDOW)
 
     tab.open_preview()
-    assert tab.trial.dialog is not None
-    tab.trial.dialog.panel.show_at(0)
-    await shot(tab.trial.dialog, screenshots_dir, "preview-phone.png")
-    tab.trial.dialog.panel.next_invalid()
-    await shot(tab.trial.dialog, screenshots_dir, "preview-phone-invalid.png")
-    tab.trial.dialog.close()
+    assert tab.preview.dialog is not None
+    tab.preview.dialog.panel.show_at(0)
+    await shot(tab.preview.dialog, screenshots_dir, "preview-phone.png")
+    tab.preview.dialog.panel.next_invalid()
+    await shot(tab.preview.dialog, screenshots_dir, "preview-phone-invalid.png")
+    tab.preview.dialog.close()
 
 
 async def test_screenshot_contacts(

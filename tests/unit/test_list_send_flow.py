@@ -310,7 +310,9 @@ async def test_a_test_of_a_plan_nobody_can_be_sent_is_not_sent(office: Desk) -> 
     planned = await office.flow.plan(inputs("Hi {name|there}, see you."))
     assert planned.plan is not None
     assert planned.plan.messages == ()
-    end = await office.flow.trial(SmsForm(Channel.REST_SMS), "61499888777", planned.plan)
+    end = await office.flow.send_to_own_number(
+        SmsForm(Channel.REST_SMS), "61499888777", planned.plan
+    )
     assert (end.ok, end.text) == (False, "No recipient's message can be made, so there is no test.")
     assert office.store.outbox.batches(open_only=False) == []
 

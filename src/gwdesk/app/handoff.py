@@ -10,7 +10,9 @@ command line can hand over another.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+import asyncio
+import contextlib
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Protocol, TypeVar
 
 from gwdesk.store.reader import Reading
@@ -59,3 +61,15 @@ class Handoff(Protocol):
         """The flow is closing: background work cancelled, abandoned starts undone, reads
         stopped; nothing it started outlives the store it uses."""
         ...
+
+
+async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
+    """Cancel `tasks` (but the one running this) and wait until each has ended, however
+    it ends: what they held is let go before the caller goes on."""
+    current = asyncio.current_task()
+    ending = [task for task in tasks if task is not current]
+    for task in ending:
+        task.cancel()
+    for task in ending:
+        with contextlib.suppress(BaseException):
+            await task

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from gwdesk.app.handoff import Handoff
+from gwdesk.app.handoff import Handoff, cancel_and_wait
 from gwdesk.app.reply_modes import ReplyMode, mode_for
 from gwdesk.app.reply_state import (
     BackfillReport,
@@ -437,13 +437,7 @@ class ReplyInboxFlow:
             if running is None:
                 self._set_status(NO_PROFILE)
                 return
-            current = asyncio.current_task()
-            busy = [task for task in running.busy if task is not current]
-            for task in busy:
-                task.cancel()
-            for task in busy:
-                with contextlib.suppress(BaseException):
-                    await task
+            await cancel_and_wait(list(running.busy))
             listener = running.listener
 
             def halt() -> None:

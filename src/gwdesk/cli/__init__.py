@@ -364,24 +364,33 @@ async def profile_store_sending(
         await asyncio.to_thread(store.close)
 
 
+def not_opened(out: Output, exc: Exception, what: str = "The profile's store") -> int:
+    """Say why what a command works on could not be opened, and its exit code: a usage
+    problem (no such profile, a bad address) exits 2, a store or file that cannot be
+    used 1."""
+    if isinstance(exc, UsageError):
+        out.failure("usage", str(exc))
+        return EXIT_USAGE
+    out.failure("store", f"{what} cannot be opened: {exc}")
+    return EXIT_FAILED
+
+
 StoreWork = Callable[[argparse.Namespace, "Profile", "LocalStore", "Output"], int]
 
 
-def run_on_store(args: argparse.Namespace, work: StoreWork) -> int:
-    """Run a command that needs the profile's store only (templates, contacts): no
-    password, no gateway. Usage problems exit 2, a store or file that cannot be used 1."""
+def run_on_store(args: argparse.Namespace) -> int:
+    """Run a command that needs the profile's store only (templates, contacts): its
+    `store_work`, with no password and no gateway. Usage problems exit 2, a store or
+    file that cannot be used 1."""
+    work: StoreWork = args.store_work
     from gwdesk.store.database import StoreError
 
     out = Output(args.json)
     try:
         profile = resolve_profile(args)
         store = open_store_of(profile)
-    except UsageError as exc:
-        out.failure("usage", str(exc))
-        return EXIT_USAGE
-    except (StoreError, OSError) as exc:
-        out.failure("store", f"The profile's store cannot be opened: {exc}")
-        return EXIT_FAILED
+    except (UsageError, StoreError, OSError) as exc:
+        return not_opened(out, exc)
     try:
         return work(args, profile, store, out)
     except UsageError as exc:
@@ -392,6 +401,24 @@ def run_on_store(args: argparse.Namespace, work: StoreWork) -> int:
         return EXIT_FAILED
     finally:
         store.close()
+
+
+def store_command(
+    sub: SubParsers,
+    common: argparse.ArgumentParser,
+    name: str,
+    doc: str | None,
+    help: str,
+    actions: Sequence[str],
+    work: StoreWork,
+) -> argparse.ArgumentParser:
+    """A command on the profile's store only (`run_on_store`): its parser, described by
+    its module's first paragraph (`doc`), whose first word is one of `actions` (the
+    first when it is left out); the caller adds the rest of its arguments."""
+    p = sub.add_parser(name, parents=[common], help=help, description=(doc or "").split("\n\n")[0])
+    p.add_argument("action", nargs="?", default=actions[0], choices=actions)
+    p.set_defaults(run=run_on_store, store_work=work)
+    return p
 
 
 async def _run(args: argparse.Namespace, out: Output) -> int:

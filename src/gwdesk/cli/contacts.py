@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any, Final
 
 from gwdesk.app.contacts import export_contacts, import_contacts
-from gwdesk.cli import EXIT_FAILED, EXIT_OK, Output, Registrar, SubParsers, UsageError, run_on_store
+from gwdesk.cli import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Output,
+    Registrar,
+    SubParsers,
+    UsageError,
+    store_command,
+)
 from gwdesk.domain.numbers import display
 from gwdesk.domain.profile import Profile
 from gwdesk.importing.decoding import ImportFailed
@@ -111,20 +119,12 @@ def contacts_work(
     return EXIT_OK
 
 
-def run_contacts(args: argparse.Namespace) -> int:
-    return run_on_store(args, contacts_work)
-
-
 def register_contacts(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     text = "the profile's address book: list, groups, import, export"
-    p = sub.add_parser(
-        "contacts", parents=[common], help=text, description=__doc__.split("\n\n")[0]
-    )
-    p.add_argument("action", nargs="?", default="list", choices=ACTIONS)
+    p = store_command(sub, common, "contacts", __doc__, text, ACTIONS, contacts_work)
     p.add_argument("file", nargs="?", metavar="FILE", help="import: CSV or vCard; export: CSV")
     p.add_argument("--search", metavar="TEXT", help="list: words of a name or notes, or digits")
     p.add_argument("--group", metavar="NAME", help="list, export: that group's contacts only")
-    p.set_defaults(run=run_contacts)
 
 
 COMMANDS: Final[tuple[Registrar, ...]] = (register_contacts,)

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from gwdesk.app.optout_editing import ChangeRefused, check_change
 from gwdesk.app.optouts import export_file, import_file
-from gwdesk.cli import EXIT_OK, Output, Registrar, SubParsers, UsageError, run_on_store
+from gwdesk.cli import EXIT_OK, Output, Registrar, SubParsers, UsageError, store_command
 from gwdesk.domain.profile import Profile
 from gwdesk.store.local import LocalStore
 
@@ -98,21 +98,15 @@ def optouts_work(args: argparse.Namespace, profile: Profile, store: LocalStore, 
     return EXIT_OK
 
 
-def run_optouts(args: argparse.Namespace) -> int:
-    return run_on_store(args, optouts_work)
-
-
 def register_optouts(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     text = "the account's opt-out list: list, add, remove, import, export"
-    p = sub.add_parser("optouts", parents=[common], help=text, description=__doc__.split("\n\n")[0])
-    p.add_argument("action", nargs="?", default="list", choices=ACTIONS)
+    p = store_command(sub, common, "optouts", __doc__, text, ACTIONS, optouts_work)
     p.add_argument("target", nargs="?", metavar="NUMBER|FILE", help="the number, or the file")
     p.add_argument("--reason", metavar="TEXT", help="why (kept in the number's history)")
     p.add_argument(
         "--search", metavar="TEXT", help="list: digits of a number, or words of a reason"
     )
     p.add_argument("--all", action="store_true", help="also the numbers that opted back in")
-    p.set_defaults(run=run_optouts)
 
 
 COMMANDS: Final[tuple[Registrar, ...]] = (register_optouts,)

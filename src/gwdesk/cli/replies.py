@@ -23,12 +23,12 @@ from zoneinfo import ZoneInfo
 from gwdesk.cli import (
     EXIT_FAILED,
     EXIT_OK,
-    EXIT_USAGE,
     Output,
     Registrar,
     SubParsers,
     UsageError,
     moment,
+    not_opened,
     open_store_of,
     resolve_profile,
     store_password,
@@ -92,12 +92,8 @@ def run_replies(args: argparse.Namespace) -> int:
     out = Output(args.json)
     try:
         replies, close, zone = _open(args)
-    except UsageError as exc:
-        out.failure("usage", str(exc))
-        return EXIT_USAGE
-    except (StoreError, OSError) as exc:
-        out.failure("store", f"The store cannot be opened: {exc}")
-        return EXIT_FAILED
+    except (UsageError, StoreError, OSError) as exc:
+        return not_opened(out, exc, "The store")
     shown = 0
     try:
         last = args.after_id

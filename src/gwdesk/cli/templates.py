@@ -24,7 +24,7 @@ from gwdesk.cli import (
     Registrar,
     SubParsers,
     UsageError,
-    run_on_store,
+    store_command,
 )
 from gwdesk.domain.profile import Profile
 from gwdesk.domain.templates import TemplateError, parse_template
@@ -107,16 +107,9 @@ def templates_work(
     return EXIT_OK
 
 
-def run_templates(args: argparse.Namespace) -> int:
-    return run_on_store(args, templates_work)
-
-
 def register_templates(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     text = "the profile's message templates: list, show, add, remove"
-    p = sub.add_parser(
-        "templates", parents=[common], help=text, description=__doc__.split("\n\n")[0]
-    )
-    p.add_argument("action", nargs="?", default="list", choices=ACTIONS)
+    p = store_command(sub, common, "templates", __doc__, text, ACTIONS, templates_work)
     p.add_argument("name", nargs="?", metavar="NAME", help="the template's name")
     p.add_argument(
         "text",
@@ -125,7 +118,6 @@ def register_templates(sub: SubParsers, common: argparse.ArgumentParser) -> None
         help="add: the text, with {field} and {field|fallback}; {{ and }} write braces",
     )
     p.add_argument("--replace", action="store_true", help="add: replace one of that name")
-    p.set_defaults(run=run_templates)
 
 
 COMMANDS: Final[tuple[Registrar, ...]] = (register_templates,)

@@ -15,7 +15,6 @@ from logging.handlers import RotatingFileHandler
 from typing import Final
 
 import qasync
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from gwdesk.paths import AppPaths
@@ -29,6 +28,7 @@ from gwdesk.ui.outbox.monitor import OutboxMonitor
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner, to_gui_thread
 from gwdesk.ui.theme import Theme, app_icon
+from gwdesk.ui.timers import repeating
 
 LOG_BACKUPS: Final = 3
 
@@ -63,9 +63,7 @@ def quit_on_signals(window: MainWindow, loop: asyncio.AbstractEventLoop) -> None
 
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, handler)
-    timer = QTimer(window)
-    timer.timeout.connect(lambda: None)
-    timer.start(250)
+    repeating(window, 250, lambda: None)
 
 
 def run_console(

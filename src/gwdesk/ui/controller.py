@@ -15,10 +15,10 @@ from gwdesk.profiles import (
     PasswordVault,
     ProfileStore,
     SettingsError,
-    password_of,
 )
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.main_window import MainWindow, TabFactory
+from gwdesk.ui.passwords import SessionPasswords
 from gwdesk.ui.sandbox_process import (
     SANDBOX_ACCOUNT,
     SandboxAddresses,
@@ -84,10 +84,8 @@ class AppController:
         self.paths = paths
         self.reporter = reporter
         self.sandbox: SandboxProcess | None = None
-        self.session_passwords: dict[str, Secret] = {}
+        self.passwords = SessionPasswords(vault)
         """Passwords kept for this session only, where no keyring could store them."""
-        self.session_store_passwords: dict[str, Secret] = {}
-        """Team servers' passwords kept for this session only (by `store_keyring_key`)."""
         self._closed = asyncio.Event()
         window.closing.connect(self._closed.set)
         if window.closed:  # closed while the console was still starting
@@ -133,7 +131,7 @@ class AppController:
         """Open `profile`; a store (file or team server) that cannot be opened is said in
         the status bar, naming it, and nothing of the profile stays open."""
         if store_password is None and profile.store_url is not None:
-            store_password = self.store_password_for(profile)
+            store_password = self.password_for(profile, team_server=True)
         try:
             await self.session.activate(profile, password, store_password=store_password)
         except StoreError as exc:
@@ -151,17 +149,14 @@ class AppController:
                 context="starting the reply listener",
             )
 
-    def password_for(self, profile: Profile) -> Secret | None:
+    def password_for(self, profile: Profile, *, team_server: bool = False) -> Secret | None:
+        """The gateway's (or the team server's) password: kept for this session, else the
+        keyring's (None: none, or no keyring to ask)."""
+        passwords = self.passwords
         try:
-            return password_of(profile, self.vault, self.session_passwords)
-        except KeyringUnavailable:
-            return None
-
-    def store_password_for(self, profile: Profile) -> Secret | None:
-        """The team server's password: kept for this session, else the keyring's (None:
-        libpq's own, a `~/.pgpass` or a client certificate)."""
-        try:
-            return password_of(profile, self.vault, self.session_store_passwords, store=True)
+            if team_server:
+                return passwords.store_password(profile)
+            return passwords.gateway_password(profile)
         except KeyringUnavailable:
             return None
 
@@ -200,8 +195,8 @@ class AppController:
             current,
             self.window,
             tasks=self.tasks,
-            session_passwords=self.session_passwords,
-            session_store_passwords=self.session_store_passwords,
+            session_passwords=self.passwords.gateway,
+            session_store_passwords=self.passwords.store,
         )
         dialog.finished.connect(lambda _code: self._profiles_closed(dialog))
         dialog.open()
@@ -217,7 +212,7 @@ class AppController:
             return
         kept = []
         if dialog.kept_for_session:
-            self.session_passwords[dialog.chosen.keyring_key] = dialog.password
+            self.passwords.gateway[dialog.chosen.keyring_key] = dialog.password
             kept.append("password")
         if dialog.store_kept_for_session:
             kept.append("team store's password")

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import gc
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject
+
+from gwdesk.ui.timers import repeating
 
 
 class GuiThreadCollector(QObject):
@@ -20,10 +22,7 @@ class GuiThreadCollector(QObject):
         super().__init__(parent)
         self._thresholds = gc.get_threshold()
         gc.disable()
-        self._timer = QTimer(self)
-        self._timer.setInterval(interval_ms)
-        self._timer.timeout.connect(self.check)
-        self._timer.start()
+        self._timer = repeating(self, interval_ms, self.check)
 
     def check(self) -> None:
         """Collect the generations whose thresholds the allocation counts have crossed."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from gwdesk.app.reply_inbox import NO_PROFILE, ReplyInboxFlow
 from gwdesk.app.reply_state import (
@@ -27,6 +27,7 @@ from gwdesk.app.reply_state import (
 )
 from gwdesk.domain.optout_words import Keywords
 from gwdesk.ui.tasks import BackgroundTasks, FlowHandoff
+from gwdesk.ui.timers import repeating
 
 if TYPE_CHECKING:
     from gwdesk.replies import ReplyInbox, ReplyTemplate
@@ -60,9 +61,7 @@ class ReplyHub(QObject):
         self._flow: ReplyInboxFlow | None = None
         self._leftovers = BackgroundTasks()
         """Shutdowns of a flow the session moved past without closing it first."""
-        self._timer = QTimer(self)
-        self._timer.setInterval(drain_ms)
-        self._timer.timeout.connect(self.drain)
+        self._timer = repeating(self, drain_ms, self.drain, running=False)
         session.changed.connect(self._session_changed)
         session.team.changed.connect(self._team_changed)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
 from gwdesk.app.setting_changes import SettingChange
@@ -26,6 +26,7 @@ from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.team_hub import TeamHub
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import repeating
 from gwdesk.ui.widgets.elided_label import ElidedLabel
 from gwdesk.ui.widgets.notice_label import NoticeLabel
 from gwdesk.ui.widgets.validity import set_role
@@ -114,10 +115,7 @@ class GatewayStatusBar(QStatusBar):
             self.listener,
         ):
             self.addPermanentWidget(widget)
-        self._timer = QTimer(self)
-        self._timer.setInterval(5000)
-        self._timer.timeout.connect(self.update_token)
-        self._timer.start()
+        self._timer = repeating(self, 5000, self.update_token)
         session.changed.connect(self.on_session_changed)
         session.activity.connect(self.on_activity)
         session.team.connection_changed.connect(self.update_team)

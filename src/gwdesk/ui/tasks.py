@@ -46,7 +46,7 @@ from typing import Any, Generic, TypeVar
 import shiboken6
 from PySide6.QtCore import QObject
 
-from gwdesk.app.handoff import Reading
+from gwdesk.app.handoff import Reading, cancel_and_wait
 from gwdesk.app.profile_data import SharedData
 from gwdesk.domain.errors import StoreError
 from gwdesk.store.reader import StoreReader  # the one way the console reads the store
@@ -514,13 +514,7 @@ class BackgroundTasks:
 
     async def cancel(self) -> None:
         """Cancel every task still running and wait until each has ended."""
-        current = asyncio.current_task()
-        tasks = [task for task in self._tasks if task is not current]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        await cancel_and_wait(list(self._tasks))
 
 
 # ---- a flow's hand-off -------------------------------------------------------------------------

@@ -14,9 +14,9 @@ from gwdesk.app.list_send.duplicates import DUPLICATE_WINDOW, Duplicate, ago, du
 from gwdesk.app.list_send.flow import (
     NO_OWN_NUMBER,
     ListSend,
+    OwnNumberTest,
     PreparedSend,
-    TrialEnd,
-    trial_line,
+    to_own_number_line,
 )
 from gwdesk.app.list_send.planning import (
     PlanFailure,
@@ -60,6 +60,7 @@ __all__ = [
     "ListSend",
     "OptOut",
     "OutboxEntry",
+    "OwnNumberTest",
     "PlanFailure",
     "PlanInputs",
     "Planned",
@@ -70,7 +71,6 @@ __all__ = [
     "StoreError",
     "Tone",
     "Totals",
-    "TrialEnd",
     "ValidationError",
     "ago",
     "duplicate_of",
@@ -81,6 +81,6 @@ __all__ = [
     "question_for",
     "run_end",
     "sending_line",
-    "trial_line",
+    "to_own_number_line",
     "with_options",
 ]

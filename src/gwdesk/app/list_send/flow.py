@@ -13,7 +13,7 @@ and the one pipeline (`Sending`):
 - recording it (`record`), running it in lanes and again for what is left
   (`run_due`: cancel by the caller's event, settled by status first), following the
   gateway's progress (`follow`), and the words each comes to;
-- the test to the operator's own number (`trial`).
+- the test to the operator's own number (`send_to_own_number`).
 
 The console renders what it returns and forwards the operator's answers; the command
 line answers the same questions with flags. When the store cannot be asked before a
@@ -84,8 +84,8 @@ class PreparedSend:
 
 
 @dataclass(frozen=True, slots=True)
-class TrialEnd:
-    """What the test to oneself came to."""
+class OwnNumberTest:
+    """What the test to the operator's own number came to."""
 
     ok: bool
     text: str
@@ -380,30 +380,34 @@ class ListSend:
         found: str = await asyncio.to_thread(settings.get, OWN_NUMBER)
         return found
 
-    async def trial(self, form: SmsForm, own: str, plan: PersonalPlan | None) -> TrialEnd:
+    async def send_to_own_number(
+        self, form: SmsForm, own: str, plan: PersonalPlan | None
+    ) -> OwnNumberTest:
         """The first recipient's message (a plan's first text, else the form's) sent to
         `own` as a single message through the one pipeline (history and all); the list
         itself is not sent."""
         if plan is not None:
             if not plan.messages:
-                return TrialEnd(False, NO_TEST)
+                return OwnNumberTest(False, NO_TEST)
             form = replace(form, text=plan.messages[0].text)
         try:
             outcome = await self.sending.send_message(
                 replace(form, recipient=f"+{own}"), note=TEST_NOTE
             )
         except ValidationError as exc:
-            return TrialEnd(False, exc.message, refused=exc)
+            return OwnNumberTest(False, exc.message, refused=exc)
         except GatewayError as exc:
-            return TrialEnd(False, f"The test was not sent: {exc.message}")
+            return OwnNumberTest(False, f"The test was not sent: {exc.message}")
         if outcome.ok:
             to = shown_recipient(outcome.sent[0])
-            return TrialEnd(
+            return OwnNumberTest(
                 True, f"Test sent to {to}: the first recipient's message.", f"test sent to {to}"
             )
         error = outcome.error
-        return TrialEnd(False, f"The test was not sent: {error.message if error else 'refused'}")
+        return OwnNumberTest(
+            False, f"The test was not sent: {error.message if error else 'refused'}"
+        )
 
 
-def trial_line(own: str) -> str:
+def to_own_number_line(own: str) -> str:
     return f"Sending a test to {display(own)}…"

@@ -11,7 +11,6 @@ opt-out instruction in the parts; "Purely factual" keeps opted-out numbers in.
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any, Final
 
 from PySide6.QtCore import Qt, Signal
@@ -20,7 +19,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -31,9 +29,10 @@ from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.profile import Profile
 from gwdesk.domain.templates import Template, TemplateError
 from gwdesk.ui.widgets.compliance import MarkingChoice, show_sender_notes
-from gwdesk.ui.widgets.field_errors import error_label, stacked
+from gwdesk.ui.widgets.drafts import draft_text
+from gwdesk.ui.widgets.field_errors import error_label, stacked, text_field
 from gwdesk.ui.widgets.message_editor import MessageEditor
-from gwdesk.ui.widgets.reply_options import REPLY_TYPES, ReplyMode, ReplyOptions
+from gwdesk.ui.widgets.reply_options import ReplyMode, ReplyOptions
 from gwdesk.ui.widgets.send_at import SendAtPicker
 from gwdesk.ui.widgets.validity import set_invalid
 
@@ -55,11 +54,6 @@ FIELDS: Final = {
 }
 
 
-def _text(data: dict[str, Any], key: str, limit: int) -> str:
-    value = data.get(key)
-    return value[:limit] if isinstance(value, str) else ""
-
-
 class BatchCompose(QGroupBox):
     changed = Signal()
     submit_requested = Signal()
@@ -67,7 +61,6 @@ class BatchCompose(QGroupBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Message", parent)
         self.region = DEFAULT_REGION
-        self.compliance = Compliance()
         self.editor = MessageEditor(accessible_name="Batch message", templates=True)
         self.editor.edit.setPlaceholderText(
             "The text every recipient gets; {first name} or any column's header gives each "
@@ -77,16 +70,15 @@ class BatchCompose(QGroupBox):
         self.editor.edit.setMinimumHeight(70)
         self.editor.edit.setMaximumHeight(110)
         self.text_error = error_label("Message error")
-        self.sender_edit = QLineEdit()
-        self.sender_edit.setAccessibleName("From")
-        self.sender_edit.setPlaceholderText("Optional: number or name")
-        self.sender_edit.setToolTip(SENDER_TIP)
-        self.sender_edit.setMaxLength(64)
-        self.tags = QLineEdit()
-        self.tags.setAccessibleName("Tags")
-        self.tags.setPlaceholderText("Optional: comma,separated")
-        self.tags.setToolTip("Tags: comma-separated labels the gateway stores with each message")
-        self.tags.setMaxLength(1000)
+        self.sender_edit = text_field(
+            "From", limit=64, placeholder="Optional: number or name", tip=SENDER_TIP
+        )
+        self.tags = text_field(
+            "Tags",
+            limit=1000,
+            placeholder="Optional: comma,separated",
+            tip="Tags: comma-separated labels the gateway stores with each message",
+        )
         self.sender_error = error_label("From error")
         self.tags_error = error_label("Tags error")
         self.send_at = SendAtPicker(zone_beside=True)
@@ -211,7 +203,7 @@ class BatchCompose(QGroupBox):
         profile's instruction)."""
         text = self.same_text()
         if self.marked()[0] and text.strip():
-            return with_instruction(text, self.compliance.instruction)
+            return with_instruction(text, self.marking.compliance.instruction)
         return text
 
     def set_profile(self, profile: Profile | None, compliance: Compliance | None) -> None:
@@ -230,11 +222,14 @@ class BatchCompose(QGroupBox):
             return reply[1]
         return self.sender_edit.text()
 
+    @property
+    def compliance(self) -> Compliance:
+        """The profile's marketing rules."""
+        return self.marking.compliance
+
     def set_compliance(self, compliance: Compliance, *, default: bool = True) -> None:
         """The profile's marketing rules; `default`: tick Marketing as the profile says."""
-        self.compliance = compliance
-        if default:
-            self.marking.set_marked(compliance.marketing_default)
+        self.marking.set_compliance(compliance, default=default)
         self._count_instruction()
 
     def set_region(self, region: str) -> None:
@@ -242,8 +237,7 @@ class BatchCompose(QGroupBox):
         self._check_sender()
 
     def _count_instruction(self) -> None:
-        marketing = self.marking.marketing.isChecked()
-        self.editor.set_appended(self.compliance.instruction if marketing else "")
+        self.editor.set_appended(self.marking.instruction())
 
     def sender_notes(self) -> SenderNotes:
         """ACMA's rules on the sender: From, or the HEADER name under Replies."""
@@ -327,40 +321,17 @@ class BatchCompose(QGroupBox):
             "text": self.editor.text(),
             "sender": self.sender_edit.text(),
             "tags": self.tags.text(),
-            "scheduled": self.send_at.is_scheduled(),
-            "send_at": self.send_at.moment().isoformat(),
-            "reply_mode": self.replies.mode().value,
-            "reply_type": self.replies.reply_type(),
-            "reply_path": self.replies.path_edit.text(),
-            "header_sender": self.replies.sender_edit.text(),
-            "marketing": self.marking.marketing.isChecked(),
+            **self.send_at.draft(),
+            **self.replies.draft(),
+            **self.marking.draft(),
         }
 
     def restore(self, data: dict[str, Any]) -> None:
         """Fill the form from a saved draft; anything broken falls back to the default."""
-        self.editor.set_text(_text(data, "text", 20_000))
-        self.sender_edit.setText(_text(data, "sender", 64))
-        self.tags.setText(_text(data, "tags", 1000))
-        moment = None
-        try:
-            moment = datetime.fromisoformat(_text(data, "send_at", 64))
-        except ValueError:
-            moment = None
-        if moment is not None and moment.tzinfo is not None:
-            self.send_at.set_moment(moment)
-        self.send_at.enabled_box.setChecked(data.get("scheduled") is True and moment is not None)
-        modes = {m.value: m for m in ReplyMode}
-        mode = data.get("reply_mode")
-        self.replies.set_mode(
-            modes.get(mode, ReplyMode.ONE_WAY) if isinstance(mode, str) else ReplyMode.ONE_WAY
-        )
-        kind = data.get("reply_type")
-        if isinstance(kind, str) and kind in REPLY_TYPES:
-            self.replies.set_reply_type(kind)
-        self.replies.path_edit.setText(_text(data, "reply_path", 2000))
-        self.replies.sender_edit.setText(_text(data, "header_sender", 64))
-        marketing = data.get("marketing")  # purely factual is never carried over
-        self.marking.set_marked(
-            marketing if isinstance(marketing, bool) else self.compliance.marketing_default
-        )
+        self.editor.set_text(draft_text(data, "text", 20_000))
+        self.sender_edit.setText(draft_text(data, "sender", 64))
+        self.tags.setText(draft_text(data, "tags", 1000))
+        self.send_at.restore(data)
+        self.replies.restore(data)
+        self.marking.restore(data)
         self.clear_errors()

@@ -13,12 +13,10 @@ from typing import Final
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
     QStackedWidget,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +28,7 @@ from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.listing import csv_to_save, row_table
 
 #: Invalid rows are sized to their wrapped reason up to this many (sizing is per row).
 WRAP_ROWS_UP_TO: Final = 2000
@@ -54,13 +53,7 @@ class InvalidRows(QWidget):
         self.source: Path | None = None
         """The file they came from (the export is named after it)."""
         self.model: RowsModel[InvalidRow] = RowsModel(INVALID_COLUMNS, self)
-        self.view = QTableView()
-        self.view.setAccessibleName("Invalid rows")
-        self.view.setModel(self.model)
-        self.view.setAlternatingRowColors(True)
-        self.view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.view.verticalHeader().hide()
-        self.view.setWordWrap(True)
+        self.view = row_table("Invalid rows", self.model, several=True, wrap=True)
         self.view.setStyleSheet("QTableView::item { padding: 3px 4px; }")
         header = self.view.horizontalHeader()
         header.setStretchLastSection(True)
@@ -117,11 +110,9 @@ class InvalidRows(QWidget):
     def _export_clicked(self) -> None:
         source = self.source
         base = source.with_name(f"{source.stem}-invalid.csv") if source else None
-        name, _filter = QFileDialog.getSaveFileName(
-            self, "Export invalid rows", str(base or "invalid-rows.csv"), "CSV files (*.csv)"
-        )
-        if name:
-            self.export(Path(name))
+        path = csv_to_save(self, "Export invalid rows", base or "invalid-rows.csv")
+        if path is not None:
+            self.export(path)
 
     def export(self, path: Path) -> None:
         """Write the rows to `path` in the background (safe against CSV injection)."""

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
+from gwdesk.ui.widgets.panes import column, panes
+
 
 @dataclass(frozen=True, slots=True)
 class Splits:
@@ -29,14 +31,6 @@ class Splits:
             self.left.setSizes([total - wanted, wanted])
 
 
-def _split(orientation: Qt.Orientation, *widgets: QWidget) -> QSplitter:
-    splitter = QSplitter(orientation)
-    splitter.setChildrenCollapsible(False)
-    for widget in widgets:
-        splitter.addWidget(widget)
-    return splitter
-
-
 def lay_out(
     tab: QWidget,
     recipients: QWidget,
@@ -45,21 +39,10 @@ def lay_out(
     totals: QWidget,
     results: QWidget,
 ) -> Splits:
-    sending = QWidget()
-    sending_layout = QVBoxLayout(sending)
-    sending_layout.setContentsMargins(0, 0, 0, 0)
-    sending_layout.addWidget(totals)
-    sending_layout.addWidget(results, 1)
-    right = _split(Qt.Orientation.Vertical, compose, sending)
-    right.setStretchFactor(0, 0)
-    right.setStretchFactor(1, 1)
-    left = _split(Qt.Orientation.Vertical, recipients, merge)
-    left.setStretchFactor(0, 1)
-    left.setStretchFactor(1, 0)
-    outer = _split(Qt.Orientation.Horizontal, left, right)
-    outer.setStretchFactor(0, 3)
-    outer.setStretchFactor(1, 7)
-    outer.setSizes([360, 900])
+    sending = column(totals, (results, 1))
+    right = panes(Qt.Orientation.Vertical, compose, sending, stretch=(0, 1))
+    left = panes(Qt.Orientation.Vertical, recipients, merge, stretch=(1, 0))
+    outer = panes(Qt.Orientation.Horizontal, left, right, stretch=(3, 7), sizes=(360, 900))
     layout = QVBoxLayout(tab)
     layout.addWidget(outer)
     return Splits(outer, left, right)

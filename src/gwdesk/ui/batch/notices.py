@@ -8,6 +8,8 @@ is cleared.
 
 from __future__ import annotations
 
+from PySide6.QtCore import QObject, Signal
+
 from gwdesk.app.list_send import GatewayError, ValidationError
 from gwdesk.ui.batch.compose import BatchCompose
 from gwdesk.ui.batch.recipients import RecipientsPanel
@@ -15,6 +17,17 @@ from gwdesk.ui.batch.totals import TotalsPanel
 from gwdesk.ui.plain_text import PlainLabel
 
 RECIPIENT_FIELDS = ("Recipients", "Recipient")
+
+
+class Outcomes(QObject):
+    """What a part of the tab that works as a task says it came to, each said where the
+    tab says such things: a line beside the totals, an error, a refusal at its field."""
+
+    said = Signal(str, str)
+    """(the line, its role)"""
+    failed = Signal(str)
+    refused = Signal(object)
+    """A `ValidationError` naming the field at fault."""
 
 
 class Notices:

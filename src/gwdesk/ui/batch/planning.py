@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from gwdesk.app.list_send import (
     ListSend,
@@ -30,6 +30,7 @@ from gwdesk.ui.batch.compose import BatchCompose
 from gwdesk.ui.batch.merge import MergeBox
 from gwdesk.ui.batch.recipients import FILE, RecipientsPanel
 from gwdesk.ui.tasks import TaskRunner, alive
+from gwdesk.ui.timers import single_shot
 
 PLAN_DELAY_MS: Final = 350
 PLAN_KEY: Final = "batch-plan"
@@ -71,10 +72,7 @@ class Planner(QObject):
         """What `plan` (or `failure`) was made from."""
         self._wanted: PlanInputs | None = None
         self._flow: ListSend | None = None
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(PLAN_DELAY_MS)
-        self._timer.timeout.connect(self._start)
+        self._timer = single_shot(self, PLAN_DELAY_MS, self._start)
 
     def invalidate(self) -> None:
         """What the plan was made from changed outside its inputs (the contacts, the

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -31,7 +31,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -63,6 +62,8 @@ from gwdesk.ui.batch.invalid import InvalidRows
 from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
 from gwdesk.ui.tasks import BlockingJob, TaskRunner, alive
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
+from gwdesk.ui.widgets.listing import file_to_open
 from gwdesk.ui.widgets.validity import set_role
 
 T = TypeVar("T")
@@ -141,10 +142,7 @@ class RecipientsPanel(QGroupBox):
         layout.addWidget(self.error)
         layout.addWidget(self.invalid, 2)
 
-        self._paste_timer = QTimer(self)
-        self._paste_timer.setSingleShot(True)
-        self._paste_timer.setInterval(PASTE_DELAY_MS)
-        self._paste_timer.timeout.connect(self.check_paste)
+        self._paste_timer = single_shot(self, PASTE_DELAY_MS, self.check_paste)
 
     # ---- pages ---------------------------------------------------------------------------
 
@@ -435,9 +433,9 @@ class RecipientsPanel(QGroupBox):
 
     def _import_clicked(self) -> None:
         start = str(self.file_path.parent) if self.file_path else ""
-        name, _filter = QFileDialog.getOpenFileName(self, "Import recipients", start, FILE_FILTER)
-        if name:
-            self.import_path(Path(name))
+        path = file_to_open(self, "Import recipients", FILE_FILTER, start)
+        if path is not None:
+            self.import_path(path)
 
     def import_path(self, path: Path) -> None:
         """Read `path` in the background; the column guess and the check follow."""

@@ -8,7 +8,7 @@ recipients, ExternalSystemId, BatchCode or MessageId, its state (waiting or not
 sent, sending, lodged, failed, uncertain) with the reason, whether a status query
 settled it, and messages created so far. There is no state of the tab's own: the
 run is the flow's (`gwdesk.app.list_send.ListRun`), and following it is said here
-(`following`, `followed`) in the flow's words.
+(`following_started`, `following_ended`) in the flow's words.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QStackedWidget,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -38,6 +37,7 @@ from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import tooltip
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import MiddleElide
+from gwdesk.ui.widgets.listing import row_table
 
 STATE_COLOURS: Final = {
     EntryState.LODGED: QColor("#2e7d32"),
@@ -154,18 +154,12 @@ class ResultsPanel(QGroupBox):
         self.theme = theme
         self.follow_button = QPushButton()
         self.follow_button.clicked.connect(lambda: self.follow_requested.emit())
-        self.set_following(True)
+        self._show_follow_button(True)
         self.follow_label = QLabel()
         self.follow_label.setProperty("role", "hint")
 
         self.model = EntriesModel(entry_columns(self._created), self)
-        self.table = QTableView()
-        self.table.setAccessibleName("Requests of the batch")
-        self.table.setModel(self.model)
-        self.table.setAlternatingRowColors(True)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)
+        self.table = row_table("Requests of the batch", self.model, several=True)
         # A reason reads from its start; generated ExternalSystemIds (batch stamp, request
         # number) and a MessageId with its "(+24)" differ at their ends.
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -219,7 +213,7 @@ class ResultsPanel(QGroupBox):
         self.progress.setVisible(run is not None)  # no "0 of 1" bars before a batch exists
         self.refresh()
 
-    def set_following(self, following: bool) -> None:
+    def _show_follow_button(self, following: bool) -> None:
         """The button stops following while it goes on, and follows again once it ended."""
         button = self.follow_button
         if following:
@@ -236,17 +230,17 @@ class ResultsPanel(QGroupBox):
                 "requests it gave up on included"
             )
 
-    def following(self) -> None:
+    def following_started(self) -> None:
         """Following the run's progress started: the button stops it."""
-        self.set_following(True)
+        self._show_follow_button(True)
         self.follow_button.show()
         self.follow_label.setText(FOLLOWING)
         self.follow_label.setToolTip("")
 
-    def followed(self, end: FollowEnd) -> None:
+    def following_ended(self, end: FollowEnd) -> None:
         """Following ended: what it came to, and the button follows again when it may."""
         self.refresh()
-        self.set_following(False)
+        self._show_follow_button(False)
         self.follow_label.setText(end.text)
         self.follow_label.setToolTip(tooltip(end.why) if end.why else "")
         self.follow_button.setVisible(end.again)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Final, cast
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from gwdesk.app.list_send import (
     GatewayError,
@@ -30,8 +30,10 @@ from gwdesk.app.list_send import (
 )
 from gwdesk.app.questions import plural
 from gwdesk.app.sms import SmsMessage
+from gwdesk.ui.batch.notices import Outcomes
 from gwdesk.ui.batch.results import ResultsPanel
 from gwdesk.ui.tasks import TaskRunner, alive
+from gwdesk.ui.timers import single_shot
 
 SEND_KEY: Final = "batch-send"
 FOLLOW_KEY: Final = "batch-follow"
@@ -39,14 +41,9 @@ REFRESH_MS: Final = 100
 STOPPING: Final = "Stopping: the requests on the wire finish, no other starts…"
 
 
-class BatchSender(QObject):
+class BatchSender(Outcomes):
     """Runs the shown list's sends and its following; says what they come to."""
 
-    said = Signal(str, str)
-    """(the outcome line, its role)"""
-    failed = Signal(str)
-    refused = Signal(object)
-    """A `ValidationError` naming the field at fault."""
     finished = Signal(object)
     """The run ended (a `RunEnd`)."""
     state_changed = Signal(bool)
@@ -57,12 +54,9 @@ class BatchSender(QObject):
         self.tasks = tasks
         self.results = results
         self._stop: asyncio.Event | None = None
-        self._follow_stop: asyncio.Event | None = None
+        self._stop_following: asyncio.Event | None = None
         self._run: ListRun | None = None
-        self._refresh = QTimer(self)
-        self._refresh.setSingleShot(True)
-        self._refresh.setInterval(REFRESH_MS)
-        self._refresh.timeout.connect(self._refreshed)
+        self._refresh = single_shot(self, REFRESH_MS, self._refreshed)
 
     @property
     def owner(self) -> QObject:
@@ -128,7 +122,7 @@ class BatchSender(QObject):
                 return
             self._run = run
             self.said.emit(sending_line(run), "hint")
-            self._follow(flow, run)
+            self._start_following(flow, run)
             end = await flow.run_due(
                 message=message, lanes=lanes, stop=stop, on_change=self._changed
             )
@@ -171,30 +165,30 @@ class BatchSender(QObject):
 
     # ---- following the gateway's progress ------------------------------------------------
 
-    def _follow(self, flow: ListSend, run: ListRun) -> None:
+    def _start_following(self, flow: ListSend, run: ListRun) -> None:
         if self.tasks.running(FOLLOW_KEY, owner=self.owner):
             return
-        self._follow_stop = asyncio.Event()
+        self._stop_following = asyncio.Event()
         self.tasks.run(
-            self._following(flow, run, self._follow_stop),
+            self._follow_progress(flow, run, self._stop_following),
             key=FOLLOW_KEY,
             owner=self.owner,
             context="batch progress",
         )
 
-    async def _following(self, flow: ListSend, run: ListRun, stop: asyncio.Event) -> None:
-        self.results.following()
+    async def _follow_progress(self, flow: ListSend, run: ListRun, stop: asyncio.Event) -> None:
+        self.results.following_started()
         try:
             await flow.follow(run, stop, on_change=self._changed)
         finally:
             if alive(self) and flow.run is run:
-                self.results.followed(follow_end(run, stop.is_set()))
+                self.results.following_ended(follow_end(run, stop.is_set()))
 
     def toggle_follow(self, flow: ListSend | None) -> None:
         """Stop following, or follow the list shown again (those given up on included)."""
         if self.tasks.running(FOLLOW_KEY, owner=self.owner):
-            if self._follow_stop is not None:
-                self._follow_stop.set()
+            if self._stop_following is not None:
+                self._stop_following.set()
         elif flow is not None and flow.run is not None:
             flow.run.progress.again()
-            self._follow(flow, flow.run)
+            self._start_following(flow, flow.run)

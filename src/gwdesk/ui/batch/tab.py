@@ -13,19 +13,17 @@ groups: `recipients`), the merge fields (`merge`), the message and its options
 (`compose`), the totals and the send's buttons (`totals`), the requests and their
 progress (`results`), the personal plan and the opt-out screen kept current off the
 GUI thread (`planning`, `screening`), the send as it goes (`sender`), the preview
-and the test (`trial`), and where refusals are shown (`notices`). Nothing the
+and the test to the operator's own number (`preview`, `send_to_me`), and where refusals are shown (`notices`). Nothing the
 operator composed is lost when a send fails, and the draft survives a restart.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import replace
 from typing import Any, Final
 
-from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from gwdesk.app.list_send import (
@@ -48,18 +46,21 @@ from gwdesk.ui.batch.layout import lay_out
 from gwdesk.ui.batch.merge import MergeBox
 from gwdesk.ui.batch.notices import Notices
 from gwdesk.ui.batch.planning import Planner, inputs_of
+from gwdesk.ui.batch.preview import PreviewWindow, plan_items, same_text_items
 from gwdesk.ui.batch.recipients import FILE, RecipientsPanel
 from gwdesk.ui.batch.results import ResultsPanel
 from gwdesk.ui.batch.screening import Screening
+from gwdesk.ui.batch.send_to_me import SendToMe
 from gwdesk.ui.batch.sender import BatchSender
 from gwdesk.ui.batch.totals import TotalsPanel, show_line
-from gwdesk.ui.batch.trial import Trial, plan_items, same_text_items
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import NOT_CONNECTED, Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.cost import CostWatch, cost_line
+from gwdesk.ui.widgets.panes import on_ctrl_enter
 from gwdesk.ui.widgets.question import answered, question_box
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 
@@ -69,14 +70,6 @@ SCREEN_DELAY_MS: Final = 300
 DRAFT_KEY: Final = "batch"
 DRAFT_DELAY_MS: Final = 800
 STILL_PLANNING: Final = "The messages are still being made: preview them in a moment."
-
-
-def _timer(parent: QObject, ms: int, slot: Callable[[], None]) -> QTimer:
-    timer = QTimer(parent)
-    timer.setSingleShot(True)
-    timer.setInterval(ms)
-    timer.timeout.connect(slot)
-    return timer
 
 
 class BatchTab(BaseTab):
@@ -110,10 +103,11 @@ class BatchTab(BaseTab):
         self.planner = Planner(tasks, self)
         self.screening = Screening(tasks, self)
         self.cost = CostWatch(tasks, self)
-        self.trial = Trial(tasks, theme, self)
+        self.preview = PreviewWindow(theme, self)
+        self.send_to_me = SendToMe(tasks, self)
         self.batch_sender = BatchSender(tasks, self.results, self)
-        self._draft_timer = _timer(self, DRAFT_DELAY_MS, self.save_draft)
-        self._screen_timer = _timer(self, SCREEN_DELAY_MS, self.screen_again)
+        self._draft_timer = single_shot(self, DRAFT_DELAY_MS, self.save_draft)
+        self._screen_timer = single_shot(self, SCREEN_DELAY_MS, self.screen_again)
         self.splits = lay_out(
             self, self.recipients, self.merge, self.compose, self.totals, self.results
         )
@@ -142,22 +136,21 @@ class BatchTab(BaseTab):
         totals.preview_requested.connect(lambda: self.open_preview())
         totals.test_requested.connect(self.send_test)
         self.results.follow_requested.connect(lambda: self.batch_sender.toggle_follow(self.flow))
-        for source in (self.trial, self.batch_sender):
+        for source in (self.send_to_me, self.batch_sender):
             source.said.connect(totals.say)
             source.failed.connect(notices.error)
             source.refused.connect(notices.refused)
-        self.trial.testing.connect(totals.set_testing)
-        self.trial.test_requested.connect(self.send_test)
-        self.trial.tested.connect(lambda report: session.report(report, True))
-        self.trial.tested.connect(lambda _report: self.cost.forget())  # the balance changed
+        self.send_to_me.testing.connect(totals.set_testing)
+        self.preview.test_requested.connect(self.send_test)
+        self.send_to_me.tested.connect(lambda report: session.report(report, True))
+        self.send_to_me.tested.connect(lambda _report: self.cost.forget())  # the balance changed
         self.batch_sender.finished.connect(self._finished)
         self.batch_sender.state_changed.connect(self._sending_changed)
         self.connect_tracked(session.rules_changed, self._rules_changed)
         self.connect_tracked(session.contacts_changed, self._contacts_changed)
         self.connect_tracked(session.replies.replies_arrived, lambda _d: self._screen_timer.start())
         self.connect_tracked(session.closing, self.save_draft)
-        shortcut = QShortcut(QKeySequence("Ctrl+Return"), self, self.send)
-        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        on_ctrl_enter(self, self.send)
 
     @property
     def run(self) -> ListRun | None:
@@ -216,7 +209,7 @@ class BatchTab(BaseTab):
         if merge.isVisibleTo(self) and not shown:
             self.splits.room_for(merge)
         self.update_totals()
-        if self.trial.showing:
+        if self.preview.showing:
             self.open_preview(keep=True)
 
     def _contacts_changed(self) -> None:
@@ -229,7 +222,7 @@ class BatchTab(BaseTab):
         sending = self.session.sending
         if sending is not None:
             self.compose.set_compliance(sending.compliance, default=False)
-        self.trial.read_own_number(self.flow)
+        self.send_to_me.read_own_number(self.flow)
         self.update_totals()  # a new instruction changes every marketing text
 
     def screen_again(self) -> None:
@@ -260,7 +253,7 @@ class BatchTab(BaseTab):
             result = self.recipients.result
             numbers = result.numbers if result is not None else ()
             items = same_text_items(numbers, compose.previewed_text())
-        self.trial.show_items(items, compose.sender_shown(), compose.region, keep=keep)
+        self.preview.show_items(items, compose.sender_shown(), compose.region, keep=keep)
 
     def send_test(self) -> None:
         """Send the first recipient's message to the operator's own number."""
@@ -274,7 +267,7 @@ class BatchTab(BaseTab):
             form = replace(form, text=self.compose.same_text())
         inputs = self.plan_inputs(template) if template is not None else None
         plan = (lambda: self.planner.ready(inputs, flow)) if inputs is not None else None
-        self.trial.send_test(flow, form, plan)
+        self.send_to_me.send_test(flow, form, plan)
 
     # ---- sending -------------------------------------------------------------------------
 
@@ -406,7 +399,7 @@ class BatchTab(BaseTab):
     def on_session_changed(self) -> None:
         self.tasks.cancel(ASK_KEY, owner=self)
         self.batch_sender.reset()
-        self.trial.cancel()
+        self.send_to_me.cancel()
         self.screening.reset()
         self.planner.clear()
         self.cost.forget()
@@ -418,7 +411,7 @@ class BatchTab(BaseTab):
         self.recipients.set_region(profile.region if profile else DEFAULT_REGION)
         self.picker.set_store(store.templates if store is not None else None)
         self.recipients.set_flow(self.flow)
-        self.trial.read_own_number(self.flow)
+        self.send_to_me.read_own_number(self.flow)
         if store is not None:
             try:
                 data = store.drafts.load(DRAFT_KEY)

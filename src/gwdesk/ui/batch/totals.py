@@ -10,14 +10,12 @@ the operator asked for (`send_requested`, ...): the tab decides what follows.
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 from typing import Final
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
@@ -33,6 +31,7 @@ from gwdesk.app.send_values import DEFAULT_LANES, MAX_LANES
 from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.listing import csv_to_save, dated_csv
 from gwdesk.ui.widgets.validity import set_role
 
 PARALLEL_CHOICES: Final = tuple(n for n in (1, 2, 3, 4, 6, 8, 12, 16) if n <= MAX_LANES)
@@ -229,12 +228,9 @@ class TotalsPanel(QGroupBox):
         self.concurrency.setCurrentIndex(max(0, self.concurrency.findData(value)))
 
     def _export_clicked(self) -> None:
-        suggested = Path.home() / f"gwdesk-batch-opted-out-{date.today():%Y%m%d}.csv"
-        name, _filter = QFileDialog.getSaveFileName(
-            self, "Export the opted-out recipients", str(suggested), "CSV files (*.csv)"
-        )
-        if name:
-            self.export_excluded(Path(name))
+        path = csv_to_save(self, "Export the opted-out recipients", dated_csv("batch-opted-out"))
+        if path is not None:
+            self.export_excluded(path)
 
     def export_excluded(self, path: Path) -> None:
         """Write who the send leaves out for opting out to `path` (off the GUI thread)."""

@@ -12,25 +12,18 @@ Names, fields and notes are the operator's or a file's text: shown as plain text
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 from typing import Final
 
-from PySide6.QtCore import QItemSelection, Qt, QTimer
+from PySide6.QtCore import QItemSelection, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QFormLayout,
     QGroupBox,
-    QHBoxLayout,
     QHeaderView,
-    QLineEdit,
     QMessageBox,
     QPushButton,
-    QSplitter,
-    QTableView,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -45,15 +38,25 @@ from gwdesk.app.contact_editing import (
 from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.ui.contacts.editor import ContactDialog
 from gwdesk.ui.formatting import optout_sentence
-from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
+from gwdesk.ui.listing_tab import NOT_CONNECTED, ListingTab, ListingWords
+from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
 from gwdesk.ui.session import Session
-from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.listing import csv_to_save, dated_csv, file_to_open, row_table, selected_row
 from gwdesk.ui.widgets.validity import set_role
 
-SEARCH_DELAY_MS: Final = 250
+WORDS: Final = ListingWords(
+    search="Search contacts",
+    search_hint="Search names, notes or numbers",
+    counts="Contact counts",
+    result="Contacts result",
+    empty=(
+        "No contacts yet. Add one, or import a CSV (a header row naming Name, Mobile, "
+        "Groups and any fields) or a vCard file exported from a phone or mail program."
+    ),
+)
 ALL_GROUPS: Final = ""
 FILE_FILTER: Final = "Contacts (*.csv *.vcf *.vcard *.txt);;All files (*)"
 OUT_COLOUR: Final = QColor("#d32f2f")
@@ -83,30 +86,22 @@ COLUMNS: Final[list[Column[Contact]]] = [
 ]
 
 
-class ContactsTab(BaseTab):
+class ContactsTab(ListingTab):
     title = "Contacts"
     icon_name = "contacts"
 
     def __init__(
         self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
     ) -> None:
-        super().__init__(session, tasks, theme, parent)
+        super().__init__(session, tasks, theme, parent, WORDS)
         self.flow: ContactEditing | None = None
         """The profile's address book, as edited here (None: no profile)."""
         self.dialog: ContactDialog | None = None
         self.question: QMessageBox | None = None
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search names, notes or numbers")
-        self.search.setAccessibleName("Search contacts")
-        self.search.setClearButtonEnabled(True)
-        self.search.addAction(theme.icon("search"), QLineEdit.ActionPosition.LeadingPosition)
         self.group = QComboBox()
         self.group.setAccessibleName("Group")
         self.group.setToolTip("Show one group's contacts")
         self.group.setMinimumContentsLength(18)
-        self.counts = PlainLabel("")
-        self.counts.setAccessibleName("Contact counts")
-        self.counts.setProperty("role", "hint")
         self.add_button = QPushButton(theme.icon("contacts"), "Add contact…")
         self.edit_button = QPushButton("Edit…")
         self.delete_button = QPushButton("Delete…")
@@ -114,32 +109,15 @@ class ContactsTab(BaseTab):
         self.import_button.setToolTip("Add or update contacts from a CSV or vCard file")
         self.export_button = QPushButton(theme.icon("export"), "Export…")
         self.export_button.setToolTip("Save the contacts shown (all, or the group) as CSV")
-        self.message = PlainLabel("")
-        self.message.setWordWrap(True)
-        self.message.setAccessibleName("Contacts result")
 
         self.model: RowsModel[Contact] = RowsModel(COLUMNS, self)
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setAccessibleName("Contacts")
-        self.table.setAlternatingRowColors(True)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)
+        self.table = row_table("Contacts", self.model)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
         for column, width in enumerate((190, 250, 150, 260, 90)):
             self.table.setColumnWidth(column, width)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        self.empty = PlainLabel(
-            "No contacts yet. Add one, or import a CSV (a header row naming Name, Mobile, "
-            "Groups and any fields) or a vCard file exported from a phone or mail program."
-        )
-        self.empty.setWordWrap(True)
-        self.empty.setProperty("role", "hint")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
         self.detail_box = QGroupBox("Contact")
         self.detail_name = PlainLabel("")
@@ -174,47 +152,16 @@ class ContactsTab(BaseTab):
         detail.addRow("Notes", self.detail_notes)
         self.detail_box.setMinimumWidth(300)
 
-        bar = QHBoxLayout()
-        bar.addWidget(self.search, 1)
-        bar.addWidget(self.group)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.counts, 1)
-        for button in (
+        buttons = (
             self.add_button,
             self.edit_button,
             self.delete_button,
             self.import_button,
             self.export_button,
-        ):
-            buttons.addWidget(button)
-        listing = QWidget()
-        listing_layout = QVBoxLayout(listing)
-        listing_layout.setContentsMargins(0, 0, 0, 0)
-        listing_layout.addWidget(self.table, 1)
-        listing_layout.addWidget(self.empty, 1)
-        side = QWidget()
-        side_layout = QVBoxLayout(side)
-        side_layout.setContentsMargins(0, 0, 0, 0)
-        side_layout.addWidget(self.detail_box)
-        side_layout.addStretch(1)
-        body = QSplitter(Qt.Orientation.Horizontal)
-        body.setChildrenCollapsible(False)
-        body.addWidget(listing)
-        body.addWidget(side)
-        body.setStretchFactor(0, 3)
-        body.setStretchFactor(1, 1)
+        )
+        body = self.lay_out(self.group, buttons, self.with_empty_note(self.table), self.detail_box)
         body.setSizes([860, 360])
-        layout = QVBoxLayout(self)
-        layout.addLayout(bar)
-        layout.addLayout(buttons)
-        layout.addWidget(body, 1)
-        layout.addWidget(self.message)
 
-        self._search_timer = QTimer(self)
-        self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self.refresh)
-        self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.group.activated.connect(lambda _i: self.refresh())
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.table.doubleClicked.connect(lambda _index: self.edit())
@@ -223,8 +170,8 @@ class ContactsTab(BaseTab):
         self.delete_button.clicked.connect(self.ask_delete)
         self.import_button.clicked.connect(self.choose_import)
         self.export_button.clicked.connect(self.choose_export)
-        self.connect_tracked(session.replies.replies_arrived, lambda _d: self._search_timer.start())
-        self.connect_tracked(session.contacts_changed, self._search_timer.start)
+        self.connect_tracked(session.replies.replies_arrived, lambda _d: self.refresh_soon())
+        self.connect_tracked(session.contacts_changed, self.refresh_soon)
         self._show_detail(None)
         self.on_session_changed()
 
@@ -241,7 +188,7 @@ class ContactsTab(BaseTab):
         self.delete_button.setEnabled(False)
         self.group.clear()
         self.group.addItem("All contacts", ALL_GROUPS)
-        self._say("", "hint")
+        self.say("", "hint")
         self.refresh()
 
     def chosen_group(self) -> str | None:
@@ -252,8 +199,8 @@ class ContactsTab(BaseTab):
         flow = self.flow
         if flow is None:
             self.model.set_rows([])
-            self.counts.setText("Not connected: choose a profile (File ▸ Profiles…).")
-            self._show_empty(not self.search.text().strip() and not self.chosen_group())
+            self.counts.setText(NOT_CONNECTED)
+            self.show_empty(not self.search.text().strip() and not self.chosen_group())
             return
         self.tasks.run(self._load(flow), key="load", owner=self, context="reading the contacts")
 
@@ -262,7 +209,7 @@ class ContactsTab(BaseTab):
         try:
             listing = await off_thread(lambda: flow.listing(search, group))
         except StoreError as exc:
-            self._say(f"The contacts could not be read: {exc}", "error")
+            self.say(f"The contacts could not be read: {exc}", "error")
             return
         if not alive(self) or flow is not self.flow:
             return
@@ -273,7 +220,7 @@ class ContactsTab(BaseTab):
         self.model.set_rows(listing.rows)
         self._fill_groups(listing.groups)
         self.counts.setText(listing.counts)
-        self._show_empty(listing.empty)
+        self.show_empty(listing.empty)
         if selected is not None:
             self._select(selected.id)
         else:
@@ -288,16 +235,8 @@ class ContactsTab(BaseTab):
         index = self.group.findData(chosen) if chosen is not None else 0
         self.group.setCurrentIndex(max(0, index))
 
-    def _show_empty(self, nothing: bool) -> None:
-        self.empty.setVisible(nothing)
-        self.table.setVisible(not nothing)
-
     def selected(self) -> Contact | None:
-        rows = self.table.selectionModel().selectedRows()
-        if not rows:
-            return None
-        row = rows[0].data(ROW_ROLE)
-        return row if isinstance(row, Contact) else None
+        return selected_row(self.table, Contact)
 
     def _select(self, contact_id: int) -> None:
         for row, contact in enumerate(self.model.rows):
@@ -418,7 +357,7 @@ class ContactsTab(BaseTab):
             return
         if alive(dialog):
             dialog.accept()
-        self._say(f"{saved.name or numbers_text(saved)} is saved.", "ok")
+        self.say(f"{saved.name or numbers_text(saved)} is saved.", "ok")
         await self._changed(flow, saved.id)
 
     async def _changed(self, flow: ContactEditing, select: int | None = None) -> None:
@@ -464,25 +403,23 @@ class ContactsTab(BaseTab):
         try:
             await off_thread(lambda: flow.remove(contact))
         except StoreError as exc:
-            self._say(f"Not deleted: {exc}", "error")
+            self.say(f"Not deleted: {exc}", "error")
             return
-        self._say(f"{contact.name or numbers_text(contact)} is deleted.", "ok")
+        self.say(f"{contact.name or numbers_text(contact)} is deleted.", "ok")
         await self._changed(flow)
 
     # ---- files -------------------------------------------------------------------------
 
     def choose_import(self) -> None:
-        name, _filter = QFileDialog.getOpenFileName(
-            self, "Import contacts", str(Path.home()), FILE_FILTER
-        )
-        if name:
-            self.import_from(Path(name))
+        path = file_to_open(self, "Import contacts", FILE_FILTER)
+        if path is not None:
+            self.import_from(path)
 
     def import_from(self, path: Path) -> None:
         flow = self.flow
         if flow is None:
             return
-        self._say(f"Importing {path.name}…", "hint")
+        self.say(f"Importing {path.name}…", "hint")
         self.tasks.run(
             self._import(flow, path), key="file", owner=self, context="importing contacts"
         )
@@ -491,13 +428,13 @@ class ContactsTab(BaseTab):
         try:
             report = await off_thread(lambda: flow.import_file(path))
         except ImportFailed as exc:
-            self._say(f"{path.name} was not imported: {exc.message}", "error")
+            self.say(f"{path.name} was not imported: {exc.message}", "error")
             return
         except (StoreError, OSError) as exc:
-            self._say(f"{path.name} was not imported: {exc}", "error")
+            self.say(f"{path.name} was not imported: {exc}", "error")
             return
         left = report.invalid
-        self._say(
+        self.say(
             f"{path.name} ({report.kind}): {report.summary()}."
             + (f" Left out: {_left_out(left[0].row, left[0].reason)}" if left else ""),
             "hint" if left else "ok",
@@ -508,12 +445,9 @@ class ContactsTab(BaseTab):
         await self._changed(flow)
 
     def choose_export(self) -> None:
-        suggested = Path.home() / f"gwdesk-contacts-{date.today():%Y%m%d}.csv"
-        name, _filter = QFileDialog.getSaveFileName(
-            self, "Export the contacts", str(suggested), "CSV files (*.csv)"
-        )
-        if name:
-            self.export_to(Path(name))
+        path = csv_to_save(self, "Export the contacts", dated_csv("contacts"))
+        if path is not None:
+            self.export_to(path)
 
     def export_to(self, path: Path) -> None:
         flow = self.flow
@@ -526,14 +460,9 @@ class ContactsTab(BaseTab):
         try:
             count = await off_thread(lambda: flow.export_file(path, group))
         except (StoreError, OSError) as exc:
-            self._say(f"The contacts were not exported: {exc}", "error")
+            self.say(f"The contacts were not exported: {exc}", "error")
             return
-        self._say(f"{count:,} contacts written to {path}.", "ok")
-
-    def _say(self, text: str, role: str) -> None:
-        self.message.setText(text)
-        self.message.setToolTip("")
-        set_role(self.message, role)
+        self.say(f"{count:,} contacts written to {path}.", "ok")
 
 
 def _left_out(row: int, reason: str) -> str:

@@ -21,7 +21,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -37,6 +36,7 @@ from gwdesk.domain.operator import default_operator
 from gwdesk.domain.profile import DEFAULT_NAMESPACE, DEFAULT_TIMEZONE, Profile
 from gwdesk.ui.dialogs.profile_choices import AUTH_CHOICES, LODGE_PORTS, regions, time_zones
 from gwdesk.ui.widgets.field_errors import error_label
+from gwdesk.ui.widgets.listing import file_to_open
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
 PASSWORD = "password"  # noqa: S105 - the key of the password field
@@ -368,13 +368,8 @@ class ProfileForm(QWidget):
         set_role(self.store_hint, role)
 
     def choose_ca_bundle(self) -> None:
-        start = self.ca_edit.text().strip() or str(Path.home())
-        path, _filter = QFileDialog.getOpenFileName(
-            self,
-            "Choose a CA bundle",
-            start,
-            "Certificates (*.pem *.crt *.cer);;All files (*)",
-        )
-        if path:
-            self.ca_edit.setText(path)
+        filters = "Certificates (*.pem *.crt *.cer);;All files (*)"
+        path = file_to_open(self, "Choose a CA bundle", filters, self.ca_edit.text().strip())
+        if path is not None:
+            self.ca_edit.setText(str(path))
             self._touched("ca_bundle")

@@ -12,7 +12,7 @@ console.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Final
 
 from PySide6.QtCore import Qt
@@ -39,10 +39,10 @@ from gwdesk.profiles import (
     PasswordVault,
     ProfileStore,
     SettingsError,
-    password_of,
 )
 from gwdesk.ui.dialogs.profile_form import PASSWORD, ProfileForm
 from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.passwords import SessionPasswords
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.widgets.validity import set_role
@@ -84,12 +84,9 @@ class ProfilesDialog(QDialog):
         self.store = store
         self.vault = vault
         self.tasks = tasks or TaskRunner(ErrorReporter(), self)
-        self.session_passwords: MutableMapping[str, Secret] = (
-            {} if session_passwords is None else session_passwords
-        )
-        self.session_store_passwords: MutableMapping[str, Secret] = (
-            {} if session_store_passwords is None else session_store_passwords
-        )
+        self.passwords = SessionPasswords(vault, session_passwords, session_store_passwords)
+        self.session_passwords = self.passwords.gateway
+        self.session_store_passwords = self.passwords.store
         self.chosen: Profile | None = None
         self.password: Secret | None = None
         self.store_password: Secret | None = None
@@ -268,26 +265,20 @@ class ProfilesDialog(QDialog):
             profile = self._saved[str(item.data(NAME_ROLE))]
             self.form.load(profile)
             self._editing = profile
-            self._stored_password = self._stored_for(profile)
-            self._stored_store_password = self._stored_store_for(profile)
+            self._stored_password = self._stored_for(profile, self.passwords.gateway_password)
+            self._stored_store_password = self._stored_for(profile, self.passwords.store_password)
             self.form_box.setTitle(f"Profile {profile.name}")
         if kind == NEW:
             self.form_box.setTitle("New profile")
         self._update_password_hint()
         self._update_buttons()
 
-    def _stored_for(self, profile: Profile) -> Secret | None:
+    def _stored_for(
+        self, profile: Profile, look_up: Callable[[Profile], Secret | None]
+    ) -> Secret | None:
+        """A password as kept (`look_up`), the keyring's absence said."""
         try:
-            return password_of(profile, self.vault, self.session_passwords)
-        except KeyringUnavailable:
-            self.keyring_warning.show()
-            return None
-
-    def _stored_store_for(self, profile: Profile) -> Secret | None:
-        if profile.store_url is None:
-            return None
-        try:
-            return password_of(profile, self.vault, self.session_store_passwords, store=True)
+            return look_up(profile)
         except KeyringUnavailable:
             self.keyring_warning.show()
             return None

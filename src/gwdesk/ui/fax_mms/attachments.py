@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSizePolicy,
-    QSplitter,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -53,6 +52,7 @@ from gwdesk.ui.fax_mms.attachment_preview import AttachmentPreview
 from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.tasks import TaskRunner, off_thread
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.panes import column, panes
 from gwdesk.ui.widgets.validity import repolish, set_role
 
 THUMB: Final = 48
@@ -282,21 +282,10 @@ class AttachmentsPanel(QWidget):
         self.preview = AttachmentPreview(f"Select a {noun} to preview it.")
         self.preview.setMinimumWidth(220)
 
-        left = QWidget()
-        column = QVBoxLayout(left)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(6)
-        column.addWidget(self.drop_zone)
-        column.addWidget(self.list, 1)
-        column.addWidget(self.total_label)
-        column.addWidget(self.total_bar)
-        column.addWidget(self.error)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(self.preview)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 1)
+        left = column(
+            self.drop_zone, (self.list, 1), self.total_label, self.total_bar, self.error, spacing=6
+        )
+        self.splitter = panes(Qt.Orientation.Horizontal, left, self.preview, stretch=(1, 1))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.splitter)

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QSplitter,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -41,8 +40,9 @@ from gwdesk.ui.fax_mms.attachments import AttachmentsPanel
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
-from gwdesk.ui.widgets.field_errors import error_label, stacked
+from gwdesk.ui.widgets.field_errors import error_label, stacked, text_field
 from gwdesk.ui.widgets.message_editor import SubmitTextEdit
+from gwdesk.ui.widgets.panes import panes
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
@@ -193,6 +193,13 @@ class ComposeForm(QWidget):
         self.text_error = error_label(f"{text_name} problem")
         self.text.submit_requested.connect(self.submit_requested.emit)
 
+    def lay_out(self, message: QWidget, content: QWidget) -> None:
+        """The message on the left, what it carries (files, a link) on the right."""
+        split = panes(Qt.Orientation.Horizontal, message, content, stretch=(2, 3), sizes=(480, 720))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+
     def set_region(self, region: str) -> None:
         self.recipient.set_region(region)
 
@@ -275,10 +282,9 @@ class MmsForm(ComposeForm):
         self.attachments_box = QGroupBox("Attachments")
         QVBoxLayout(self.attachments_box).addWidget(self.attachments)
 
-        self.url = QLineEdit()
-        self.url.setAccessibleName("Content URL")
-        self.url.setPlaceholderText("https://example.com/offer.jpg")
-        self.url.setClearButtonEnabled(True)
+        self.url = text_field(
+            "Content URL", placeholder="https://example.com/offer.jpg", clear=True
+        )
         self.url.textChanged.connect(self._check_url)
         self.url_check = PlainLabel()
         self.url_check.setAccessibleName("Content URL check")
@@ -295,16 +301,7 @@ class MmsForm(ComposeForm):
         self.content_stack.addWidget(self.attachments_box)
         self.content_stack.addWidget(self.url_box)
 
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.setChildrenCollapsible(False)
-        splitter.addWidget(self.message_box)
-        splitter.addWidget(self.content_stack)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
-        splitter.setSizes([480, 720])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(splitter)
+        self.lay_out(self.message_box, self.content_stack)
         chain_focus(
             self.recipient.edit,
             self.recipients.edit,
@@ -411,16 +408,7 @@ class FaxForm(ComposeForm):
             form.addRow(label, widget)
         self.files_box = QGroupBox("Files")
         QVBoxLayout(self.files_box).addWidget(self.attachments)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.setChildrenCollapsible(False)
-        splitter.addWidget(self.box)
-        splitter.addWidget(self.files_box)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
-        splitter.setSizes([480, 720])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(splitter)
+        self.lay_out(self.box, self.files_box)
         chain_focus(
             self.recipient.edit,
             self.subject,

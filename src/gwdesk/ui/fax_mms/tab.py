@@ -18,13 +18,11 @@ from datetime import UTC, datetime
 from typing import Final
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
-    QGroupBox,
     QHBoxLayout,
     QPushButton,
-    QSplitter,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
@@ -43,6 +41,7 @@ from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import HistoryView
+from gwdesk.ui.widgets.panes import column, on_ctrl_enter, panes, titled
 from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
 from gwdesk.ui.widgets.validity import set_role
 
@@ -140,33 +139,21 @@ class FaxMmsTab(BaseTab):
         actions.addWidget(self.busy)
         actions.addWidget(self.cancel_button)
         actions.addWidget(self.send_button)
-        compose = QWidget()
-        compose_layout = QVBoxLayout(compose)
-        compose_layout.setContentsMargins(0, 0, 0, 0)
-        compose_layout.addLayout(top)
-        compose_layout.addWidget(self.stack, 1)
-        compose_layout.addLayout(actions)
-        results = QGroupBox("Sent this session")
-        QVBoxLayout(results).addWidget(self.history)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.setChildrenCollapsible(False)
-        splitter.addWidget(compose)
-        splitter.addWidget(results)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([400, 260])
-        layout = QVBoxLayout(self)
-        layout.addWidget(splitter)
+        splitter = panes(
+            Qt.Orientation.Vertical,
+            column(top, (self.stack, 1), actions),
+            titled("Sent this session", self.history),
+            stretch=(3, 1),
+            sizes=(400, 260),
+        )
+        QVBoxLayout(self).addWidget(splitter)
         self.setStyleSheet(SEGMENT_STYLE)
 
         self.send_button.clicked.connect(self.send)
         self.cancel_button.clicked.connect(self.cancel)
         self.mms.submit_requested.connect(self.send)
         self.fax.submit_requested.connect(self.send)
-        for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            shortcut = QShortcut(QKeySequence(keys), self)
-            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            shortcut.activated.connect(self.send)
+        on_ctrl_enter(self, self.send)
         self.mode_buttons[Mode.MMS].setChecked(True)
         self._attach_session()
 

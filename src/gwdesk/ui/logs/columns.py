@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtCore import QByteArray, QObject, QPoint, Qt, QTimer
+from PySide6.QtCore import QByteArray, QObject, QPoint, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHeaderView, QMenu, QWidget
 
 from gwdesk.logs.rows import FIELDS
+from gwdesk.ui.timers import single_shot
 
 #: Shown on first use; the rest are a right-click away.
 DEFAULT_SHOWN: Final = frozenset({"date_lodged", "status", "to_number", "type", "parts", "message"})
@@ -46,10 +47,7 @@ class LogColumns(QObject):
         self.header = header
         self._load = load
         self._save = save
-        self._saving = QTimer(self)
-        self._saving.setSingleShot(True)
-        self._saving.setInterval(500)
-        self._saving.timeout.connect(self.save)
+        self._saving = single_shot(self, 500, self.save)
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self._links = [
             (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Final
 
-from PySide6.QtCore import QDate, QTimer, Signal
+from PySide6.QtCore import QDate, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -26,6 +26,8 @@ from gwdesk.logs.query import LogFilter
 from gwdesk.logs.rows import time_us
 from gwdesk.ui.plain_text import visible
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
+from gwdesk.ui.widgets.field_errors import text_field
 
 DEBOUNCE_MS: Final = 300
 ANY: Final = ""
@@ -48,25 +50,23 @@ class LogFilterBar(QWidget):
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.text = QLineEdit()
-        self.text.setPlaceholderText("Search message text (Ctrl+F)")
-        self.text.setAccessibleName("Search message text")
-        self.text.setToolTip(
-            "Words match the start of words in the message or subject, in any order; "
-            "accents are ignored. Emoji and Chinese or Japanese text match anywhere."
+        self.text = text_field(
+            "Search message text",
+            placeholder="Search message text (Ctrl+F)",
+            tip="Words match the start of words in the message or subject, in any order; "
+            "accents are ignored. Emoji and Chinese or Japanese text match anywhere.",
+            clear=True,
         )
-        self.text.setClearButtonEnabled(True)
         self.text.addAction(theme.icon("search"), QLineEdit.ActionPosition.LeadingPosition)
         self.status = self._combo("Status", "Any status")
         self.type = self._combo("Type", "Any type")
-        self.recipient = QLineEdit()
-        self.recipient.setPlaceholderText("Recipient number")
-        self.recipient.setAccessibleName("Recipient number")
-        self.recipient.setToolTip(
-            "The number's start, as you would dial it (0412 555, +61 412 555), or any piece "
-            "of it (345 678)"
+        self.recipient = text_field(
+            "Recipient number",
+            placeholder="Recipient number",
+            tip="The number's start, as you would dial it (0412 555, +61 412 555), or any piece "
+            "of it (345 678)",
+            clear=True,
         )
-        self.recipient.setClearButtonEnabled(True)
         # Room for the whole hint, the frame and the clear button: the hint is never cut.
         hint = self.recipient.fontMetrics().horizontalAdvance(self.recipient.placeholderText())
         self.recipient.setMinimumWidth(hint + 48)
@@ -95,10 +95,7 @@ class LogFilterBar(QWidget):
         layout.addWidget(self.date_to)
         layout.addWidget(self.clear_button)
 
-        self._debounce = QTimer(self)
-        self._debounce.setSingleShot(True)
-        self._debounce.setInterval(DEBOUNCE_MS)
-        self._debounce.timeout.connect(self._emit)
+        self._debounce = single_shot(self, DEBOUNCE_MS, self._emit)
         self.text.textChanged.connect(self._debounce.start)
         self.recipient.textChanged.connect(self._debounce.start)
         for combo in (self.status, self.type):

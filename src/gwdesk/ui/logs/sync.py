@@ -12,13 +12,14 @@ from __future__ import annotations
 import time
 from typing import Final
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from gwdesk.domain.errors import GatewayError, StoreError
 from gwdesk.logs.cache import keeps_cache
 from gwdesk.logs.sync import LogCacheSync, SyncProgress, SyncReport
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner, alive
+from gwdesk.ui.timers import single_shot
 
 INTERVAL_MS: Final = 60_000
 SYNC_TASK: Final = "sync"
@@ -60,10 +61,7 @@ class LogSyncController(QObject):
         super().__init__(parent)
         self._session = session
         self._tasks = tasks
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(interval_ms)
-        self._timer.timeout.connect(self.sync_now)
+        self._timer = single_shot(self, interval_ms, self.sync_now)
         self._said = self._told = self._signalled = 0.0
         self.last: SyncReport | None = None
         self.enabled = False

@@ -11,22 +11,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
-    QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -48,6 +44,9 @@ from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import StoreReads, TaskRunner
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
+from gwdesk.ui.widgets.listing import csv_to_save, dated_csv, row_table
+from gwdesk.ui.widgets.panes import panes
 from gwdesk.ui.widgets.sort_header import SortHeader
 
 log = logging.getLogger("gwdesk.ui.logs")
@@ -122,18 +121,9 @@ class LogsTab(BaseTab):
         self.error.setWordWrap(True)
         self.error.hide()
 
-        self.table = QTableView()
-        self.table.setAccessibleName("Log records")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(False)
+        self.table = row_table("Log records", row_height=ROW_HEIGHT)
         self.table.setCornerButtonEnabled(False)
         self.table.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerItem)
-        vertical = self.table.verticalHeader()
-        vertical.hide()
-        vertical.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vertical.setDefaultSectionSize(ROW_HEIGHT)
         header = SortHeader(self.table)
         self.table.setHorizontalHeader(header)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -158,18 +148,11 @@ class LogsTab(BaseTab):
         self.sync.running_changed.connect(self._sync_running)
         self.sync.committed.connect(self._cache_changed)
         self.sync.finished.connect(self._sync_finished)
-        self._refresh_timer = self._timer(REFRESH_MS, self.refresh)
-        self._stats_timer = self._timer(STATS_AFTER_FILTER_MS, self._load_stats)
+        self._refresh_timer = single_shot(self, REFRESH_MS, self.refresh)
+        self._stats_timer = single_shot(self, STATS_AFTER_FILTER_MS, self._load_stats)
         self.on_session_changed()
 
     # ---- building ------------------------------------------------------------------------------
-
-    def _timer(self, ms: int, slot: Any) -> QTimer:
-        timer = QTimer(self)
-        timer.setSingleShot(True)
-        timer.setInterval(ms)
-        timer.timeout.connect(slot)
-        return timer
 
     def _build_layout(self) -> None:
         actions = QHBoxLayout()
@@ -182,18 +165,12 @@ class LogsTab(BaseTab):
         actions.addWidget(self.stop_button)
         actions.addWidget(self.columns_button)
         actions.addWidget(self.export_button)
-        upper = QSplitter(Qt.Orientation.Horizontal)
-        upper.addWidget(self.table)
-        upper.addWidget(self.detail)
-        upper.setStretchFactor(0, 1)
-        upper.setSizes([900, 340])
-        upper.setChildrenCollapsible(False)
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(upper)
-        self.splitter.addWidget(self.chart)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setSizes([420, 200])
-        self.splitter.setChildrenCollapsible(False)
+        upper = panes(
+            Qt.Orientation.Horizontal, self.table, self.detail, stretch=(1,), sizes=(900, 340)
+        )
+        self.splitter = panes(
+            Qt.Orientation.Vertical, upper, self.chart, stretch=(1,), sizes=(420, 200)
+        )
         layout = QVBoxLayout(self)
         layout.addWidget(self.filters)
         layout.addLayout(actions)
@@ -483,12 +460,9 @@ class LogsTab(BaseTab):
     def _ask_export(self) -> None:
         if self.model is None or self.export is None or self.export.running:
             return
-        suggested = Path.home() / f"gwdesk-logs-{date.today():%Y%m%d}.csv"
-        target, _ = QFileDialog.getSaveFileName(
-            self, "Export the records of this view", str(suggested), "CSV files (*.csv)"
-        )
-        if target:
-            self.export_to(Path(target))
+        target = csv_to_save(self, "Export the records of this view", dated_csv("logs"))
+        if target is not None:
+            self.export_to(target)
 
     def export_to(self, target: Path) -> None:
         """Write the view's rows (filtered, sorted, shown columns) to `target`."""

@@ -27,13 +27,13 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
-    QTimer,
     Signal,
 )
 
 from gwdesk.app.profile_data import SharedData
 from gwdesk.domain.errors import ReadInterrupted, StoreError
 from gwdesk.ui.tasks import Read, StoreReads, Ticket
+from gwdesk.ui.timers import single_shot
 
 R = TypeVar("R")
 Index = QModelIndex | QPersistentModelIndex
@@ -70,10 +70,7 @@ class WindowedModel(QAbstractTableModel, Generic[R]):
         self._windows: OrderedDict[int, list[R]] = OrderedDict()
         self._wanted: set[int] = set()
         self._in_flight: dict[int, Ticket] = {}
-        self._tick = QTimer(self)
-        self._tick.setSingleShot(True)
-        self._tick.setInterval(0)
-        self._tick.timeout.connect(self._fetch_wanted)
+        self._tick = single_shot(self, 0, self._fetch_wanted)
 
     def window_read(self, window: int) -> Read[list[R]]:
         """The read of window `window` for the query shown now (run on the reader)."""

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from gwdesk.app.optout_editing import MAX_REASON, ChangeRefused, CheckedChange
 from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.widgets.field_errors import text_field
 from gwdesk.ui.widgets.validity import set_role
 
 OPT_OUT_TEXT = (
@@ -55,10 +56,9 @@ class ChangeDialog(QDialog):
         self.number_edit = QLineEdit(number)
         self.number_edit.setAccessibleName("Number")
         self.number_edit.setPlaceholderText("0412 345 678 or +61 412 345 678")
-        self.reason_edit = QLineEdit()
-        self.reason_edit.setAccessibleName("Reason")
-        self.reason_edit.setMaxLength(MAX_REASON)
-        self.reason_edit.setPlaceholderText("Why (kept in the number's history)")
+        self.reason_edit = text_field(
+            "Reason", limit=MAX_REASON, placeholder="Why (kept in the number's history)"
+        )
         self.error = PlainLabel("")
         self.error.setWordWrap(True)
         self.error.setVisible(False)

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QWidget,
@@ -28,7 +27,7 @@ from gwdesk.app.optout_editing import Rules, TypedRules
 from gwdesk.domain.numbers import display
 from gwdesk.domain.optout_words import MAX_KEYWORD_LENGTH, MAX_KEYWORDS
 from gwdesk.ui.plain_text import PlainLabel
-from gwdesk.ui.widgets.field_errors import error_label, stacked
+from gwdesk.ui.widgets.field_errors import error_label, stacked, text_field
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
 KEYWORDS_TIP: Final = (
@@ -91,15 +90,13 @@ class RulesBox(QGroupBox):
         super().__init__("Rules", parent)
         self.opt_out_edit = KeywordsEdit("Opt-out keywords", KEYWORDS_TIP)
         self.opt_in_edit = KeywordsEdit("Opt-in keywords", OPT_IN_TIP)
-        self.instruction_edit = QLineEdit()
-        self.instruction_edit.setAccessibleName("Opt-out instruction")
-        self.instruction_edit.setToolTip(INSTRUCTION_TIP)
-        self.instruction_edit.setMaxLength(100)
-        self.own_edit = QLineEdit()
-        self.own_edit.setAccessibleName("Your number")
-        self.own_edit.setToolTip(OWN_NUMBER_TIP)
-        self.own_edit.setPlaceholderText("e.g. 0412 345 678: where tests go")
-        self.own_edit.setMaxLength(40)
+        self.instruction_edit = text_field("Opt-out instruction", limit=100, tip=INSTRUCTION_TIP)
+        self.own_edit = text_field(
+            "Your number",
+            limit=40,
+            placeholder="e.g. 0412 345 678: where tests go",
+            tip=OWN_NUMBER_TIP,
+        )
         self.marketing_box = QCheckBox("New messages are marketing")
         self.marketing_box.setAccessibleName("Marketing by default")
         self.marketing_box.setToolTip(MARKETING_TIP)

@@ -14,24 +14,17 @@ Rules show them, unless the operator is editing them (`follow_rules`).
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 from typing import Final
 
-from PySide6.QtCore import QItemSelection, Qt, QTimer
+from PySide6.QtCore import QItemSelection, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
-    QFileDialog,
-    QGroupBox,
-    QHBoxLayout,
     QHeaderView,
-    QLineEdit,
     QPushButton,
-    QSplitter,
     QTableView,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -53,18 +46,27 @@ from gwdesk.app.optout_editing import (
 )
 from gwdesk.domain.numbers import DEFAULT_REGION, display
 from gwdesk.ui.formatting import local_time, sentence_time
-from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
+from gwdesk.ui.listing_tab import NOT_CONNECTED, ListingTab, ListingWords
+from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.optouts.change_dialog import ChangeDialog
 from gwdesk.ui.optouts.rules import RulesBox
-from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import Session
-from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner, off_thread
 from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
-from gwdesk.ui.widgets.validity import set_role
+from gwdesk.ui.widgets.listing import csv_to_save, dated_csv, file_to_open, row_table, selected_row
+from gwdesk.ui.widgets.panes import panes, titled
 
-SEARCH_DELAY_MS: Final = 250
+WORDS: Final = ListingWords(
+    search="Search the opt-out list",
+    search_hint="Search numbers, reasons, keywords or operators",
+    counts="Opt-out counts",
+    result="Opt-outs result",
+    empty=(
+        "Nobody has opted out of this account yet. A customer who replies STOP (or "
+        "another opt-out keyword) is listed here at once, and every send leaves them out."
+    ),
+)
 OUT_COLOUR: Final = QColor("#d32f2f")
 IN_COLOUR: Final = QColor("#2e7d32")
 FILE_FILTER: Final = "CSV or text files (*.csv *.txt);;All files (*)"
@@ -108,39 +110,25 @@ HISTORY: Final[list[Column[OptOutChange]]] = [
 
 
 def _table(model: RowsModel[OptOut] | RowsModel[OptOutChange], name: str) -> QTableView:
-    table = QTableView()
-    table.setModel(model)
-    table.setAccessibleName(name)
-    table.setAlternatingRowColors(True)
-    table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-    table.verticalHeader().hide()
-    table.setWordWrap(False)
+    table = row_table(name, model)
     header = table.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     header.setStretchLastSection(True)
     return table
 
 
-class OptOutsTab(BaseTab):
+class OptOutsTab(ListingTab):
     title = "Opt-outs"
     icon_name = "optout"
 
     def __init__(
         self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
     ) -> None:
-        super().__init__(session, tasks, theme, parent)
+        super().__init__(session, tasks, theme, parent, WORDS)
         self.flow: OptOutEditing | None = None
         """The profile's opt-out list and rules, as edited here (None: no profile)."""
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search numbers, reasons, keywords or operators")
-        self.search.setAccessibleName("Search the opt-out list")
-        self.search.setClearButtonEnabled(True)
-        self.search.addAction(theme.icon("search"), QLineEdit.ActionPosition.LeadingPosition)
         self.show_opted_in = QCheckBox("Show opted back in")
         self.show_opted_in.setToolTip("Also list numbers that opted back in (START, or by hand)")
-        self.counts = PlainLabel("")
-        self.counts.setAccessibleName("Opt-out counts")
         self.add_button = QPushButton(theme.icon("optout"), "Opt out a number…")
         self.remove_button = QPushButton(theme.icon("status"), "Opt back in…")
         self.remove_button.setToolTip("Resubscribe the selected number, with a reason")
@@ -148,66 +136,23 @@ class OptOutsTab(BaseTab):
         self.import_button.setToolTip("Opt out every number of a CSV or text file")
         self.export_button = QPushButton(theme.icon("export"), "Export…")
         self.export_button.setToolTip("Save the list as CSV (a spreadsheet opens it safely)")
-        self.message = PlainLabel("")
-        self.message.setWordWrap(True)
-        self.message.setAccessibleName("Opt-outs result")
 
         self.model: RowsModel[OptOut] = RowsModel(CURRENT, self)
         self.table = _table(self.model, "Opt-out list")
         self.history_model: RowsModel[OptOutChange] = RowsModel(HISTORY, self)
         self.history_table = _table(self.history_model, "History of the number")
-        self.history_box = QGroupBox("History")
-        QVBoxLayout(self.history_box).addWidget(self.history_table)
-        self.empty = PlainLabel(
-            "Nobody has opted out of this account yet. A customer who replies STOP (or "
-            "another opt-out keyword) is listed here at once, and every send leaves them out."
+        self.history_box = titled("History", self.history_table)
+        lists = panes(
+            Qt.Orientation.Vertical,
+            self.with_empty_note(self.table),
+            self.history_box,
+            stretch=(3, 1),
         )
-        self.empty.setWordWrap(True)
-        self.empty.setProperty("role", "hint")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-
-        bar = QHBoxLayout()
-        bar.addWidget(self.search, 1)
-        bar.addWidget(self.show_opted_in)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.counts, 1)
-        for button in (self.add_button, self.remove_button, self.import_button, self.export_button):
-            buttons.addWidget(button)
-        lists = QSplitter(Qt.Orientation.Vertical)
-        lists.setChildrenCollapsible(False)
-        top = QWidget()
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addWidget(self.table, 1)
-        top_layout.addWidget(self.empty)
-        lists.addWidget(top)
-        lists.addWidget(self.history_box)
-        lists.setStretchFactor(0, 3)
-        lists.setStretchFactor(1, 1)
         self.rules = RulesBox()
-        side = QWidget()
-        side_layout = QVBoxLayout(side)
-        side_layout.setContentsMargins(0, 0, 0, 0)
-        side_layout.addWidget(self.rules)
-        side_layout.addStretch(1)
-        body = QSplitter(Qt.Orientation.Horizontal)
-        body.setChildrenCollapsible(False)
-        body.addWidget(lists)
-        body.addWidget(side)
-        body.setStretchFactor(0, 3)
-        body.setStretchFactor(1, 1)
+        buttons = (self.add_button, self.remove_button, self.import_button, self.export_button)
+        body = self.lay_out(self.show_opted_in, buttons, lists, self.rules)
         body.setSizes([720, 380])
-        layout = QVBoxLayout(self)
-        layout.addLayout(bar)
-        layout.addLayout(buttons)
-        layout.addWidget(body, 1)
-        layout.addWidget(self.message)
 
-        self._search_timer = QTimer(self)
-        self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self.refresh)
-        self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.show_opted_in.toggled.connect(lambda _on: self.refresh())
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.add_button.clicked.connect(lambda: self.change(opt_out=True))
@@ -215,9 +160,9 @@ class OptOutsTab(BaseTab):
         self.import_button.clicked.connect(self.choose_import)
         self.export_button.clicked.connect(self.choose_export)
         self.rules.save_requested.connect(self.save_rules)
-        self.connect_tracked(session.replies.replies_arrived, lambda _d: self._search_timer.start())
+        self.connect_tracked(session.replies.replies_arrived, lambda _d: self.refresh_soon())
         # A team's list changes at other desks too (a STOP they stored, a number they added).
-        TableWatch(session.team, OPTOUT_TABLES, self._search_timer.start, self)
+        TableWatch(session.team, OPTOUT_TABLES, self.refresh_soon, self)
         self.connect_tracked(session.rules_changed, self._rules_changed)
         self.on_session_changed()
 
@@ -244,8 +189,8 @@ class OptOutsTab(BaseTab):
         if flow is None:
             self.model.set_rows([])
             self.history_model.set_rows([])
-            self.counts.setText("Not connected: choose a profile (File ▸ Profiles…).")
-            self._show_empty(not self.search.text().strip())
+            self.counts.setText(NOT_CONNECTED)
+            self.show_empty(not self.search.text().strip())
             return
         self.tasks.run(self._load(flow), key="load", owner=self, context="reading the opt-outs")
 
@@ -254,7 +199,7 @@ class OptOutsTab(BaseTab):
         try:
             listing = await off_thread(lambda: flow.listing(search, include_opted_in=opted_in))
         except StoreError as exc:
-            self._say(str(exc), "error")
+            self.say(str(exc), "error")
             return
         if flow is not self.flow:
             return  # the profile switched meanwhile: its own load follows
@@ -264,20 +209,12 @@ class OptOutsTab(BaseTab):
         selected = self.selected()
         self.model.set_rows(listing.rows)
         self.counts.setText(listing.counts)
-        self._show_empty(listing.empty)
+        self.show_empty(listing.empty)
         if selected is not None:
             self._select(selected.number)
 
-    def _show_empty(self, nothing: bool) -> None:
-        self.empty.setVisible(nothing)
-        self.table.setVisible(not nothing)
-
     def selected(self) -> OptOut | None:
-        rows = self.table.selectionModel().selectedRows()
-        if not rows:
-            return None
-        row = rows[0].data(ROW_ROLE)
-        return row if isinstance(row, OptOut) else None
+        return selected_row(self.table, OptOut)
 
     def _select(self, number: str) -> None:
         for row, optout in enumerate(self.model.rows):
@@ -305,7 +242,7 @@ class OptOutsTab(BaseTab):
         try:
             changes = await off_thread(lambda: flow.history(number))
         except StoreError as exc:
-            self._say(str(exc), "error")
+            self.say(str(exc), "error")
             return
         current = self.selected()
         if current is not None and current.number == number:
@@ -413,10 +350,10 @@ class OptOutsTab(BaseTab):
         try:
             now = await off_thread(lambda: flow.change(change))
         except StoreError as exc:
-            self._say(str(exc), "error")
+            self.say(str(exc), "error")
             return
         number = display(change.number)
-        self._say(f"{number} {now.describe(sentence_time)}.", "ok")
+        self.say(f"{number} {now.describe(sentence_time)}.", "ok")
         self.session.report(f"{number} {state_text(change.opt_out)}", True)
         await self._load(flow)
         self._select(change.number)
@@ -424,35 +361,30 @@ class OptOutsTab(BaseTab):
     # ---- files -------------------------------------------------------------------------
 
     def choose_import(self) -> None:
-        name, _filter = QFileDialog.getOpenFileName(
-            self, "Import numbers to opt out", str(Path.home()), FILE_FILTER
-        )
-        if name:
-            self.import_from(Path(name))
+        path = file_to_open(self, "Import numbers to opt out", FILE_FILTER)
+        if path is not None:
+            self.import_from(path)
 
     def import_from(self, path: Path) -> None:
         flow = self.flow
         if flow is None:
             return
-        self._say(f"Importing {path.name}…", "hint")
+        self.say(f"Importing {path.name}…", "hint")
         self.tasks.run(self._import(flow, path), key="file", owner=self, context="importing")
 
     async def _import(self, flow: OptOutEditing, path: Path) -> None:
         try:
             report = await off_thread(lambda: flow.import_file(path))
         except (StoreError, OSError, ValueError) as exc:
-            self._say(f"{path.name} was not imported: {exc}", "error")
+            self.say(f"{path.name} was not imported: {exc}", "error")
             return
-        self._say(f"{path.name}: {report.summary()}.", "ok" if not report.invalid else "hint")
+        self.say(f"{path.name}: {report.summary()}.", "ok" if not report.invalid else "hint")
         await self._load(flow)
 
     def choose_export(self) -> None:
-        suggested = Path.home() / f"gwdesk-optouts-{date.today():%Y%m%d}.csv"
-        name, _filter = QFileDialog.getSaveFileName(
-            self, "Export the opt-out list", str(suggested), "CSV files (*.csv)"
-        )
-        if name:
-            self.export_to(Path(name))
+        path = csv_to_save(self, "Export the opt-out list", dated_csv("optouts"))
+        if path is not None:
+            self.export_to(path)
 
     def export_to(self, path: Path) -> None:
         flow = self.flow
@@ -467,10 +399,6 @@ class OptOutsTab(BaseTab):
         try:
             count = await off_thread(lambda: flow.export_file(path, include_opted_in=opted_in))
         except (StoreError, OSError) as exc:
-            self._say(f"The list was not exported: {exc}", "error")
+            self.say(f"The list was not exported: {exc}", "error")
             return
-        self._say(f"{count:,} numbers written to {path}.", "ok")
-
-    def _say(self, text: str, role: str) -> None:
-        self.message.setText(text)
-        set_role(self.message, role)
+        self.say(f"{count:,} numbers written to {path}.", "ok")

@@ -19,13 +19,14 @@ from __future__ import annotations
 import logging
 from typing import Final
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMainWindow
 
 from gwdesk.app.recovery import OPEN_STATES, EntryState, OutboxBatch, ReconcileReport
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.team_hub import TableWatch
+from gwdesk.ui.timers import single_shot
 
 log = logging.getLogger("gwdesk.ui.outbox")
 CHECK_KEY: Final = "outbox-check"
@@ -75,10 +76,7 @@ class OutboxMonitor(QObject):
         self.report = ReconcileReport()
         self.batches: list[OutboxBatch] = []
         self.dialog: QObject | None = None
-        self._reload_timer = QTimer(self)
-        self._reload_timer.setSingleShot(True)
-        self._reload_timer.setInterval(RELOAD_MS)
-        self._reload_timer.timeout.connect(self.reload)
+        self._reload_timer = single_shot(self, RELOAD_MS, self.reload)
         session.changed.connect(self._session_changed)
         TableWatch(session.team, OUTBOX_TABLES, self._reload_timer.start, self)
 

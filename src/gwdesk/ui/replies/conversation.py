@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -58,8 +58,10 @@ from gwdesk.ui.session import NOT_CONNECTED, Session
 from gwdesk.ui.tasks import StoreReads, TaskRunner, alive, off_thread
 from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.compliance import FACTUAL_TIP
 from gwdesk.ui.widgets.message_editor import ONE_FILLING, MessageEditor
+from gwdesk.ui.widgets.panes import on_ctrl_enter
 from gwdesk.ui.widgets.question import answered, question_box
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 from gwdesk.ui.widgets.validity import set_role
@@ -155,25 +157,18 @@ class ConversationPane(QWidget):
         layout.addWidget(self.factual_box)  # a line of its own: the pane stays narrow
         layout.addLayout(actions)
 
-        self._reload_timer = QTimer(self)
-        self._reload_timer.setSingleShot(True)
-        self._reload_timer.setInterval(RELOAD_MS)
-        self._reload_timer.timeout.connect(self.reload)
+        self._reload_timer = single_shot(self, RELOAD_MS, self.reload)
         self.send_button.clicked.connect(self.send)
         self.factual_box.toggled.connect(lambda _on: self._show_optout())
         self.editor.submit_requested.connect(self.send)
-        shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
-        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        shortcut.activated.connect(self.send)
+        on_ctrl_enter(self, self.send)
         session.replies.route_changed.connect(self._listener_changed)
         self._typing_subject: str | None = None
         """The conversation this operator's typing note is about (None: no note)."""
         self._typed_at = 0.0
         self._notes = asyncio.Lock()
         """Typing notes are written in the order they were asked for."""
-        self._lapse_timer = QTimer(self)
-        self._lapse_timer.setSingleShot(True)
-        self._lapse_timer.timeout.connect(self.refresh_typists)
+        self._lapse_timer = single_shot(self, 0, self.refresh_typists)
         self.editor.edit.textChanged.connect(self._text_edited)
         TableWatch(session.team, {"claims"}, self.refresh_typists, self)
         TableWatch(session.team, {"history"}, self._reload_soon, self)

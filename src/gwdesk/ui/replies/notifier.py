@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QRect, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QIcon, QPainter
 from PySide6.QtWidgets import QSystemTrayIcon
 
@@ -23,6 +23,7 @@ from gwdesk.ui.plain_text import notification_text
 from gwdesk.ui.reply_hub import ReplyHub
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.theme import app_icon
+from gwdesk.ui.timers import single_shot
 
 GATHER_MS: Final = 3000
 """After a notification, later replies wait this long and are told about together."""
@@ -105,10 +106,7 @@ class ReplyNotifier(QObject):
             self.tray.messageClicked.connect(self.open_requested.emit)
             self.tray.setToolTip(tray_tooltip(0))
             self.tray.show()
-        self._gather = QTimer(self)
-        self._gather.setSingleShot(True)
-        self._gather.setInterval(gather_ms)
-        self._gather.timeout.connect(self.flush)
+        self._gather = single_shot(self, gather_ms, self.flush)
         hub.replies_arrived.connect(self.on_delivery)
         hub.unread_changed.connect(self.on_unread)
 

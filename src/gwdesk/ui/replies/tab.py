@@ -17,7 +17,7 @@ import logging
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import (
     QCloseEvent,
     QGuiApplication,
@@ -29,15 +29,11 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
-    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
-    QSplitter,
     QStackedWidget,
-    QTableView,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
@@ -69,6 +65,10 @@ from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import after_events, single_shot
+from gwdesk.ui.widgets.field_errors import text_field
+from gwdesk.ui.widgets.listing import row_table
+from gwdesk.ui.widgets.panes import panes, titled
 from gwdesk.ui.widgets.validity import set_role
 
 log = logging.getLogger("gwdesk.ui.replies")
@@ -107,11 +107,12 @@ class RepliesTab(BaseTab):
         self.display_title = self.title
         self._selected: int | None = None
 
-        self.search_edit = QLineEdit()
-        self.search_edit.setAccessibleName("Search replies")
-        self.search_edit.setPlaceholderText("Text or number, e.g. YES or 0412 345")
-        self.search_edit.setClearButtonEnabled(True)
-        self.search_edit.setMaxLength(200)
+        self.search_edit = text_field(
+            "Search replies",
+            limit=200,
+            placeholder="Text or number, e.g. YES or 0412 345",
+            clear=True,
+        )
         search_label = QLabel("&Search")
         search_label.setBuddy(self.search_edit)
         self.count_label = QLabel("")
@@ -151,17 +152,8 @@ class RepliesTab(BaseTab):
         notices.addWidget(self.result_label)
         self.notices.hide()
 
-        self.table = QTableView()
-        self.table.setAccessibleName("Replies")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(False)
+        self.table = row_table("Replies", row_height=ROW_HEIGHT)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.empty_label = QLabel(NOT_CONNECTED)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -176,15 +168,13 @@ class RepliesTab(BaseTab):
         self.table_stack.addWidget(self.empty_label)
 
         self.conversation = ConversationPane(session, tasks, theme)
-        conversation_box = QGroupBox("Conversation")
-        QVBoxLayout(conversation_box).addWidget(self.conversation)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.setChildrenCollapsible(False)
-        splitter.addWidget(self.table_stack)
-        splitter.addWidget(conversation_box)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setSizes([780, 480])
+        splitter = panes(
+            Qt.Orientation.Horizontal,
+            self.table_stack,
+            titled("Conversation", self.conversation),
+            stretch=(3, 2),
+            sizes=(780, 480),
+        )
         self.splitter = splitter
 
         layout = QVBoxLayout(self)
@@ -194,14 +184,8 @@ class RepliesTab(BaseTab):
 
         self.notifier = ReplyNotifier(self.hub, self.watching, self)
         self.notifier.open_requested.connect(self.bring_forward)
-        self._search_timer = QTimer(self)
-        self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self.apply_search)
-        self._opted_timer = QTimer(self)
-        self._opted_timer.setSingleShot(True)
-        self._opted_timer.setInterval(OPTED_DELAY_MS)
-        self._opted_timer.timeout.connect(self.refresh_opted_out)
+        self._search_timer = single_shot(self, SEARCH_DELAY_MS, self.apply_search)
+        self._opted_timer = single_shot(self, OPTED_DELAY_MS, self.refresh_opted_out)
         self.search_edit.textChanged.connect(lambda _text: self._search_timer.start())
         self.search_edit.returnPressed.connect(self.apply_search)
         self.backfill_button.clicked.connect(self.fetch_missed)
@@ -443,7 +427,7 @@ class RepliesTab(BaseTab):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        QTimer.singleShot(0, self.mark_seen_if_watching)
+        after_events(self, self.mark_seen_if_watching)
         self._opted_timer.start()  # changed by hand in the Opt-outs tab meanwhile, perhaps
 
     def bring_forward(self) -> None:

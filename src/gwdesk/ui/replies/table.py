@@ -39,7 +39,6 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import QBrush, QColor
@@ -65,6 +64,7 @@ from gwdesk.ui.models.windowed import WindowedModel
 from gwdesk.ui.plain_text import tooltip, visible
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.tasks import Read
+from gwdesk.ui.timers import single_shot
 
 Index = QModelIndex | QPersistentModelIndex
 WINDOW: Final = 200
@@ -192,10 +192,7 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         """Contact name by sender number as the reply has it ("" for no contact)."""
         self._wanted_names: set[str] = set()
         self._asking: set[str] = set()
-        self._names_timer = QTimer(self)
-        self._names_timer.setSingleShot(True)
-        self._names_timer.setInterval(0)
-        self._names_timer.timeout.connect(self._read_names)
+        self._names_timer = single_shot(self, 0, self._read_names)
 
     # ---- Qt ----------------------------------------------------------------------------------
 

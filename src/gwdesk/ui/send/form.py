@@ -14,7 +14,6 @@ opted out.
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any, Final
 
 from PySide6.QtCore import Qt, Signal
@@ -24,7 +23,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QRadioButton,
     QStackedWidget,
     QVBoxLayout,
@@ -41,7 +39,8 @@ from gwdesk.app.sms import (
 )
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.ui.widgets.compliance import MarkingChoice, show_sender_notes
-from gwdesk.ui.widgets.field_errors import error_label, stacked
+from gwdesk.ui.widgets.drafts import draft_text
+from gwdesk.ui.widgets.field_errors import error_label, stacked, text_field
 from gwdesk.ui.widgets.message_editor import ONE_FILLING, MessageEditor
 from gwdesk.ui.widgets.recipient_edit import RecipientEdit
 from gwdesk.ui.widgets.reply_options import REPLY_TYPES, ReplyMode, ReplyOptions
@@ -94,11 +93,6 @@ def field_key(wire_field: str | None) -> str | None:
     return FIELD_KEYS.get(base)
 
 
-def _text(data: dict[str, Any], key: str, limit: int = 200_000) -> str:
-    value = data.get(key)
-    return value[:limit] if isinstance(value, str) else ""
-
-
 class ComposeForm(QWidget):
     changed = Signal()
     channel_changed = Signal()
@@ -108,8 +102,6 @@ class ComposeForm(QWidget):
         super().__init__(parent)
         self._restoring = False
         self.region = DEFAULT_REGION
-        self.compliance = Compliance()
-        """The profile's marketing rules (`set_compliance`)."""
         self.setStyleSheet(LOCAL_STYLE)
 
         # ---- channel
@@ -133,11 +125,12 @@ class ComposeForm(QWidget):
 
         # ---- recipient
         self.recipient = RecipientEdit()
-        self.sender_edit = QLineEdit()
-        self.sender_edit.setAccessibleName("From")
-        self.sender_edit.setPlaceholderText("Optional: a number or a name of up to 11 characters")
-        self.sender_edit.setToolTip(SENDER_TIP)
-        self.sender_edit.setMaxLength(64)
+        self.sender_edit = text_field(
+            "From",
+            limit=64,
+            placeholder="Optional: a number or a name of up to 11 characters",
+            tip=SENDER_TIP,
+        )
         self.sender_error = error_label("From error")
         recipient_box = QGroupBox("Recipient")
         recipient_form = QFormLayout(recipient_box)
@@ -148,15 +141,15 @@ class ComposeForm(QWidget):
         # ---- message
         self.editor = MessageEditor(templates=True, filling=ONE_FILLING)
         self.text_error = error_label("Message error")
-        self.wap_app = QLineEdit()
-        self.wap_app.setAccessibleName("Application name")
-        self.wap_app.setPlaceholderText("Shown with the link, e.g. ACME Rewards")
-        self.wap_app.setMaxLength(200)
-        self.wap_url = QLineEdit()
-        self.wap_url.setAccessibleName("WAP push URL")
-        self.wap_url.setPlaceholderText("https://example.com/app")
-        self.wap_url.setToolTip("The http(s) link the phone offers to open.")
-        self.wap_url.setMaxLength(4000)
+        self.wap_app = text_field(
+            "Application name", limit=200, placeholder="Shown with the link, e.g. ACME Rewards"
+        )
+        self.wap_url = text_field(
+            "WAP push URL",
+            limit=4000,
+            placeholder="https://example.com/app",
+            tip="The http(s) link the phone offers to open.",
+        )
         self.wap_app_error = error_label("Application name error")
         self.wap_url_error = error_label("URL error")
         wap_note = QLabel(
@@ -190,20 +183,20 @@ class ComposeForm(QWidget):
         self.send_at_error = error_label("Send at error")
         self.replies = ReplyOptions()
         self.reply_error = error_label("Replies error")
-        self.external_id = QLineEdit()
-        self.external_id.setAccessibleName("ExternalSystemId")
-        self.external_id.setPlaceholderText("Optional: your reference")
-        self.external_id.setToolTip(
-            "ExternalSystemId: your own reference, to look the message up later on the "
+        self.external_id = text_field(
+            "ExternalSystemId",
+            limit=500,
+            placeholder="Optional: your reference",
+            tip="ExternalSystemId: your own reference, to look the message up later on the "
             "Status tab. Left empty, gwdesk generates one (gwd-…) so a lost answer can be "
-            "settled without sending twice."
+            "settled without sending twice.",
         )
-        self.external_id.setMaxLength(500)
-        self.tags = QLineEdit()
-        self.tags.setAccessibleName("Tags")
-        self.tags.setPlaceholderText("Optional: comma,separated")
-        self.tags.setToolTip("Tags: comma-separated labels the gateway stores with the message.")
-        self.tags.setMaxLength(1000)
+        self.tags = text_field(
+            "Tags",
+            limit=1000,
+            placeholder="Optional: comma,separated",
+            tip="Tags: comma-separated labels the gateway stores with the message.",
+        )
         self.reference_error = error_label("Reference error")
         reference = QWidget()
         reference_row = QHBoxLayout(reference)
@@ -267,14 +260,11 @@ class ComposeForm(QWidget):
     def set_compliance(self, compliance: Compliance, *, default: bool = True) -> None:
         """The profile's marketing rules; `default`: tick Marketing as the profile says
         (a new message), else keep the operator's choice (the rules were edited)."""
-        self.compliance = compliance
-        if default:
-            self.marking.set_marked(compliance.marketing_default)
+        self.marking.set_compliance(compliance, default=default)
         self._count_instruction()
 
     def _count_instruction(self) -> None:
-        marketing = self.marking.marketing.isChecked()
-        self.editor.set_appended(self.compliance.instruction if marketing else "")
+        self.editor.set_appended(self.marking.instruction())
 
     def sender_notes(self) -> tuple[SenderNotes, SenderNotes]:
         """ACMA's rules on (From, the HEADER sender name), as the form stands."""
@@ -352,17 +342,13 @@ class ComposeForm(QWidget):
             "recipient": self.recipient.text(),
             "text": self.editor.text(),
             "sender": self.sender_edit.text(),
-            "scheduled": self.send_at.is_scheduled(),
-            "send_at": self.send_at.moment().isoformat(),
-            "reply_mode": self.replies.mode().value,
-            "reply_type": self.replies.reply_type(),
-            "reply_path": self.replies.path_edit.text(),
-            "header_sender": self.replies.sender_edit.text(),
             "external_id": self.external_id.text(),
             "tags": self.tags.text(),
             "wap_app": self.wap_app.text(),
             "wap_url": self.wap_url.text(),
-            "marketing": self.marking.marketing.isChecked(),
+            **self.send_at.draft(),
+            **self.replies.draft(),
+            **self.marking.draft(),
         }
 
     def restore(self, data: dict[str, Any]) -> None:
@@ -376,35 +362,16 @@ class ComposeForm(QWidget):
                 if isinstance(channel, str)
                 else Channel.REST_SMS
             )
-            self.recipient.set_text(_text(data, "recipient", 200))
-            self.editor.set_text(_text(data, "text"))
-            self.sender_edit.setText(_text(data, "sender", 64))
-            moment = _moment(data.get("send_at"))
-            if moment is not None:
-                self.send_at.set_moment(moment)
-            self.send_at.enabled_box.setChecked(
-                data.get("scheduled") is True and moment is not None
-            )
-            mode = data.get("reply_mode")
-            modes = {m.value: m for m in ReplyMode}
-            self.replies.set_mode(
-                modes.get(mode, ReplyMode.ONE_WAY) if isinstance(mode, str) else ReplyMode.ONE_WAY
-            )
-            kind = data.get("reply_type")
-            if isinstance(kind, str) and kind in REPLY_TYPES:
-                self.replies.set_reply_type(kind)
-            self.replies.path_edit.setText(_text(data, "reply_path", 2000))
-            self.replies.sender_edit.setText(_text(data, "header_sender", 64))
-            self.external_id.setText(_text(data, "external_id", 500))
-            self.tags.setText(_text(data, "tags", 1000))
-            self.wap_app.setText(_text(data, "wap_app", 200))
-            self.wap_url.setText(_text(data, "wap_url", 4000))
-            # Purely factual is never restored: it lets a message reach opted-out numbers,
-            # so it is ticked for the message at hand, not carried over.
-            marketing = data.get("marketing")
-            self.marking.set_marked(
-                marketing if isinstance(marketing, bool) else self.compliance.marketing_default
-            )
+            self.recipient.set_text(draft_text(data, "recipient", 200))
+            self.editor.set_text(draft_text(data, "text", 200_000))
+            self.sender_edit.setText(draft_text(data, "sender", 64))
+            self.send_at.restore(data)
+            self.replies.restore(data)
+            self.external_id.setText(draft_text(data, "external_id", 500))
+            self.tags.setText(draft_text(data, "tags", 1000))
+            self.wap_app.setText(draft_text(data, "wap_app", 200))
+            self.wap_url.setText(draft_text(data, "wap_url", 4000))
+            self.marking.restore(data)
         finally:
             self._restoring = False
         self.clear_errors()
@@ -537,13 +504,3 @@ def _enable(widget: QWidget, enabled: bool, why: str, tip: str | None = None) ->
         widget.setProperty("base_tip", tip if tip is not None else widget.toolTip())
     widget.setEnabled(enabled)
     widget.setToolTip(str(widget.property("base_tip")) if enabled else why)
-
-
-def _moment(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else None

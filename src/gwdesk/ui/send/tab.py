@@ -29,15 +29,13 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QHideEvent, QKeySequence, QShortcut
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QHideEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QGroupBox,
     QHBoxLayout,
     QMessageBox,
     QPushButton,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -56,9 +54,11 @@ from gwdesk.ui.session import NOT_CONNECTED, Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.contact_completer import ContactCompleter
 from gwdesk.ui.widgets.cost import CostWatch, cost_line
 from gwdesk.ui.widgets.history_view import HistoryView
+from gwdesk.ui.widgets.panes import column, on_ctrl_enter, panes, titled
 from gwdesk.ui.widgets.phone_preview import PreviewDialog, PreviewItem
 from gwdesk.ui.widgets.question import answered, question_box
 from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
@@ -146,34 +146,21 @@ class SendTab(BaseTab):
         actions.addWidget(self.busy)
         actions.addWidget(self.preview_button)
         actions.addWidget(self.send_button)
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 6, 0)
-        left_layout.addWidget(self.form, 1)
-        left_layout.addWidget(self.status_label)
-        left_layout.addWidget(self.cost_label)
-        left_layout.addLayout(actions)
-        history_box = QGroupBox("Sent this session")
-        QVBoxLayout(history_box).addWidget(self.history)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.setChildrenCollapsible(False)
-        splitter.addWidget(left)
-        splitter.addWidget(history_box)
+        left = column(
+            (self.form, 1), self.status_label, self.cost_label, actions, margins=(0, 0, 6, 0)
+        )
         # The form is comfortable at ~540 px; the history's columns need the rest.
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([540, 720])
-        layout = QVBoxLayout(self)
-        layout.addWidget(splitter)
+        splitter = panes(
+            Qt.Orientation.Horizontal,
+            left,
+            titled("Sent this session", self.history),
+            stretch=(1, 1),
+            sizes=(540, 720),
+        )
+        QVBoxLayout(self).addWidget(splitter)
 
-        self._draft_timer = QTimer(self)
-        self._draft_timer.setSingleShot(True)
-        self._draft_timer.setInterval(DRAFT_DELAY_MS)
-        self._draft_timer.timeout.connect(self.save_draft)
-        self._lookup_timer = QTimer(self)
-        self._lookup_timer.setSingleShot(True)
-        self._lookup_timer.setInterval(LOOKUP_DELAY_MS)
-        self._lookup_timer.timeout.connect(self.look_up_recipient)
+        self._draft_timer = single_shot(self, DRAFT_DELAY_MS, self.save_draft)
+        self._lookup_timer = single_shot(self, LOOKUP_DELAY_MS, self.look_up_recipient)
         self.recipient_optout: OptOut | None = None
         """The typed recipient's opt-out, once looked up (None: not on the list)."""
         self.form.recipient.changed.connect(self._recipient_typed)
@@ -190,10 +177,7 @@ class SendTab(BaseTab):
         self.keep_text.toggled.connect(lambda _on: self._edited())
         self.form.submit_requested.connect(self.send)
         self.send_button.clicked.connect(self.send)
-        for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            shortcut = QShortcut(QKeySequence(keys), self)
-            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            shortcut.activated.connect(self.send)
+        on_ctrl_enter(self, self.send)
         self.connect_tracked(session.closing, self.save_draft)
         self._attach_session()
 

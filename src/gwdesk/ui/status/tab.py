@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -21,9 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -38,6 +36,9 @@ from gwdesk.ui.session import Session
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.timers import single_shot
+from gwdesk.ui.widgets.field_errors import text_field
+from gwdesk.ui.widgets.listing import hint_label, row_table
 from gwdesk.ui.widgets.validity import set_invalid
 
 LEGACY: Final = Key.LODGE_MSG_ID.value
@@ -120,10 +121,7 @@ class StatusTab(BaseTab):
         for key, label, tip in LOOKUPS:
             self.kind.addItem(label, key.value)
             self.kind.setItemData(self.kind.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
-        self.key_edit = QLineEdit()
-        self.key_edit.setAccessibleName("Lookup value")
-        self.key_edit.setClearButtonEnabled(True)
-        self.key_edit.setMaxLength(MAX_KEY)
+        self.key_edit = text_field("Lookup value", limit=MAX_KEY, clear=True)
         self.kind.currentIndexChanged.connect(self._kind_changed)
         self.key_edit.textEdited.connect(lambda _text: self._clear_error())
         self._update_placeholder()
@@ -146,22 +144,12 @@ class StatusTab(BaseTab):
         self.error.hide()
 
         self.model: RowsModel[StatusRow] = RowsModel(COLUMNS, self)
-        self.table = QTableView()
-        self.table.setAccessibleName("Status results")
-        self.table.setModel(self.model)
-        self.table.setAlternatingRowColors(True)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setWordWrap(False)
+        self.table = row_table("Status results", self.model, several=True)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.table.verticalHeader().hide()
         self.table.horizontalHeader().setStretchLastSection(False)
         self.source = REST
         self._arrange(REST)
-        self.empty = QLabel(EMPTY, self.table.viewport())
-        self.empty.setAccessibleName("No results")
-        self.empty.setProperty("role", "hint")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty.setWordWrap(True)
+        self.empty = hint_label(EMPTY, "No results", centred=True, parent=self.table.viewport())
         self.table.viewport().installEventFilter(self)
 
         kind_label = QLabel("Look up &by")
@@ -181,9 +169,7 @@ class StatusTab(BaseTab):
         layout.addLayout(options)
         layout.addWidget(self.table, 1)
 
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.refresh)
+        self._timer = single_shot(self, 0, self.refresh)
         self._last: tuple[Key, str] | None = None
         QShortcut(QKeySequence("F5"), self, self.refresh)
 

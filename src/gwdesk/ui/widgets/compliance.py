@@ -16,6 +16,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QWidget
 
 from gwdesk.app.sender_rules import SenderNotes
+from gwdesk.app.sms import Compliance
+from gwdesk.ui.widgets.drafts import Draft
 from gwdesk.ui.widgets.validity import set_role
 
 MARKETING_TIP: Final = (
@@ -32,12 +34,14 @@ FACTUAL_TIP: Final = (
 
 
 class MarkingChoice(QWidget):
-    """Marketing / purely factual: at most one of the two."""
+    """Marketing / purely factual: at most one of the two, by the profile's rules."""
 
     changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.compliance = Compliance()
+        """The profile's marketing rules (`set_compliance`)."""
         self.marketing = QCheckBox("&Marketing")
         self.marketing.setAccessibleName("Marketing")
         self.marketing.setToolTip(MARKETING_TIP)
@@ -66,6 +70,30 @@ class MarkingChoice(QWidget):
         self.factual.setChecked(False)
         self.marketing.setChecked(marketing)
         self.factual.setChecked(factual and not marketing)
+
+    def set_compliance(self, compliance: Compliance, *, default: bool = True) -> None:
+        """The profile's marketing rules; `default`: tick Marketing as the profile says
+        (a new message), else keep the operator's choice (the rules were edited)."""
+        self.compliance = compliance
+        if default:
+            self.set_marked(compliance.marketing_default)
+
+    def instruction(self) -> str:
+        """What the message ends with as marked: the profile's opt-out instruction for
+        a marketing message, else nothing."""
+        return self.compliance.instruction if self.marketing.isChecked() else ""
+
+    def draft(self) -> dict[str, bool]:
+        return {"marketing": self.marketing.isChecked()}
+
+    def restore(self, data: Draft) -> None:
+        """Marketing as the draft kept it (else the profile's default). Purely factual
+        is never restored: it lets a message reach opted-out numbers, so it is ticked
+        for the message at hand, not carried over."""
+        marketing = data.get("marketing")
+        self.set_marked(
+            marketing if isinstance(marketing, bool) else self.compliance.marketing_default
+        )
 
 
 def show_sender_notes(label: QLabel, notes: SenderNotes) -> None:

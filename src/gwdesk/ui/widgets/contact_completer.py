@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QCompleter, QLineEdit
 
@@ -20,6 +20,7 @@ from gwdesk.domain.errors import StoreError
 from gwdesk.domain.numbers import display
 from gwdesk.ui.plain_text import visible
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
+from gwdesk.ui.timers import single_shot
 
 NUMBER_ROLE: Final = Qt.ItemDataRole.UserRole + 1
 SEARCH_DELAY_MS: Final = 200
@@ -65,10 +66,7 @@ class ContactCompleter(QObject):
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer.setMaxVisibleItems(OFFERED)
         edit.setCompleter(self.completer)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(SEARCH_DELAY_MS)
-        self._timer.timeout.connect(self.search)
+        self._timer = single_shot(self, SEARCH_DELAY_MS, self.search)
         edit.textEdited.connect(lambda _t: self._timer.start())
 
     def set_contacts(self, contacts: ContactStore | None) -> None:

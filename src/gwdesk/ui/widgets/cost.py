@@ -15,11 +15,12 @@ from __future__ import annotations
 import time
 from typing import Final
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from gwdesk.app.personal import Cost
 from gwdesk.app.sending import Sending
 from gwdesk.ui.tasks import TaskRunner, alive
+from gwdesk.ui.timers import single_shot
 
 #: An answer about the account's credits is used this long for other totals.
 FRESH_SECONDS: Final = 60.0
@@ -58,10 +59,7 @@ class CostWatch(QObject):
         """The last answer (for the parts it was asked for)."""
         self._asked_at = 0.0
         self._wanted: tuple[Sending, int] | None = None
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(ASK_DELAY_MS)
-        self._timer.timeout.connect(self._ask_wanted)
+        self._timer = single_shot(self, ASK_DELAY_MS, self._ask_wanted)
 
     def fresh(self) -> Cost | None:
         """The last answer while it is fresh (a send weighs its own parts against it), or

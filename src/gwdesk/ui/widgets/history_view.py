@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QStyledItemDelegate,
     QStyleOptionViewItem,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -39,8 +38,9 @@ from PySide6.QtWidgets import (
 from gwdesk.app.single_send import HistoryEntry
 from gwdesk.domain.numbers import display
 from gwdesk.ui.formatting import local_time, status_colour
-from gwdesk.ui.models.rows import ROW_ROLE, Column, RowsModel
+from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.widgets.listing import row_table, selected_row
 
 FAILED_COLOUR = QColor("#d32f2f")
 QUOTED = re.compile(r"'([^']+)'")
@@ -178,14 +178,7 @@ class HistoryView(QWidget):
             "To", lambda e: recipients_of(e, self.names), "The number, and the contact's name"
         )
         self.model: RowsModel[HistoryEntry] = RowsModel(columns, self)
-        self.table = QTableView()
-        self.table.setAccessibleName("Sent messages")
-        self.table.setModel(self.model)
-        self.table.setAlternatingRowColors(True)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        self.table.setWordWrap(False)
-        self.table.verticalHeader().hide()
+        self.table = row_table("Sent messages", self.model)
         self._elide = MiddleElide(self.table)
         self.table.setItemDelegateForColumn(EXTERNAL_COLUMN, self._elide)
         header = self.table.horizontalHeader()
@@ -331,11 +324,7 @@ class HistoryView(QWidget):
         self.names.clear()
 
     def selected(self) -> HistoryEntry | None:
-        rows = self.table.selectionModel().selectedRows()
-        if not rows:
-            return None
-        entry = rows[0].data(ROW_ROLE)
-        return entry if isinstance(entry, HistoryEntry) else None
+        return selected_row(self.table, HistoryEntry)
 
     def copy_selected(self) -> None:
         entry = self.selected()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Final
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -37,6 +37,7 @@ from gwdesk.app.sms import with_instruction
 from gwdesk.domain.segments import MAX_PARTS, Encoding, SegmentInfo, count_segments, is_gsm7
 from gwdesk.domain.templates import Template, TemplateError, parse_template
 from gwdesk.ui.plain_text import PlainLabel, tooltip
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.validity import set_invalid, set_role
 
 #: Separators Qt keeps inside a document for what the operator typed as a new line.
@@ -300,10 +301,7 @@ class MessageEditor(QWidget):
         self._info = count_segments("")
         self._template: Template | TemplateError | None = None
         self._template_text: str | None = None
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(COUNT_DELAY_MS)
-        self._timer.timeout.connect(self.refresh)
+        self._timer = single_shot(self, COUNT_DELAY_MS, self.refresh)
         self.edit.textChanged.connect(self._typed)
         self.edit.submit_requested.connect(self.submit_requested.emit)
         self.refresh()

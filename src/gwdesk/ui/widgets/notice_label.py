@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from gwdesk.ui.plain_text import tooltip, visible
+from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.elided_label import ElidedLabel
 from gwdesk.ui.widgets.validity import set_role
 
@@ -56,10 +57,7 @@ class NoticeLabel(ElidedLabel):
         self._notices: deque[Notice] = deque(maxlen=KEPT)
         self._told = 0
         """Notices since the last clear (the tooltip keeps only the last `KEPT`)."""
-        self._fading = QTimer(self)
-        self._fading.setSingleShot(True)
-        self._fading.setInterval(FRESH_MS)
-        self._fading.timeout.connect(self.fade)
+        self._fading = single_shot(self, FRESH_MS, self.fade)
         self.hide()
 
     @property

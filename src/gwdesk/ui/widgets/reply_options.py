@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.replies.template import ReplyTemplate
+from gwdesk.ui.widgets.drafts import Draft, draft_text
 from gwdesk.ui.widgets.validity import set_invalid
 
 
@@ -244,6 +245,27 @@ class ReplyOptions(QWidget):
         if mode is ReplyMode.HEADER:
             return ("HEADER", self.sender_edit.text().strip())
         return None
+
+    def draft(self) -> dict[str, str]:
+        """The route as a draft keeps it (both fields: switching modes loses neither)."""
+        return {
+            "reply_mode": self.mode().value,
+            "reply_type": self.reply_type(),
+            "reply_path": self.path_edit.text(),
+            "header_sender": self.sender_edit.text(),
+        }
+
+    def restore(self, data: Draft) -> None:
+        """The route from a draft; a mode or type it does not know reads as the default."""
+        mode, modes = data.get("reply_mode"), {m.value: m for m in ReplyMode}
+        self.set_mode(
+            modes.get(mode, ReplyMode.ONE_WAY) if isinstance(mode, str) else ReplyMode.ONE_WAY
+        )
+        kind = data.get("reply_type")
+        if isinstance(kind, str) and kind in REPLY_TYPES:
+            self.set_reply_type(kind)
+        self.path_edit.setText(draft_text(data, "reply_path", 2000))
+        self.sender_edit.setText(draft_text(data, "header_sender", 64))
 
     def path_widget(self) -> QLineEdit:
         """The field a `ReplyPath` error is about in the current mode."""

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.widgets.drafts import Draft, draft_moment
 from gwdesk.ui.widgets.validity import set_invalid
 
 DEFAULT_LEAD = timedelta(hours=1)
@@ -123,6 +124,17 @@ class SendAtPicker(QWidget):
         if moment is not None:
             self.set_moment(moment)
         self.enabled_box.setChecked(moment is not None)
+
+    def draft(self) -> dict[str, object]:
+        """The time as a draft keeps it (picked, even when scheduling is off)."""
+        return {"scheduled": self.is_scheduled(), "send_at": self.moment().isoformat()}
+
+    def restore(self, data: Draft) -> None:
+        """The time from a draft; scheduled only when it was and its time reads."""
+        moment = draft_moment(data, "send_at")
+        if moment is not None:
+            self.set_moment(moment)
+        self.enabled_box.setChecked(data.get("scheduled") is True and moment is not None)
 
     def set_invalid(self, invalid: bool) -> None:
         set_invalid(self.edit, invalid)
