@@ -83,7 +83,7 @@ def test_an_import_opts_out_the_usable_rows_and_leaves_the_others_out_with_why(
     editing: OptOutEditing, tmp_path: Path
 ) -> None:
     source = tmp_path / "stop-list.csv"
-    source.write_text("number,note\n0412 345 678,a\n+61 412 000 111,b\nnot a number,c\n")
+    source.write_text("number,branch\n0412 345 678,a\n+61 412 000 111,b\nnot a number,c\n")
 
     report = editing.import_file(source)
 
@@ -93,6 +93,40 @@ def test_an_import_opts_out_the_usable_rows_and_leaves_the_others_out_with_why(
     assert left_out.reason
     assert report.summary() == "2 opted out, 0 already on the list, 1 unusable rows left out"
     assert {o.reason for o in editing.listing().rows} == {"imported from stop-list.csv"}
+
+
+def test_an_imports_reason_column_gives_each_number_its_own_reason(
+    editing: OptOutEditing, tmp_path: Path
+) -> None:
+    source = tmp_path / "complaints.csv"
+    source.write_text(
+        "Mobile,Reason\n"
+        "0412 345 678,Complained by phone 3 March\n"
+        "+61 412 000 111,\n"
+        "0412 345 678,a later row of the same number\n"
+    )
+
+    editing.import_file(source)
+
+    reasons = {o.number: o.reason for o in editing.listing().rows}
+    assert reasons == {
+        CUSTOMER: "Complained by phone 3 March",
+        "61412000111": "imported from complaints.csv",
+    }
+
+
+def test_an_imported_reason_is_kept_as_one_line_of_plain_text_however_it_was_written(
+    editing: OptOutEditing, tmp_path: Path
+) -> None:
+    hostile = '<b>x</b>\x1b[31m red\u202e\n second line\t' + "y" * 2000
+    source = tmp_path / "hostile.csv"
+    source.write_text(f'number,note\n0412 345 678,"{hostile}"\n', encoding="utf-8")
+
+    editing.import_file(source)
+
+    (row,) = editing.listing().rows
+    assert row.reason.startswith("<b>x</b>\x1b[31m red\u202e second line y")
+    assert "\n" not in row.reason and len(row.reason) == 500
 
 
 def test_the_listing_counts_both_states_and_an_empty_list_is_told_apart_from_no_match(

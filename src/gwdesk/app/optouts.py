@@ -36,8 +36,10 @@ from gwdesk.domain.settings import (
     OWN_NUMBER,
 )
 from gwdesk.importing.export import write_csv
+from gwdesk.importing.fastnumbers import CachedNormaliser
 from gwdesk.importing.recipients import InvalidRow
 from gwdesk.importing.recipients import import_file as import_recipients
+from gwdesk.importing.table import Table
 from gwdesk.store.database import StoreError
 
 # What the opt-out views show (an entry, a number as the list keeps it), named here for them.
@@ -149,12 +151,43 @@ class ImportReport:
         return ", ".join(parts)
 
 
+#: Headers of a column that says why a number is on an imported list (any letter case).
+REASON_HEADERS: Final = frozenset(
+    {"reason", "reasons", "why", "note", "notes", "comment", "comments"}
+)
+
+
 def import_file(store: OptOutStore, path: Path, region: str, *, reason: str) -> ImportReport:
     """Opt out every usable number of a CSV or text file (read like a recipient list:
-    encoding, delimiter and number column guessed). Blocking: call it off the GUI thread."""
-    _table, found = import_recipients(path, region)
-    added = store.import_numbers(found.numbers, reason=reason or f"imported from {path.name}")
+    encoding, delimiter and number column guessed). A column headed Reason (or Note,
+    Comment, Why) gives its row's number its own reason; `reason` (else the file's name)
+    stands for the rows without one. Blocking: call it off the GUI thread."""
+    table, found = import_recipients(path, region)
+    added = store.import_numbers(
+        found.numbers,
+        reason=reason or f"imported from {path.name}",
+        reasons=row_reasons(table, region),
+    )
     return ImportReport(added, len(found.numbers), found.invalid, found.duplicates)
+
+
+def row_reasons(table: Table, region: str) -> dict[str, str]:
+    """Each number's reason from the file's reason column (its first row's that has one)."""
+    if not table.has_header or table.column < 0:
+        return {}
+    headers = [" ".join(cell.split()).casefold() for cell in table.rows[0]]
+    column = next((i for i, h in enumerate(headers) if h in REASON_HEADERS), None)
+    if column is None or column == table.column:
+        return {}
+    reader = CachedNormaliser(region)
+    reasons: dict[str, str] = {}
+    for row in table.rows[table.data_start :]:
+        if len(row) <= max(column, table.column) or not row[column].strip():
+            continue
+        number = reader.read(row[table.column])
+        if isinstance(number, str):
+            reasons.setdefault(number, row[column])
+    return reasons
 
 
 def export_file(store: OptOutStore, path: Path, *, include_opted_in: bool = False) -> int:

@@ -6,6 +6,9 @@
     gwdesk optouts import FILE [--reason TEXT]         opt out every number of a CSV/text file
     gwdesk optouts export FILE [--all]                 write the list as CSV
 
+An imported file's Reason (or Note, Comment, Why) column gives each number its own
+reason; `--reason` (else the file's name) stands for the rows without one.
+
 The list lives in the profile's store, beside its replies and outbox (`gwdesk listen`
 with the same gateway options records the STOPs it receives there), so no password
 is needed: only the profile (`--profile`, or `--base-url` and `--username`) that names
@@ -102,7 +105,11 @@ def register_optouts(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     text = "the account's opt-out list: list, add, remove, import, export"
     p = store_command(sub, common, "optouts", __doc__, text, ACTIONS, optouts_work)
     p.add_argument("target", nargs="?", metavar="NUMBER|FILE", help="the number, or the file")
-    p.add_argument("--reason", metavar="TEXT", help="why (kept in the number's history)")
+    p.add_argument(
+        "--reason",
+        metavar="TEXT",
+        help="why (kept in the number's history; on import, for rows whose file gives none)",
+    )
     p.add_argument(
         "--search", metavar="TEXT", help="list: digits of a number, or words of a reason"
     )

@@ -22,7 +22,7 @@ customer's keyword needs none, its reply and the change's history say it all.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -121,6 +121,11 @@ class ReplyKeyword:
     source: str
     intent: Intent
     keyword: str
+
+
+def one_line(reason: str) -> str:
+    """A reason as the list keeps it: its words on one line, at most `MAX_REASON` long."""
+    return " ".join(reason.split())[:MAX_REASON]
 
 
 def list_number(number: str, region: str) -> str:
@@ -412,7 +417,7 @@ class OptOutStore:
     def set(self, number: str, opted_out: bool, *, reason: str, by: str | None = None) -> OptOut:
         """An operator's change. Opting a number back in needs a reason (only the customer's
         own keyword resubscribes without one); the state as it now is."""
-        reason = " ".join(reason.split())[:MAX_REASON]
+        reason = one_line(reason)
         if not opted_out and not reason:
             raise OptOutError(
                 "Only the customer's own START resubscribes without a reason: say why "
@@ -428,18 +433,28 @@ class OptOutStore:
         assert found is not None
         return found
 
-    def import_numbers(self, numbers: Iterable[str], *, reason: str, by: str | None = None) -> int:
+    def import_numbers(
+        self,
+        numbers: Iterable[str],
+        *,
+        reason: str,
+        by: str | None = None,
+        reasons: Mapping[str, str] | None = None,
+    ) -> int:
         """Opt out every number of an imported list (numbers already checked and
-        normalised); how many were not opted out before."""
+        normalised), each with its own reason from `reasons` or else `reason`; how many
+        were not opted out before."""
         who = self._who(by)
-        reason = " ".join(reason.split())[:MAX_REASON] or "imported"
+        reason = one_line(reason) or "imported"
+        own = {number: one_line(why) for number, why in (reasons or {}).items()}
         now = datetime.now(UTC)
         added = 0
         listed = list(dict.fromkeys(numbers))
         with _failing_as("changed"), self._db.transaction() as session:
             for number in listed:
+                why = own.get(number) or reason
                 added += _record(
-                    session, self.account, number, True, now, How.IMPORT, who, reason=reason
+                    session, self.account, number, True, now, How.IMPORT, who, reason=why
                 )
             write_audit(
                 session, who, self.console, "imported opt-outs",
