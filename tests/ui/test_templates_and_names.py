@@ -12,6 +12,7 @@ sandbox.
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 
 from PySide6.QtWidgets import QDialog
 from pytestqt.qtbot import QtBot
@@ -20,6 +21,7 @@ from gwdesk.domain.contacts import ContactCard
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.replies.table import FROM
 from gwdesk.ui.send.tab import SendTab
+from gwdesk.ui.widgets.phone_preview import phone_time
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.personal_support import add_contacts, set_credits, store_of
 from tests.ui.replies_support import CUSTOMER, post_reply, replies_tab
@@ -192,6 +194,37 @@ async def test_the_preview_shows_a_single_templated_message_filled_in(
     assert phone.message == "Hi Zoë Nguyễn, your check-up at Glebe is due on 3 March."
     assert "UCS-2" in phone.parts.text()
     assert message_count(sandbox) == 0
+
+
+async def test_the_preview_shows_a_scheduled_message_arriving_at_its_time(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await send_tab(ui, qtbot, sandbox)
+    fill(tab, "0412 345 678", "See you on Monday")
+    monday = next_weekday(datetime.now().astimezone() + timedelta(days=2), 0, hour=9)
+    tab.form.send_at.enabled_box.setChecked(True)
+    tab.form.send_at.set_moment(monday)
+    tab.open_preview()
+    await wait_until(lambda: tab.preview is not None and tab.preview.isVisible(), 10)
+    assert tab.preview is not None
+    kind = tab.preview.panel.phone.kind
+    assert kind.text() == f"Text Message · {monday:%A} 09:00"
+    assert kind.toolTip().startswith(f"Scheduled for {monday:%A %-d %B %Y} 09:00")
+
+
+def next_weekday(after: datetime, weekday: int, *, hour: int) -> datetime:
+    """The first `weekday` (0: Monday) after `after`, at `hour` o'clock."""
+    day = after + timedelta(days=(weekday - after.weekday()) % 7)
+    return day.replace(hour=hour, minute=0, second=0, microsecond=0)
+
+
+def test_a_phone_lists_a_message_by_how_far_off_it_arrives() -> None:
+    now = datetime(2026, 11, 28, 14, 5).astimezone()  # a Saturday
+    assert phone_time(now, now) == "Today 14:05"
+    assert phone_time(now + timedelta(days=1, hours=-5), now) == "Tomorrow 09:05"
+    assert phone_time(now + timedelta(days=2), now) == "Monday 14:05"
+    assert phone_time(now + timedelta(days=7), now) == "5 Dec 14:05"
+    assert phone_time(now + timedelta(days=40), now) == "7 Jan 2027 14:05"
 
 
 # ---- names beside numbers ---------------------------------------------------------------------

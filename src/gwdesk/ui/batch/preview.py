@@ -9,6 +9,7 @@ hands it the messages again while it is open. Its "Send a test to me" is forward
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
@@ -57,9 +58,16 @@ class PreviewWindow(QObject):
         return self.dialog is not None and self.dialog.isVisible()
 
     def show_items(
-        self, items: list[PreviewItem], sender: str, region: str, *, keep: bool = False
+        self,
+        items: list[PreviewItem],
+        sender: str,
+        region: str,
+        scheduled: datetime | None = None,
+        *,
+        keep: bool = False,
     ) -> None:
-        """Show the messages (`keep`: at the recipient shown, the plan changed)."""
+        """Show the messages arriving at `scheduled` (None: at once; `keep`: at the
+        recipient shown, the plan changed)."""
         if self.dialog is None:
             parent = self.parent()
             assert isinstance(parent, QWidget)
@@ -67,7 +75,7 @@ class PreviewWindow(QObject):
             self.dialog.panel.test_requested.connect(lambda: self.test_requested.emit())
         panel = self.dialog.panel
         at = panel.index if keep else 0
-        panel.set_items(items, sender, region)
+        panel.set_items(items, sender, region, scheduled)
         panel.show_at(at)
         if not keep:
             self.dialog.show()

@@ -253,7 +253,8 @@ class BatchTab(BaseTab):
             result = self.recipients.result
             numbers = result.numbers if result is not None else ()
             items = same_text_items(numbers, compose.previewed_text())
-        self.preview.show_items(items, compose.sender_shown(), compose.region, keep=keep)
+        scheduled = compose.send_at.value()
+        self.preview.show_items(items, compose.sender_shown(), compose.region, scheduled, keep=keep)
 
     def send_test(self) -> None:
         """Send the first recipient's message to the operator's own number."""

@@ -466,7 +466,7 @@ class SendTab(BaseTab):
         header = (
             self.form.replies.sender_edit.text() if form.reply and form.reply[0] == "HEADER" else ""
         )
-        self.preview.panel.set_items([item], header or form.sender, self.form.region)
+        self.preview.panel.set_items([item], header or form.sender, self.form.region, form.send_at)
         self.preview.show()
         self.preview.raise_()
 

@@ -7,13 +7,15 @@ encoding, characters). `PreviewPanel` steps through every recipient of a send
 the phone shows instead of a bubble), and offers "Send a test to me". The Batch tab
 shows a personal send's every recipient; the Send tab, its one templated message.
 
-Messages, names and numbers are data: shown as plain text, never markup.
+Messages, names and numbers are data: shown as plain text, never markup. The time
+under the sender is when the message arrives: now, or the send's scheduled time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final
 
 from PySide6.QtCore import Qt, Signal
@@ -60,6 +62,24 @@ QLabel#Refusal {
 }
 QScrollArea#Thread, QWidget#ThreadBody { background: #ffffff; border: none; }
 """
+
+
+def phone_time(moment: datetime, now: datetime) -> str:
+    """When a message arrives as a phone lists it, in the operator's zone: `Today 09:41`,
+    `Tomorrow 09:00`, `Monday 09:00` within the week, else `3 Mar 09:00` (and the year
+    when it is another)."""
+    local, today = moment.astimezone(), now.astimezone()
+    days = (local.date() - today.date()).days
+    clock = f"{local:%H:%M}"
+    if days == 0:
+        return f"Today {clock}"
+    if days == 1:
+        return f"Tomorrow {clock}"
+    if 1 < days < 7:
+        return f"{local:%A} {clock}"
+    if local.year == today.year:
+        return f"{local.day} {local:%b} {clock}"
+    return f"{local.day} {local:%b %Y} {clock}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +161,7 @@ class PhonePreview(QFrame):
         self.sender_label.setObjectName("Sender")
         self.sender_label.setAccessibleName("Sender on the phone")
         self.sender_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.kind = QLabel("Text Message · Today 9:41")
+        self.kind = QLabel("")
         self.kind.setObjectName("Kind")
         self.kind.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.bubble = PlainLabel("")
@@ -205,6 +225,16 @@ class PhonePreview(QFrame):
         self.sender_label.setText(shown)
         initial = next((c for c in shown if c.isalnum()), "?")
         self.avatar.setText("#" if initial.isdigit() else initial.upper())
+
+    def set_time(self, scheduled: datetime | None, now: datetime | None = None) -> None:
+        """The arrival time shown: `scheduled`, or `now` for a message sent at once."""
+        now = now or datetime.now().astimezone()
+        self.kind.setText(f"Text Message · {phone_time(scheduled or now, now)}")
+        self.kind.setToolTip(
+            f"Scheduled for {scheduled.astimezone():%A %-d %B %Y %H:%M %Z}".rstrip()
+            if scheduled is not None
+            else "Sent at once"
+        )
 
     def show_message(self, text: str) -> None:
         self.message = text
@@ -297,12 +327,17 @@ class PreviewPanel(QWidget):
             shortcut.activated.connect(step)
 
     def set_items(
-        self, items: Sequence[PreviewItem], sender: str, region: str = DEFAULT_REGION
+        self,
+        items: Sequence[PreviewItem],
+        sender: str,
+        region: str = DEFAULT_REGION,
+        scheduled: datetime | None = None,
     ) -> None:
         """The recipients in order (the first is shown); `sender` as typed, a national
-        number read in `region`."""
+        number read in `region`; `scheduled`, the send's time (None: at once)."""
         self.items = list(items)
         self.phone.set_sender(sender, region)
+        self.phone.set_time(scheduled)
         invalid = sum(1 for i in self.items if i.invalid)
         self.invalid_note.setText(
             f"{invalid:,} of {len(self.items):,} cannot be sent to: they are listed with why."
