@@ -134,7 +134,9 @@ async def test_activation_settles_an_interrupted_batch_and_the_window_resumes_it
     assert "1 unfinished batch (50 recipient(s) not lodged yet)" in message
     assert dialog.isVisible()
     [line] = [dialog.settled.item(i).text() for i in range(dialog.settled.count())]
-    assert line.startswith(f"Batch {batch_id}, request 2 ({dialog_id(ui, batch_id, 2)}): lodged.")
+    assert line.startswith("Request 2 of a list send (100 recipients): lodged.")
+    assert f"ExternalSystemId: {dialog_id(ui, batch_id, 2)}" in dialog.settled.item(0).toolTip()
+    assert dialog.table.item(0, 0).text() == "List of 250 recipients"
     assert dialog.table.rowCount() == 1
     assert dialog.table.item(0, 5).text() == "50"  # still to send
     save_shot(dialog, "outbox_dialog.png")
@@ -173,3 +175,39 @@ async def test_discarding_an_interrupted_batch_sends_nothing_more(
     assert ui.session.store is not None
     [batch] = ui.session.store.outbox.batches(open_only=False)
     assert batch.count(EntryState.FAILED) == 1
+
+
+async def test_an_unfinished_send_already_shown_does_not_reopen_the_window_at_the_next_start(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    await crashed_batch(ui, sandbox)
+    monitor = await monitored(ui, qtbot, sandbox)
+    dialog = monitor.dialog
+    assert isinstance(dialog, OutboxDialog)
+    dialog.close()
+    checks: list[bool] = []
+    monitor.checked.connect(lambda: checks.append(True))
+
+    await ui.connect(sandbox)  # the next start: the same send is still unfinished
+    await wait_until(lambda: bool(checks), 15, "the next check")
+
+    assert not dialog.isVisible()
+    assert monitor.dialog is dialog
+    assert "1 unfinished batch" in monitor.window.statusBar().currentMessage()
+
+
+async def test_a_new_unfinished_send_opens_the_window_again(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    await crashed_batch(ui, sandbox)
+    monitor = await monitored(ui, qtbot, sandbox)
+    dialog = monitor.dialog
+    assert isinstance(dialog, OutboxDialog)
+    dialog.close()
+
+    await crashed_batch(ui, sandbox)
+    await ui.connect(sandbox)
+    await wait_until(lambda: dialog.isVisible() or monitor.dialog is not dialog, 15)
+    shown = monitor.dialog
+    assert isinstance(shown, OutboxDialog)
+    assert shown.table.rowCount() == 2

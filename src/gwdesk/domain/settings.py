@@ -232,6 +232,13 @@ LISTENER_SECRET: Final = text(
     "The secret path segment of the ReplyPath, made once per profile (empty: not made yet).",
     limit=200,
 )
+OUTBOX_TOLD_UP_TO: Final = integer(
+    "outbox.told_up_to",
+    0,
+    Place.PROFILE_STORE,
+    "The newest unfinished send the Outbox window showed: only newer ones open it by itself.",
+    low=0,
+)
 REPLIES_SEEN_UP_TO: Final = integer(
     "replies.seen_up_to",
     0,

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QListWidget,
+    QListWidgetItem,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.outbox_check import send_name, settled_words
 from gwdesk.app.recovery import (
     OPEN_STATES,
     EntryState,
@@ -38,7 +40,7 @@ from gwdesk.app.recovery import (
     Reconciled,
     ReconcileReport,
 )
-from gwdesk.ui.plain_text import PlainLabel, plain_box, visible
+from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip, visible
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.widgets.validity import set_role
@@ -46,7 +48,7 @@ from gwdesk.ui.widgets.validity import set_role
 RESUME_KEY: Final = "outbox-resume"
 SHOWN_SETTLED: Final = 200
 COLUMNS: Final = (
-    "Batch",
+    "Send",
     "Started",
     "Message",
     "Recipients",
@@ -57,10 +59,11 @@ COLUMNS: Final = (
 )
 
 
-def settled_text(item: Reconciled) -> str:
-    entry = item.entry
-    ref = entry.external_system_id or "no ExternalSystemId"
-    return f"Batch {entry.batch_id}, request {entry.seq} ({ref}): {item.outcome}. {item.detail}"
+def settled_item(item: Reconciled) -> QListWidgetItem:
+    """A settled request in words, its ExternalSystemId in the tooltip (to look it up)."""
+    line = QListWidgetItem(visible(settled_words(item)))
+    line.setToolTip(tooltip(f"ExternalSystemId: {item.entry.external_system_id or 'none'}"))
+    return line
 
 
 def started(batch: OutboxBatch) -> str:
@@ -140,7 +143,7 @@ class OutboxDialog(QDialog):
         )
         self.settled.clear()
         for item in report.settled[:SHOWN_SETTLED]:
-            self.settled.addItem(visible(settled_text(item)))
+            self.settled.addItem(settled_item(item))
         self.settled.setVisible(bool(report.settled))
         self.show_batches(batches)
 
@@ -149,7 +152,7 @@ class OutboxDialog(QDialog):
         self.table.setRowCount(len(batches))
         for row, batch in enumerate(batches):
             values = (
-                str(batch.id),
+                send_name(batch),
                 started(batch),
                 batch.label,
                 f"{batch.recipients:,}",
@@ -160,7 +163,7 @@ class OutboxDialog(QDialog):
             )
             for column, value in enumerate(values):
                 item = QTableWidgetItem(visible(value))  # a batch's label is its message
-                if column != 2:
+                if column > 2:
                     item.setTextAlignment(
                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
                     )
@@ -217,7 +220,7 @@ class OutboxDialog(QDialog):
 
         def settled(item: Reconciled) -> None:
             if alive(self) and item.outcome != "not lodged":
-                self.settled.addItem(visible(settled_text(item)))
+                self.settled.addItem(settled_item(item))
                 self.settled.show()
 
         try:

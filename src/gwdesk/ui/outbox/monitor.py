@@ -4,10 +4,12 @@ Whenever a profile is activated (the console starting, or the operator switching
 `OutboxMonitor` settles the entries of that gateway's outbox left in flight or
 unknown (a crash, a kill, a lost answer) by status queries on their
 ExternalSystemId, before anything could send them again. Then the status bar says
-what it found, and when batches are left to finish (or something was settled) the
-small `OutboxDialog` lists them with Resume and Discard. Nothing is resent without
-the operator asking. Both use the session's `Recovery` (`session.sending.recovery`),
-the application core's, as `gwdesk outbox` does.
+what it found, and when something needs the operator (a request settled just now, or
+an unfinished send they were not shown yet: `gwdesk.app.outbox_check`) the small
+`OutboxDialog` lists the unfinished sends with Resume and Discard; sends already shown
+do not reopen it at every start (the status bar's line and Outbox in the menu stay).
+Nothing is resent without the operator asking. Both use the session's `Recovery`
+(`session.sending.recovery`), the application core's, as `gwdesk outbox` does.
 
 In a team profile the outbox is the team's: when a batch changes on the server (another
 desk sending, resuming or giving one up), the monitor reads the unfinished batches again
@@ -22,6 +24,7 @@ from typing import Final
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMainWindow
 
+from gwdesk.app.outbox_check import check_outbox, shown
 from gwdesk.app.recovery import OPEN_STATES, EntryState, OutboxBatch, ReconcileReport
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
@@ -94,16 +97,19 @@ class OutboxMonitor(QObject):
             self.window.statusBar().showMessage(
                 f"Outbox: asking the gateway about {waiting} interrupted request(s)…", MESSAGE_MS
             )
-        self.report = await recovery.reconcile()
+        store = self.session.store
+        assert store is not None
+        found = await check_outbox(recovery, store.settings)
         if self.session.sending is not sending:
             return  # the profile switched meanwhile: its own check follows
-        self.batches = await recovery.open_batches()
+        self.report, self.batches = found.report, list(found.batches)
         text = describe(self.report, self.batches)
         if text:
             log.info("%s", text)
             self.window.statusBar().showMessage(text, MESSAGE_MS)
-        if self.show_dialog and (self.batches or self.report.settled):
+        if self.show_dialog and found.needs_operator:
             self.open_dialog()
+            await shown(recovery, store.settings, found.batches)
         self.checked.emit()
 
     def reload(self) -> None:
