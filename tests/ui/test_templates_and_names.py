@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta
 
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QDialog, QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
 from gwdesk.domain.contacts import ContactCard
@@ -63,12 +63,15 @@ async def test_the_text_is_saved_as_a_template_and_renamed_and_deleted(
     tab = await send_tab(ui, qtbot, sandbox)
     tab.form.editor.set_text("Your order {order} is ready.")
     tab.picker.ask_name()
-    prompt = tab.picker.prompt
-    assert prompt is not None
-    prompt.setTextValue("Order ready")
-    prompt.accept()
+    editor = tab.picker.prompt
+    assert editor is not None
+    assert editor.text() == "Your order {order} is ready."
+    assert editor.fields.text() == "Fields: {order}"
+    editor.name_edit.setText("Order ready")
+    editor.buttons.button(QDialogButtonBox.StandardButton.Save).click()
     await wait_until(lambda: [t.name for t in tab.picker.templates] == ["Order ready"])
     assert tab.template_note.text() == "Saved as the template 'Order ready'."
+    assert tab.picker.prompt is None  # the editor closed once the template was kept
 
     await tab.picker.rename("Order ready", "Pick-up")  # type: ignore[misc]
     assert [(t.name, t.text) for t in tab.picker.templates] == [
@@ -102,6 +105,64 @@ async def test_a_template_that_cannot_be_read_is_not_saved(
     await tab.picker.save("Broken")  # type: ignore[misc]
     assert tab.template_note.text().startswith("Not saved: the text is not a usable template")
     assert store_of(ui).templates.listing() == []
+
+
+async def test_a_name_the_store_refuses_is_said_at_the_name_and_the_text_is_kept(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await send_tab(ui, qtbot, sandbox)
+    tab.form.editor.set_text("<b>Hi</b> {name}")
+    tab.picker.ask_name()
+    editor = tab.picker.prompt
+    assert editor is not None
+    editor.name_edit.setText("Spoof\u202egnp.exe")
+    editor.save()
+    await wait_until(lambda: editor.name_error.isVisible(), 10, "the name refused")
+    assert "U+202E" in editor.name_error.text()
+    assert editor.isVisible()
+    assert editor.text() == "<b>Hi</b> {name}"
+    assert store_of(ui).templates.listing() == []
+
+
+async def test_a_text_that_is_no_template_is_said_at_the_text_in_the_editor(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await send_tab(ui, qtbot, sandbox)
+    tab.form.editor.set_text("Hi {name, see you")
+    tab.picker.ask_name()
+    editor = tab.picker.prompt
+    assert editor is not None
+    assert editor.fields.text().startswith("Not a usable template")
+    editor.name_edit.setText("Broken")
+    editor.save()
+    await wait_until(lambda: editor.text_error.isVisible(), 10, "the text refused")
+    assert editor.text_error.text().startswith("Not a usable template")
+    assert store_of(ui).templates.listing() == []
+
+
+async def test_a_saved_templates_name_and_text_are_edited_from_the_manage_list(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await send_tab(ui, qtbot, sandbox)
+    await saved_templates(ui, ("Reminder", REMINDER))
+    await listed(tab, 1)
+    tab.picker.manage()
+    dialog = tab.picker.dialog
+    assert dialog is not None
+    await wait_until(lambda: dialog.names.count() == 1)
+    dialog.rename_button.click()
+    editor = tab.picker.prompt
+    assert editor is not None
+    assert (editor.name(), editor.text()) == ("Reminder", REMINDER)
+    editor.name_edit.setText("Check-up")
+    editor.text_edit.setPlainText("Hi {name}, see you at {clinic|our clinic}.")
+    assert editor.fields.text() == "Fields: {name}, {clinic|our clinic}"
+    editor.save()
+    await wait_until(lambda: [t.name for t in tab.picker.templates] == ["Check-up"], 10)
+    assert store_of(ui).templates.get("Check-up").text == (  # type: ignore[union-attr]
+        "Hi {name}, see you at {clinic|our clinic}."
+    )
+    assert store_of(ui).templates.get("Reminder") is None
 
 
 async def test_the_manage_dialog_uses_a_template(

@@ -118,7 +118,7 @@ def test_an_imports_reason_column_gives_each_number_its_own_reason(
 def test_an_imported_reason_is_kept_as_one_line_of_plain_text_however_it_was_written(
     editing: OptOutEditing, tmp_path: Path
 ) -> None:
-    hostile = '<b>x</b>\x1b[31m red\u202e\n second line\t' + "y" * 2000
+    hostile = "<b>x</b>\x1b[31m red\u202e\n second line\t" + "y" * 2000
     source = tmp_path / "hostile.csv"
     source.write_text(f'number,note\n0412 345 678,"{hostile}"\n', encoding="utf-8")
 
@@ -126,7 +126,8 @@ def test_an_imported_reason_is_kept_as_one_line_of_plain_text_however_it_was_wri
 
     (row,) = editing.listing().rows
     assert row.reason.startswith("<b>x</b>\x1b[31m red\u202e second line y")
-    assert "\n" not in row.reason and len(row.reason) == 500
+    assert "\n" not in row.reason
+    assert len(row.reason) == 500
 
 
 def test_the_listing_counts_both_states_and_an_empty_list_is_told_apart_from_no_match(

@@ -1,5 +1,6 @@
 """Saved templates as the operator edits them: the store's templates (a name each, its
-text), and the one change that is more than a single store call, a rename.
+text), and the changes that are more than a single store call: an edit of the name and
+the text at once (`save_edited`), a rename, and what a text's fields are (`fields_of`).
 
 The console's template picker (and its Manage list) takes what it needs from here, so
 it never reaches the store; the rules of a name (`TemplateNameError`, `MAX_NAME`,
@@ -8,6 +9,7 @@ it never reaches the store; the rules of a name (`TemplateNameError`, `MAX_NAME`
 
 from __future__ import annotations
 
+from gwdesk.domain.templates import TemplateError, parse_template
 from gwdesk.store.templates import (
     MAX_NAME,
     SavedTemplate,
@@ -23,8 +25,10 @@ __all__ = [
     "TemplateExists",
     "TemplateNameError",
     "TemplateStore",
+    "fields_of",
     "name_key",
     "rename_template",
+    "save_edited",
 ]
 
 
@@ -39,3 +43,32 @@ def rename_template(store: TemplateStore, old: str, new: str) -> SavedTemplate:
     saved = store.add(new, kept.text)
     store.remove(old)
     return saved
+
+
+def save_edited(
+    store: TemplateStore, old: str | None, name: str, text: str, *, replace: bool = False
+) -> SavedTemplate:
+    """Keep `text` as the template `name` (blocking): a new one when `old` is None, else
+    `old` edited, renamed when `name` is another (`TemplateExists` when that name is kept
+    already, unless `replace`). A text that does not parse changes nothing."""
+    if old is None or name_key(old) == name_key(name):
+        return store.add(name, text, replace=replace or old is not None)
+    if store.get(old) is None:
+        raise TemplateNameError(f"There is no template called {old!r} any more.")
+    saved = store.add(name, text, replace=replace)
+    store.remove(old)
+    return saved
+
+
+def fields_of(text: str) -> str:
+    """What a template's text takes from each recipient, in words: `Fields: {name},
+    {clinic|our clinic}`, `No fields: every recipient gets the same text`, or why the
+    text is no template (a `{` left open)."""
+    try:
+        template = parse_template(text)
+    except TemplateError as exc:
+        return f"Not a usable template: {exc}"
+    shown = list(dict.fromkeys(p.shown for p in template.placeholders))
+    if not shown:
+        return "No fields: every recipient gets the same text."
+    return "Fields: " + ", ".join(shown)

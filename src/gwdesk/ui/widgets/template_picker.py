@@ -4,8 +4,8 @@ One button ("Templates ▾") beside each message box that takes templates (the S
 tab, the Batch tab, a conversation's reply box). Its menu lists the profile's saved
 templates (`gwdesk.app.template_editing`: a name each, the text in the tooltip);
 choosing one fills the message (`chosen`). "Save the text as a template…" asks for
-a name (and before replacing one), and "Manage templates…" opens a list to use,
-rename or delete them. Every read and write of the store runs off the GUI thread;
+a name in the template editor (`template_editor.py`, and before replacing one), and
+"Manage templates…" opens a list to use, edit (name and text) or delete them. Every read and write of the store runs off the GUI thread;
 what happened is said through `said`, for the host's result line. Names and texts
 are the operator's: shown as plain text everywhere.
 """
@@ -21,8 +21,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
-    QInputDialog,
-    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMenu,
@@ -35,13 +33,13 @@ from PySide6.QtWidgets import (
 )
 
 from gwdesk.app.template_editing import (
-    MAX_NAME,
     SavedTemplate,
     TemplateExists,
     TemplateNameError,
     TemplateStore,
     name_key,
     rename_template,
+    save_edited,
 )
 from gwdesk.domain.errors import StoreError
 from gwdesk.domain.templates import TemplateError
@@ -49,6 +47,7 @@ from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip, visible
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.message_editor import Ucs2Highlighter
+from gwdesk.ui.widgets.template_editor import TemplateEditor
 from gwdesk.ui.widgets.validity import set_role
 
 #: Templates listed in the menu itself; Manage lists them all.
@@ -86,7 +85,7 @@ class TemplatePicker(QToolButton):
         self.current_text = current_text
         self.store: TemplateStore | None = None
         self.templates: list[SavedTemplate] = []
-        self.prompt: QInputDialog | None = None
+        self.prompt: TemplateEditor | None = None
         """The name being asked for (open while the operator types it)."""
         self.question: QMessageBox | None = None
         self.dialog: TemplatesDialog | None = None
@@ -173,28 +172,77 @@ class TemplatePicker(QToolButton):
     # ---- saving ----------------------------------------------------------------------------
 
     def ask_name(self) -> None:
-        """Ask for a name, then save the message's text under it."""
+        """Open the editor on the message's text: a name, then save it under it."""
         if not self.current_text().strip():
             self.said.emit("Type the message first: an empty template is not kept.", "error")
             return
-        prompt = QInputDialog(self.window())
-        prompt.setWindowTitle("Save as a template")
-        prompt.setLabelText("Name of the template:")
-        prompt.setTextEchoMode(QLineEdit.EchoMode.Normal)
-        prompt.setAccessibleName("Template name")
-        line = prompt.findChild(QLineEdit)
-        if line is not None:
-            line.setMaxLength(MAX_NAME)
+        self.edit_in_dialog(None, "", self.current_text())
 
-        def done(result: int) -> None:
+    def edit_in_dialog(self, old: str | None, name: str, text: str) -> TemplateEditor:
+        """The editor for a new template (`old` None) or the saved `old`."""
+        editor = TemplateEditor(self.window(), old=old, name=name, text=text)
+        editor.submitted.connect(
+            lambda was, new, body: self.save_edit(editor, was or None, new, body)
+        )
+        editor.finished.connect(lambda _result: self._editor_closed(editor))
+        self.prompt = editor
+        editor.open()
+        return editor
+
+    def _editor_closed(self, editor: TemplateEditor) -> None:
+        if self.prompt is editor:
             self.prompt = None
-            if result == QDialog.DialogCode.Accepted:
-                self.save(prompt.textValue())
-            prompt.deleteLater()
+        editor.deleteLater()
 
-        prompt.finished.connect(done)
-        self.prompt = prompt
-        prompt.open()
+    def save_edit(
+        self, editor: TemplateEditor, old: str | None, name: str, text: str, replace: bool = False
+    ) -> asyncio.Task[None] | None:
+        """Keep what the editor holds; it closes once kept, or says why not at the field."""
+        store = self.store
+        if store is None:
+            return None
+        return self.tasks.run(
+            self._save_edit(store, editor, old, name, text, replace),
+            key=CHANGE_KEY,
+            owner=self,
+            context="saving a template",
+        )
+
+    async def _save_edit(
+        self,
+        store: TemplateStore,
+        editor: TemplateEditor,
+        old: str | None,
+        name: str,
+        text: str,
+        replace: bool,
+    ) -> None:
+        try:
+            saved = await off_thread(lambda: save_edited(store, old, name, text, replace=replace))
+        except TemplateExists:
+            if alive(editor):
+                self.ask(
+                    f"A template called {name.strip()!r} is kept already. Replace its text "
+                    "with this one?",
+                    "Replace",
+                    lambda: self.save_edit(editor, old, name, text, replace=True),
+                )
+            return
+        except TemplateError as exc:
+            if alive(editor):
+                editor.refused("text", f"Not a usable template: {exc}")
+            return
+        except TemplateNameError as exc:
+            if alive(editor):
+                editor.refused("name", str(exc))
+            return
+        except StoreError as exc:
+            self.said.emit(f"Not saved: {exc}", "error")
+            return
+        if alive(editor):
+            editor.accept()
+        self.said.emit(f"Saved as the template {saved.name!r}.", "ok")
+        await self._read(store)
 
     def save(self, name: str, *, replace: bool = False) -> asyncio.Task[None] | None:
         """Keep the message's text as the template `name` (asks before replacing one)."""
@@ -307,7 +355,8 @@ class TemplatesDialog(QDialog):
         self.empty.setProperty("role", "hint")
         self.use_button = QPushButton(theme.icon("send"), "Use")
         self.use_button.setToolTip("Fill the message with this template")
-        self.rename_button = QPushButton("Rename…")
+        self.rename_button = QPushButton("&Edit…")
+        self.rename_button.setToolTip("Change the template's name or text")
         self.delete_button = QPushButton("Delete…")
         self.note = PlainLabel("")
         self.note.setWordWrap(True)
@@ -373,23 +422,11 @@ class TemplatesDialog(QDialog):
             self.accept()
 
     def ask_rename(self) -> None:
+        """Edit the chosen template's name and text in the editor."""
         name = self.chosen()
-        if name is None:
-            return
-        prompt = QInputDialog(self)
-        prompt.setWindowTitle("Rename the template")
-        prompt.setLabelText("New name:")
-        prompt.setTextValue(name)
-
-        def done(result: int) -> None:
-            self.picker.prompt = None
-            if result == QDialog.DialogCode.Accepted and prompt.textValue().strip():
-                self.picker.rename(name, prompt.textValue())
-            prompt.deleteLater()
-
-        prompt.finished.connect(done)
-        self.picker.prompt = prompt
-        prompt.open()
+        saved = self.picker.saved(name) if name else None
+        if saved is not None:
+            self.picker.edit_in_dialog(saved.name, saved.name, saved.text)
 
     def ask_delete(self) -> None:
         name = self.chosen()
