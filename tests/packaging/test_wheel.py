@@ -135,7 +135,12 @@ def resource_files() -> list[str]:
 def test_wheel_carries_every_resource_file(dists: Dists) -> None:
     names = wheel_names(dists)
     wanted = resource_files()
-    assert {"icons/gwdesk.svg", "style/gwdesk.qss", "wsdl/lodge.wsdl.tmpl"} <= set(wanted)
+    assert {
+        "icons/gwdesk.svg",
+        "style/gwdesk.qss",
+        "style/indicators.qss",
+        "wsdl/lodge.wsdl.tmpl",
+    } <= set(wanted)
     missing = [f for f in wanted if f"gwdesk/resources/{f}" not in names]
     assert missing == []
 

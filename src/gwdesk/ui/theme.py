@@ -7,6 +7,9 @@ from PySide6's `Qt` namespace until it is needed: the first use of any of its en
 
 from __future__ import annotations
 
+from string import Template
+from typing import Final
+
 from PySide6.QtCore import QByteArray, QObject, QRectF, QSize
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication
@@ -24,6 +27,16 @@ def platform_is_dark(app: QGuiApplication) -> bool:
     colour scheme that reports none (some KDE set-ups) is caught too.
     """
     return app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
+#: Radio buttons' and check boxes' colours in each palette (`resources/style/indicators.qss`):
+#: a rim at least 3:1 against the window, as WCAG asks of a control's parts (1.4.11).
+INDICATORS: Final = {
+    "dark": dict(rim="#90a4ae", hover="#cfd8dc", base="#1e272c", dot="#64b5f6", disabled="#546e7a"),
+    "light": dict(
+        rim="#6e7b85", hover="#37474f", base="#ffffff", dot="#1e88e5", disabled="#b0bec5"
+    ),
+}
 
 
 def dark_palette() -> QPalette:
@@ -84,13 +97,19 @@ class Theme(QObject):
     def _scheme_changed(self, scheme: object) -> None:
         from PySide6.QtCore import Qt
 
-        self._dark = scheme == Qt.ColorScheme.Dark
+        self.set_dark(scheme == Qt.ColorScheme.Dark)
+
+    def set_dark(self, dark: bool) -> None:
+        """Use the dark palette (or the light one) from now on."""
+        self._dark = dark
         self.apply()
 
     def apply(self) -> None:
         self._app.setPalette(dark_palette() if self.dark else light_palette())
         sheet = resource_path("style", "gwdesk.qss").read_text(encoding="utf-8")
-        self._app.setStyleSheet(sheet)
+        indicators = resource_path("style", "indicators.qss").read_text(encoding="utf-8")
+        colours = INDICATORS["dark" if self.dark else "light"]
+        self._app.setStyleSheet(sheet + Template(indicators).substitute(colours))
 
     def icon(self, name: str) -> QIcon:
         """A resource icon, its strokes recoloured for the current scheme."""
