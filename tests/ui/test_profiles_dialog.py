@@ -393,3 +393,139 @@ async def test_double_clicking_the_sandbox_entry_chooses_it(ui: UiBundle, qtbot)
     dialog.list.itemActivated.emit(item)
     assert dialog.use_sandbox
     assert dialog.result() == QDialog.DialogCode.Accepted
+
+
+# ---- unsaved changes --------------------------------------------------------------------------
+
+
+def unsaved_question(dialog: ProfilesDialog) -> QMessageBox:
+    box = dialog.unsaved.question
+    assert box is not None
+    assert box.isVisible()
+    return box
+
+
+async def test_closing_with_typing_not_saved_asks_and_cancel_keeps_the_typing(
+    ui: UiBundle, qtbot
+) -> None:
+    dialog = open_dialog(qtbot)
+    dialog.show()
+    dialog.add_profile()
+    fill(dialog, name="<b>Night shift</b>")
+    dialog.close_button.click()
+    box = unsaved_question(dialog)
+    assert box.text() == "The new profile has changes that are not saved. Save them first?"
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert dialog.isVisible()
+    assert dialog.form.name_edit.text() == "<b>Night shift</b>"
+
+
+async def test_discarding_typing_not_saved_closes_and_saves_nothing(ui: UiBundle, qtbot) -> None:
+    dialog = open_dialog(qtbot)
+    dialog.show()
+    dialog.add_profile()
+    fill(dialog)
+    dialog.close_button.click()
+    unsaved_question(dialog).button(QMessageBox.StandardButton.Discard).click()
+    assert dialog.result() == QDialog.DialogCode.Rejected
+    assert not dialog.isVisible()
+    assert ProfileStore().profiles() == []
+
+
+async def test_saving_from_the_question_saves_the_profile_then_closes(
+    ui: UiBundle, hermetic_settings: MemoryKeyring, qtbot
+) -> None:
+    dialog = open_dialog(qtbot)
+    dialog.show()
+    dialog.add_profile()
+    fill(dialog)
+    dialog.close_button.click()
+    unsaved_question(dialog).button(QMessageBox.StandardButton.Save).click()
+    assert [p.name for p in ProfileStore().profiles()] == ["Production"]
+    assert not dialog.isVisible()
+
+
+async def test_a_save_the_form_refuses_keeps_the_dialog_open_with_the_refusal(
+    ui: UiBundle, qtbot
+) -> None:
+    dialog = open_dialog(qtbot)
+    dialog.show()
+    dialog.add_profile()
+    fill(dialog, rest_url="http://gateway.example.com/api")
+    dialog.close_button.click()
+    unsaved_question(dialog).button(QMessageBox.StandardButton.Save).click()
+    assert dialog.isVisible()
+    assert dialog.form.error_text("rest_url")
+
+
+async def test_choosing_another_profile_with_typing_not_saved_asks_first(
+    ui: UiBundle, qtbot
+) -> None:
+    store = ProfileStore()
+    save_profile(store, PasswordVault(), "Office", "https://a.example.com")
+    save_profile(store, PasswordVault(), "Warehouse", "https://b.example.com")
+    dialog = open_dialog(qtbot, current="Office")
+    dialog.show()
+    fill(dialog, name="Office", rest_url="https://changed.example.com", password="")
+    warehouse = dialog.list.findItems("Warehouse", Qt.MatchFlag.MatchStartsWith)[0]
+    dialog.list.setCurrentItem(warehouse)
+    box = unsaved_question(dialog)
+    assert dialog.form.rest_edit.text() == "https://changed.example.com"  # still shown
+    box.button(QMessageBox.StandardButton.Discard).click()
+    assert dialog.list.currentItem() is warehouse
+    assert dialog.form.rest_edit.text() == "https://b.example.com"
+    assert {p.name: p.rest_url for p in store.profiles()}["Office"] == "https://a.example.com"
+
+
+async def test_a_profile_filled_from_the_file_has_nothing_to_ask_about(ui: UiBundle, qtbot) -> None:
+    save_profile(ProfileStore(), PasswordVault(), "Office", "https://a.example.com")
+    dialog = open_dialog(qtbot, current="Office")
+    dialog.show()
+    dialog.close_button.click()
+    assert dialog.unsaved.question is None
+    assert not dialog.isVisible()
+
+
+# ---- advanced fields --------------------------------------------------------------------------
+
+
+async def test_the_fields_most_gateways_leave_alone_are_folded_under_advanced(
+    ui: UiBundle, qtbot
+) -> None:
+    dialog = open_dialog(qtbot)
+    dialog.show()
+    dialog.add_profile()
+    form = dialog.form
+    assert not form.namespace_edit.isVisible()
+    assert not form.port_combo.isVisible()
+    form.advanced_button.click()
+    assert form.namespace_edit.isVisible()
+    assert form.ca_edit.isVisible()
+
+
+async def test_a_profile_that_sets_an_advanced_field_shows_them(
+    ui: UiBundle, tmp_path: Path, qtbot
+) -> None:
+    bundle = tmp_path / "office-ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
+    profile = Profile(
+        name="Office", rest_url="https://a.example.com", username="demo", ca_bundle=bundle
+    )
+    ProfileStore().save(profile)
+    dialog = open_dialog(qtbot, current="Office")
+    dialog.show()
+    assert dialog.form.ca_edit.isVisible()
+    assert dialog.form.ca_edit.text() == str(bundle)
+
+
+async def test_a_refusal_at_an_advanced_field_unfolds_them(
+    ui: UiBundle, tmp_path: Path, qtbot
+) -> None:
+    dialog = open_dialog(qtbot)
+    dialog.show()
+    dialog.add_profile()
+    fill(dialog, ca_bundle=str(tmp_path / "nowhere.pem"))
+    dialog.form.show_advanced(False)
+    dialog.save()
+    assert dialog.form.ca_edit.isVisible()
+    assert dialog.form.error_text("ca_bundle") == "There is no such file."

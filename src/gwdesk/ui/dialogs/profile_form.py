@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -66,6 +67,9 @@ FIELD_LABELS = {
     "operator": "&Your name",
 }
 TEAM_FIELDS = ("store_url", STORE_PASSWORD, "operator")
+ADVANCED_FIELDS = ("soap_namespace", "lodge_port", "ca_bundle")
+"""Folded under "Advanced" unless a profile sets one: most gateways need the defaults."""
+DEFAULT_LODGE_PORT = "soap12"
 
 
 def plain_message(error: Any) -> str:
@@ -179,16 +183,27 @@ class ProfileForm(QWidget):
         self.team_text.setProperty("role", "hint")
         self.team_text.setWordWrap(True)
 
+        self.advanced_button = QToolButton()
+        self.advanced_button.setText("Advanced: SOAP namespace, Lodge port, CA bundle")
+        self.advanced_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.advanced_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.advanced_button.setCheckable(True)
+        self.advanced_button.setAutoRaise(True)
+        self.advanced_button.setToolTip(
+            "What most gateways need left as it is: shown when a profile sets one of them"
+        )
+        self.advanced_button.toggled.connect(self.show_advanced)
+
         self.inputs: dict[str, QWidget] = {
             "name": self.name_edit,
             "rest_url": self.rest_edit,
             "lodge_url": self.lodge_edit,
-            "soap_namespace": self.namespace_edit,
             "username": self.username_edit,
             PASSWORD: self.password_edit,
             "auth": self.auth_combo,
             "timezone": self.zone_combo,
             "region": self.region_combo,
+            "soap_namespace": self.namespace_edit,
             "lodge_port": self.port_combo,
             "ca_bundle": self.ca_edit,
             "store_url": self.store_edit,
@@ -196,10 +211,15 @@ class ProfileForm(QWidget):
             "operator": self.operator_edit,
         }
         self.errors: dict[str, QLabel] = {}
+        self.boxes: dict[str, QWidget] = {}
+        """Each input's row: the input, its hint or button and its error line."""
         layout = QFormLayout(self)
         layout.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         layout.setVerticalSpacing(6)
+        self.layout_ = layout
         for key, widget in self.inputs.items():
+            if key == ADVANCED_FIELDS[0]:
+                layout.addRow(self.advanced_button)
             if key == TEAM_FIELDS[0]:
                 heading = QLabel("Team")
                 heading.setStyleSheet("font-weight: 600; margin-top: 8px;")
@@ -211,6 +231,26 @@ class ProfileForm(QWidget):
         self.operator_edit.setAccessibleName("Your name (operator)")
         self._wire_edits()
         self.clear()
+        self.show_advanced(False)
+
+    def show_advanced(self, shown: bool) -> None:
+        """Show (or fold away) the fields most gateways need left as they are."""
+        if self.advanced_button.isChecked() != shown:
+            self.advanced_button.setChecked(shown)  # comes back here through toggled
+            return
+        self.advanced_button.setArrowType(
+            Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        )
+        for key in ADVANCED_FIELDS:
+            self.layout_.setRowVisible(self.boxes[key], shown)
+
+    def advanced_set(self) -> bool:
+        """Whether any advanced field holds other than its default."""
+        return (
+            self.namespace_edit.text().strip() not in ("", DEFAULT_NAMESPACE)
+            or self.port_combo.currentData() != DEFAULT_LODGE_PORT
+            or bool(self.ca_edit.text().strip())
+        )
 
     def _field_box(self, key: str, widget: QWidget) -> QWidget:
         """The input (plus its Browse button or hint) with its hidden error line below."""
@@ -232,6 +272,7 @@ class ProfileForm(QWidget):
         error = error_label(f"{FIELD_LABELS[key].replace('&', '')} error")
         column.addWidget(error)
         self.errors[key] = error
+        self.boxes[key] = box
         return box
 
     def _wire_edits(self) -> None:
@@ -265,7 +306,7 @@ class ProfileForm(QWidget):
         self._select(self.auth_combo, "oauth")
         self.zone_combo.setCurrentText(DEFAULT_TIMEZONE)
         self._select(self.region_combo, DEFAULT_REGION)
-        self._select(self.port_combo, "soap12")
+        self._select(self.port_combo, DEFAULT_LODGE_PORT)
         self.clear_errors()
 
     def load(self, profile: Profile) -> None:
@@ -283,6 +324,7 @@ class ProfileForm(QWidget):
         self.store_edit.setText(profile.store_url or "")
         self.operator_edit.setText(profile.operator or "")
         self.clear_errors()
+        self.show_advanced(self.advanced_set())
 
     @staticmethod
     def _select(combo: QComboBox, key: str) -> None:
@@ -334,6 +376,8 @@ class ProfileForm(QWidget):
     # ---- errors ----------------------------------------------------------------------------
 
     def show_error(self, key: str, message: str) -> None:
+        if key in ADVANCED_FIELDS:
+            self.show_advanced(True)
         label = self.errors[key]
         label.setText(message)
         label.show()

@@ -41,6 +41,7 @@ from gwdesk.profiles import (
     SettingsError,
 )
 from gwdesk.ui.dialogs.profile_form import PASSWORD, ProfileForm
+from gwdesk.ui.dialogs.unsaved import UnsavedChanges
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.passwords import SessionPasswords
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
@@ -102,6 +103,7 @@ class ProfilesDialog(QDialog):
         self._stored_store_password: Secret | None = None
         """Likewise its team server's password."""
         self.confirmation: QMessageBox | None = None
+        self.unsaved = UnsavedChanges(self, self.save)
 
         self.setWindowTitle("Gateway profiles")
         self.setModal(True)
@@ -256,7 +258,14 @@ class ProfilesDialog(QDialog):
         item = item or self.list.currentItem()
         return str(item.data(KIND_ROLE)) if item is not None else SANDBOX
 
-    def _selected(self, item: QListWidgetItem | None, _previous: object = None) -> None:
+    def _selected(
+        self, item: QListWidgetItem | None, previous: QListWidgetItem | None = None
+    ) -> None:
+        if self.unsaved.edited and previous is not None and item is not previous:
+            target = self._key(item)
+            self._select_quietly(previous)  # stays shown until the changes are settled
+            self.unsaved.before(self._what(), lambda: self._select_key(target))
+            return
         kind = self._kind(item)
         self.tasks.cancel(TEST_KEY, owner=self)
         self.message.hide()
@@ -272,6 +281,29 @@ class ProfilesDialog(QDialog):
             self.form_box.setTitle("New profile")
         self._update_password_hint()
         self._update_buttons()
+        self.unsaved.filled()
+
+    def _key(self, item: QListWidgetItem | None) -> tuple[str, object]:
+        return (self._kind(item), item.data(NAME_ROLE) if item is not None else None)
+
+    def _select_quietly(self, item: QListWidgetItem) -> None:
+        self.list.blockSignals(True)
+        self.list.setCurrentItem(item)
+        self.list.blockSignals(False)
+
+    def _select_key(self, key: tuple[str, object]) -> None:
+        for row in range(self.list.count()):
+            if self._key(self.list.item(row)) == key:
+                self.list.setCurrentRow(row)
+                return
+
+    def _what(self) -> str:
+        editing = self._editing
+        return f"The profile {editing.name!r}" if editing is not None else "The new profile"
+
+    def reject(self) -> None:
+        """Close; typing not saved yet is asked about first."""
+        self.unsaved.before(self._what(), super().reject)
 
     def _stored_for(
         self, profile: Profile, look_up: Callable[[Profile], Secret | None]
@@ -312,6 +344,7 @@ class ProfilesDialog(QDialog):
         self.save_button.setEnabled(kind != SANDBOX)
 
     def _form_edited(self) -> None:
+        self.unsaved.typed()
         self.message.hide()
         self._update_password_hint()
 
@@ -332,6 +365,9 @@ class ProfilesDialog(QDialog):
         self._selected(item)
 
     def add_profile(self) -> None:
+        self.unsaved.before(self._what(), self._add_profile)
+
+    def _add_profile(self) -> None:
         self._editing = None
         self._stored_password = None
         self._stored_store_password = None
@@ -340,6 +376,9 @@ class ProfilesDialog(QDialog):
         self.form.name_edit.setFocus()
 
     def duplicate_profile(self) -> None:
+        self.unsaved.before(self._what(), self._duplicate_profile)
+
+    def _duplicate_profile(self) -> None:
         source = self._editing
         if source is None or self._kind() != SAVED:
             return
@@ -351,6 +390,7 @@ class ProfilesDialog(QDialog):
         self._stored_password = stored
         self._stored_store_password = stored_store
         self._start_new(f"{name} (unsaved)")
+        self.unsaved.typed()  # a copy exists only once it is saved
         self.form.name_edit.setFocus()
         self.form.name_edit.selectAll()
 
