@@ -148,3 +148,22 @@ async def test_a_dropped_web_link_points_at_mms_by_url(ui: UiBundle, qtbot: Any)
     drop(tab.mms.attachments.drop_zone, QUrl("https://example.com/offer.jpg"))
     assert tab.mms.attachments.count() == 0
     assert "send an MMS by URL" in tab.mms.attachments.error.text()
+
+
+async def test_a_file_with_a_long_reason_keeps_the_height_of_every_other_row(
+    ui: UiBundle, qtbot: Any, tmp_path: Path
+) -> None:
+    tab = await open_tab(ui, None, qtbot)
+    panel = tab.mms.attachments
+    tab.resize(1024, 700)
+    tab.show()
+    long_name = "a-file-whose-name-goes-on-" * 8 + ".exe"
+    await attach(panel, write(tmp_path, "fine.png", picture(40, 40)))
+    await attach(panel, write(tmp_path, long_name, b"MZ\x90\x00" + b"\x00" * 60))
+    refused = panel.row_widget(1)
+    await wait_until(lambda: refused.reason.isVisible(), 10, "the reason shown")
+    assert refused.height() == panel.row_widget(0).height()
+    assert refused.reason.shown_text().endswith("…")  # cut at the row's edge, on one line
+    assert ".exe files cannot be sent in an MMS" in refused.reason.toolTip()
+    rows = [panel.list.visualItemRect(panel.list.item(i)) for i in range(2)]
+    assert all(panel.list.viewport().rect().contains(rect) for rect in rows)

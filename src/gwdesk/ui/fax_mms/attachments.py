@@ -52,10 +52,13 @@ from gwdesk.ui.fax_mms.attachment_preview import AttachmentPreview
 from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.tasks import TaskRunner, off_thread
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.elided_label import ElidedLabel
 from gwdesk.ui.widgets.panes import column, panes
 from gwdesk.ui.widgets.validity import repolish, set_role
 
 THUMB: Final = 48
+ROW_LINES: Final = 3
+"""A row's name, what the file is, and why it cannot be sent: one line each."""
 LOCAL_STYLE: Final = """
 #DropZone { border: 2px dashed palette(mid); border-radius: 8px; }
 #DropZone[hover="true"] { border-color: palette(highlight); background: palette(alternate-base); }
@@ -155,7 +158,11 @@ class DropZone(QFrame):
 
 
 class AttachmentRow(QWidget):
-    """Thumbnail, name, type and size, and the reason when the file cannot be sent."""
+    """Thumbnail, name, type and size, and the reason when the file cannot be sent.
+
+    Every row is as tall as any other: each text is one line, shortened with "…" to the
+    row's width (whole in its tooltip, and the reason whole in the preview beside), so
+    a long reason never makes one row taller than the list and hides the others."""
 
     remove_requested = Signal()
 
@@ -164,15 +171,14 @@ class AttachmentRow(QWidget):
         self.thumb = QLabel()
         self.thumb.setFixedSize(THUMB, THUMB)
         self.thumb.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.name = PlainLabel(name)
+        self.name = ElidedLabel(name)
         font = self.name.font()
         font.setBold(True)
         self.name.setFont(font)
-        self.info = PlainLabel("Reading…")
+        self.info = ElidedLabel("Reading…")
         self.info.setProperty("role", "hint")
-        self.reason = PlainLabel()
+        self.reason = ElidedLabel()
         self.reason.setAccessibleName(f"Problem with {name}")
-        self.reason.setWordWrap(True)
         self.reason.setProperty("role", "error")
         self.reason.hide()
         self.remove = QToolButton()
@@ -192,6 +198,8 @@ class AttachmentRow(QWidget):
         words.addWidget(self.info)
         words.addWidget(self.reason)
         words.addStretch(1)
+        lines = self.fontMetrics().lineSpacing() * ROW_LINES + 2 * words.spacing()
+        self.setFixedHeight(max(THUMB, lines) + 8)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.thumb, 0, Qt.AlignmentFlag.AlignTop)
@@ -215,6 +223,7 @@ class AttachmentRow(QWidget):
         self.info.setToolTip(tooltip(loaded.note))
         reason = loaded.error or flagged
         self.reason.setText(f"✗ {reason}" if reason else "")
+        self.reason.setToolTip(tooltip(reason))
         self.reason.setVisible(bool(reason))
         self.setToolTip(tooltip(reason or loaded.note))
 
@@ -463,12 +472,8 @@ class AttachmentsPanel(QWidget):
     def _fit_rows(self) -> None:
         width = max(self.list.viewport().width(), 200)
         for entry in self._items:
-            layout = entry.row.layout()
-            has_hfw = layout is not None and layout.hasHeightForWidth()
-            height = layout.heightForWidth(width) if layout is not None and has_hfw else -1
-            height = max(height, entry.row.sizeHint().height(), THUMB + 8)
             # A little room for the item's own border and the selection mark.
-            entry.item.setSizeHint(QSize(width, height + 6))
+            entry.item.setSizeHint(QSize(width, entry.row.height() + 6))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and watched is self.list.viewport():
