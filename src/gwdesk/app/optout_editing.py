@@ -35,6 +35,7 @@ from gwdesk.app.optouts import (
     save_rules,
 )
 from gwdesk.app.team import OPTOUT_TABLES
+from gwdesk.domain.errors import InputRefused
 from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.store.database import StoreError
 from gwdesk.store.optouts import MAX_REASON, OptOut, OptOutChange, OptOutStore
@@ -69,14 +70,9 @@ RULES_CHANGED_ELSEWHERE: Final = (
 )
 
 
-class ChangeRefused(ValueError):
+class ChangeRefused(InputRefused):
     """A change by hand that cannot be made as typed; `field` ("number" or "reason") says
     where to point, `message` what to fix."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from gwdesk.app.send_values import StoreAwayError
-from gwdesk.domain.errors import ValidationError
+from gwdesk.domain.errors import InputRefused, ValidationError
 from gwdesk.domain.numbers import DEFAULT_REGION, NumberError, normalise
 from gwdesk.domain.optout_words import DEFAULT_OPT_IN, DEFAULT_OPT_OUT, Keywords, check_keywords
 from gwdesk.domain.settings import (
@@ -219,13 +219,8 @@ def write_optouts(path: Path, optouts: Iterable[OptOut]) -> int:
 # ---- the profile's rules --------------------------------------------------------------------
 
 
-class RulesError(ValueError):
+class RulesError(InputRefused):
     """A rule the operator typed cannot be kept; `field` names which (as the form shows it)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, ParamSpec, TypeVar
 
 from gwdesk.app.optouts import OptOutGuard
@@ -103,25 +103,18 @@ class _Run:
     sent: dict[int, Sent] = field(default_factory=dict)
 
 
+@dataclass(eq=False, repr=False)
 class OutboxRunner:
     """One profile's outbox and gateway: every send of it (see the module docstring)."""
 
-    def __init__(
-        self,
-        gateway: GatewayService,
-        outbox: OutboxStore,
-        account: str,
-        *,
-        guard: OptOutGuard | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.gateway = gateway
-        self.outbox = outbox
-        self.account = account
-        """Which gateway account the batches belong to: only that one resumes them."""
-        self.guard = guard
-        """The account's opt-out list, asked again just before each REST request leaves."""
-        self.clock = clock
+    gateway: GatewayService
+    outbox: OutboxStore
+    account: str
+    """Which gateway account the batches belong to: only that one resumes them."""
+    _: KW_ONLY
+    guard: OptOutGuard | None = None
+    """The account's opt-out list, asked again just before each REST request leaves."""
+    clock: Callable[[], float] = time.monotonic
 
     def __repr__(self) -> str:
         return f"OutboxRunner(account={self.account!r}, outbox={self.outbox!r})"

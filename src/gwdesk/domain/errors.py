@@ -122,6 +122,16 @@ class AmbiguousSendError(GatewayError):
         self.recipients = tuple(recipients)
 
 
+class InputRefused(ValueError):
+    """What the operator typed cannot be kept: `field` names where to point (as the form
+    knows it), `message` says what to fix."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
 class StoreError(Exception):
     """The local store cannot be used; the message says what to do.
 

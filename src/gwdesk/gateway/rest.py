@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack
 
 import httpx
 
@@ -42,6 +42,16 @@ TOKEN_PATH: Final = "/v2/oauth/access_token"  # noqa: S105 - a path
 BALANCE_PATH: Final = "/v2/account/balance"
 ACCOUNT_INFO_PATH: Final = "/v2/Account/Info"
 STATUS_KEYS: Final = ("message_id", "batch_code", "external_system_id")
+
+
+class StatusKey(TypedDict, total=False):
+    """What a status query is by: exactly one of `STATUS_KEYS`."""
+
+    message_id: str | None
+    batch_code: str | None
+    external_system_id: str | None
+
+
 LOG_KEYS: Final = ("page", "since", "message_id", "batch_code", "recipient")
 
 
@@ -198,40 +208,15 @@ class RestClient:
             raise error_for(raw)
         return (raw, read_json(raw))
 
-    async def status_once(
-        self,
-        *,
-        message_id: str | None = None,
-        batch_code: str | None = None,
-        external_system_id: str | None = None,
-    ) -> list[Message]:
-        choice = only_one(
-            {
-                "message_id": message_id,
-                "batch_code": batch_code,
-                "external_system_id": external_system_id,
-            },
-            STATUS_KEYS,
-            required=True,
-        )
+    async def status_once(self, **key: Unpack[StatusKey]) -> list[Message]:
+        choice = only_one(key, STATUS_KEYS, required=True)
         assert choice is not None
         raw, payload = await self._get_json("/v2/message/status", dict([choice]))
         return list(to_model(raw, StatusList, payload, self.context).root)
 
-    async def status(
-        self,
-        *,
-        message_id: str | None = None,
-        batch_code: str | None = None,
-        external_system_id: str | None = None,
-    ) -> list[Message]:
+    async def status(self, **key: Unpack[StatusKey]) -> list[Message]:
         """Messages of one message, batch or ExternalSystemId (exactly one of them)."""
-        return await self.retrier.idempotent(
-            lambda: self.status_once(
-                message_id=message_id, batch_code=batch_code, external_system_id=external_system_id
-            ),
-            "status query",
-        )
+        return await self.retrier.idempotent(lambda: self.status_once(**key), "status query")
 
     async def logs(
         self,

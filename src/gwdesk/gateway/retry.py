@@ -29,7 +29,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Final, TypeVar
+from typing import Final, TypedDict, TypeVar
 
 from gwdesk.gateway.errors import (
     GatewayError,
@@ -108,6 +108,18 @@ def retryable_send(error: GatewayError) -> bool:
     if isinstance(error, ProtocolError):
         return error.status in NOT_PROCESSED_STATUSES
     return isinstance(error, TransientError | RateLimitedError)
+
+
+class RetryOptions(TypedDict, total=False):
+    """How `Retrier.run` tries again, for a caller that passes them on (its defaults hold
+    where one is left out)."""
+
+    retryable: Callable[[GatewayError], bool]
+    attempts: int | None
+    deadline: Deadline | None
+    waits: Waits | None
+    at_once: Callable[[GatewayError], bool]
+    outlives_deadline: Callable[[GatewayError], bool]
 
 
 class Retrier:

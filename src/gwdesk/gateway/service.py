@@ -20,7 +20,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, Unpack
 
 import httpx
 
@@ -34,15 +34,14 @@ from gwdesk.gateway.http import HttpSettings, build_client
 from gwdesk.gateway.lodge.client import LodgeClient
 from gwdesk.gateway.paging import LogSync, iter_replies
 from gwdesk.gateway.responses import error_for
-from gwdesk.gateway.rest import RestClient
+from gwdesk.gateway.rest import RestClient, StatusKey
 from gwdesk.gateway.retry import (
     Deadline,
     Retrier,
+    RetryOptions,
     RetryPolicy,
     Sleep,
-    Waits,
     doubling,
-    never,
     retryable_idempotent,
     retryable_send,
 )
@@ -145,29 +144,12 @@ class GatewayService:
         return self.retrier.policy
 
     async def retry(
-        self,
-        call: Callable[[], Awaitable[T]],
-        *,
-        what: str,
-        retryable: Callable[[GatewayError], bool] = retryable_idempotent,
-        attempts: int | None = None,
-        deadline: Deadline | None = None,
-        waits: Waits | None = None,
-        at_once: Callable[[GatewayError], bool] = never,
-        outlives_deadline: Callable[[GatewayError], bool] = never,
+        self, call: Callable[[], Awaitable[T]], *, what: str, **options: Unpack[RetryOptions]
     ) -> T:
-        """`call` tried again within this profile's retry policy (`Retrier.run`): its
-        back-off, Retry-After and sleep, for loops the callers own the meaning of."""
-        return await self.retrier.run(
-            call,
-            what=what,
-            retryable=retryable,
-            attempts=attempts,
-            deadline=deadline,
-            waits=waits,
-            at_once=at_once,
-            outlives_deadline=outlives_deadline,
-        )
+        """`call` tried again within this profile's retry policy (`Retrier.run`, which
+        holds the options' defaults): its back-off, Retry-After and sleep, for loops the
+        callers own the meaning of."""
+        return await self.retrier.run(call, what=what, **options)
 
     # ---- single attempts (the outbox settles what they leave open) ----------------------
 
@@ -176,30 +158,15 @@ class GatewayService:
         whether a failed one may be sent again."""
         return await self.rest.send_once(body)
 
-    async def status_once(
-        self,
-        *,
-        message_id: str | None = None,
-        batch_code: str | None = None,
-        external_system_id: str | None = None,
-    ) -> list[Message]:
+    async def status_once(self, **key: Unpack[StatusKey]) -> list[Message]:
         """One status query, not repeated: for a caller that counts its own failures."""
-        return await self.rest.status_once(
-            message_id=message_id, batch_code=batch_code, external_system_id=external_system_id
-        )
+        return await self.rest.status_once(**key)
 
     # ---- queries -------------------------------------------------------------------------
 
-    async def status(
-        self,
-        *,
-        message_id: str | None = None,
-        batch_code: str | None = None,
-        external_system_id: str | None = None,
-    ) -> list[Message]:
-        return await self.rest.status(
-            message_id=message_id, batch_code=batch_code, external_system_id=external_system_id
-        )
+    async def status(self, **key: Unpack[StatusKey]) -> list[Message]:
+        """Messages of one message, batch or ExternalSystemId (exactly one of them)."""
+        return await self.rest.status(**key)
 
     async def logs(
         self,

@@ -97,9 +97,7 @@ def check_entries(
     cancelled: Cancelled | None = None,
 ) -> RecipientList:
     """Normalise and deduplicate; unusable entries are listed, never dropped silently."""
-    if not is_region(region):
-        raise ImportFailed(f"The profile's region {region[:8]!r} is not a known region.")
-    reader = CachedNormaliser(region)
+    reader = _reader(region)
     seen: dict[str, None] = {}
     invalid: list[InvalidRow] = []
     duplicates = blank = 0
@@ -126,6 +124,13 @@ def check_entries(
     if progress is not None:
         progress(total, total)
     return RecipientList(tuple(seen), tuple(invalid), duplicates, blank)
+
+
+def _reader(region: str) -> CachedNormaliser:
+    """Numbers read as in `region`; `ImportFailed` when no number can be read there."""
+    if not is_region(region):
+        raise ImportFailed(f"The profile's region {region[:8]!r} is not a known region.")
+    return CachedNormaliser(region)
 
 
 def check_table(
@@ -181,9 +186,7 @@ def table_from_bytes(
     cancelled: Cancelled | None = None,
 ) -> Table:
     """Decode and parse a file's bytes; the column guess prefers numbers usable in `region`."""
-    if not is_region(region):
-        raise ImportFailed(f"The profile's region {region[:8]!r} is not a known region.")
-    reader = CachedNormaliser(region)
+    reader = _reader(region)
 
     def usable(cell: str) -> bool:
         return not isinstance(reader.read(cell), Unusable)

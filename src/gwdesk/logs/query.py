@@ -170,23 +170,20 @@ def where(flt: LogFilter, *, probe_text: bool = False) -> Where:
     for piece in substrings:
         parts.append("(message LIKE ? ESCAPE '\\' OR subject LIKE ? ESCAPE '\\')")
         params += [_like(piece), _like(piece)]
-    if flt.status is not None:
-        parts.append("status = ?")
-        params.append(flt.status)
-    if flt.type is not None:
-        parts.append("type = ?")
-        params.append(flt.type)
     recipient = number_query(flt.recipient, flt.region, min_digits=1)
     if recipient is not None:
         number_sql, number_params = _to_number(recipient)
         parts.append(number_sql)
         params += number_params
-    if flt.lodged_from is not None:
-        parts.append("date_lodged >= ?")
-        params.append(flt.lodged_from)
-    if flt.lodged_to is not None:
-        parts.append("date_lodged < ?")
-        params.append(flt.lodged_to)
+    for condition, value in (
+        ("status = ?", flt.status),
+        ("type = ?", flt.type),
+        ("date_lodged >= ?", flt.lodged_from),
+        ("date_lodged < ?", flt.lodged_to),
+    ):
+        if value is not None:
+            parts.append(condition)
+            params.append(value)
     return Where(" AND ".join(parts) if parts else "1", tuple(params), fts)
 
 

@@ -11,11 +11,10 @@ what a GET returns can be sent back.
 from __future__ import annotations
 
 import json
-import logging
 import math
 import re
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -34,12 +33,16 @@ from gwdesk.sandbox.db import (
     set_account_words,
 )
 from gwdesk.sandbox.engine import Engine, datetime_to_us, iso
-from gwdesk.sandbox.http_util import JSON_TYPE, BodyTooLarge, json_response, read_limited
+from gwdesk.sandbox.http_util import (
+    JSON_TYPE,
+    BodyTooLarge,
+    Handler,
+    answered,
+    json_response,
+    read_limited,
+)
 from gwdesk.sandbox.state import STATE, SandboxState
 from gwdesk.sandbox.webhooks import plan_calls
-
-log = logging.getLogger("gwdesk.sandbox.control")
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 PREFIX: Final = "/sandbox/"
 BODY_LIMIT: Final = 64 * 1024
@@ -460,27 +463,14 @@ async def control_errors(request: web.Request, handler: Handler) -> web.StreamRe
     """`{"error": ...}` answers for every `/sandbox/` failure, never a traceback."""
     if not request.path.startswith(PREFIX):
         return await handler(request)
-    try:
-        return await handler(request)
-    except ControlError as exc:
-        return _error(exc.status, exc.message)
-    except web.HTTPMethodNotAllowed as exc:
-        return _error(
-            405,
-            f"{request.method} is not allowed here.",
-            {"Allow": ",".join(sorted(exc.allowed_methods))},
-        )
-    except web.HTTPNotFound:
-        return _error(404, f"No such endpoint: {request.path[:80]}.")
-    except web.HTTPException as exc:
-        if exc.status >= 400:
-            return _error(exc.status, exc.reason)
-        raise
-    except ConnectionError:
-        raise  # the client went away mid-request: nothing to answer, nothing to log
-    except Exception:
-        log.exception("unexpected error in %s", request.path)
-        return _error(500, "The sandbox could not process the request.")
+
+    async def handle() -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except ControlError as exc:
+            return _error(exc.status, exc.message)
+
+    return await answered(request, handle, _error, "sandbox")
 
 
 def register(app: web.Application) -> None:

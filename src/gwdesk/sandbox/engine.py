@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, Literal
 from zoneinfo import ZoneInfo
 
 from gwdesk.domain.segments import count_parts
@@ -376,27 +376,9 @@ class Engine:
             ).fetchall()
             return (len(rows), rows)
         if query.batch_code is not None:
-            total = conn.execute(
-                "SELECT COUNT(*) FROM messages WHERE account_id = ? AND batch_code = ?",
-                (account.id, query.batch_code),
-            ).fetchone()[0]
-            rows = conn.execute(
-                "SELECT * FROM messages WHERE account_id = ? AND batch_code = ? "
-                "ORDER BY rank DESC LIMIT ?",
-                (account.id, query.batch_code, PAGE_SIZE),
-            ).fetchall()
-            return (total, rows)
+            return _first_page(conn, account, "batch_code", query.batch_code, "rank")
         if query.recipient is not None:
-            total = conn.execute(
-                "SELECT COUNT(*) FROM messages WHERE account_id = ? AND to_number = ?",
-                (account.id, query.recipient),
-            ).fetchone()[0]
-            rows = conn.execute(
-                "SELECT * FROM messages WHERE account_id = ? AND to_number = ? "
-                "ORDER BY lodged_us DESC LIMIT ?",
-                (account.id, query.recipient, PAGE_SIZE),
-            ).fetchall()
-            return (total, rows)
+            return _first_page(conn, account, "to_number", query.recipient, "lodged_us")
         page = query.page or 1
         total = conn.execute(
             "SELECT message_count FROM accounts WHERE id = ?", (account.id,)
@@ -525,3 +507,21 @@ class Engine:
         if full and row["tags"] is not None:
             out["Tags"] = row["tags"]
         return out
+
+
+def _first_page(
+    conn: sqlite3.Connection,
+    account: Account,
+    column: Literal["batch_code", "to_number"],
+    value: str,
+    newest_by: Literal["rank", "lodged_us"],
+) -> tuple[int, list[sqlite3.Row]]:
+    """How many of the account's messages have `value` in `column`, and the newest page of
+    them (newest by `newest_by`): the logs filtered by a batch or a recipient."""
+    where = f"FROM messages WHERE account_id = ? AND {column} = ?"
+    total = conn.execute(f"SELECT COUNT(*) {where}", (account.id, value)).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT * {where} ORDER BY {newest_by} DESC LIMIT ?",
+        (account.id, value, PAGE_SIZE),
+    ).fetchall()
+    return (total, rows)

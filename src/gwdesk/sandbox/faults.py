@@ -32,17 +32,15 @@ import json
 import math
 import random
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from aiohttp import web
 
 from gwdesk.sandbox.config import LODGE_PATH
-from gwdesk.sandbox.http_util import BodyTooLarge, failure, json_response, read_limited
+from gwdesk.sandbox.http_util import BodyTooLarge, Handler, failure, json_response, read_limited
 from gwdesk.sandbox.state import STATE
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 #: Fault keys by lower-case path: the REST paths match in any letter case.
 REST_ENDPOINTS: Final = {

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 
 JSON_TYPE = "application/json"
+
+log = logging.getLogger("gwdesk.sandbox")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Answer = Callable[[int, str, "dict[str, str] | None"], web.Response]
+"""A face's failure answer: status, message, headers."""
 
 
 def any_case(path: str) -> str:
@@ -72,3 +80,29 @@ def failure(
         status=status,
         headers=headers,
     )
+
+
+async def answered(
+    request: web.Request,
+    handle: Callable[[], Awaitable[web.StreamResponse]],
+    answer: Answer,
+    server: str,
+) -> web.StreamResponse:
+    """What `handle` answers, or what aiohttp refused (no such route, a method the route does
+    not take) and any unexpected error, in the face's own failure answer: never a traceback."""
+    try:
+        return await handle()
+    except web.HTTPMethodNotAllowed as exc:
+        allow = {"Allow": ",".join(sorted(exc.allowed_methods))}
+        return answer(405, f"{request.method} is not allowed here.", allow)
+    except web.HTTPNotFound:
+        return answer(404, f"No such endpoint: {request.path[:80]}.", None)
+    except web.HTTPException as exc:
+        if exc.status >= 400:
+            return answer(exc.status, exc.reason, None)
+        raise
+    except ConnectionError:
+        raise  # the client went away mid-request: nothing to answer, nothing to log
+    except Exception:
+        log.exception("unexpected error in %s", request.path)
+        return answer(500, f"The {server} could not process the request.", None)

@@ -6,7 +6,6 @@ import codecs
 import json
 import math
 import sqlite3
-from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Final
 from urllib.parse import parse_qsl
@@ -19,6 +18,8 @@ from gwdesk.sandbox.db import Account
 from gwdesk.sandbox.engine import SERVICE_REST, Draft, Engine, LogQuery, datetime_to_us, iso
 from gwdesk.sandbox.http_util import (
     BodyTooLarge,
+    Handler,
+    answered,
     any_case,
     failure,
     json_response,
@@ -27,7 +28,6 @@ from gwdesk.sandbox.http_util import (
 )
 from gwdesk.sandbox.state import STATE, SandboxState
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 STATUS_PARAMS = ("message_id", "batch_code", "external_system_id")
 LOG_PARAMS = ("page", "since", "message_id", "batch_code", "recipient")
 FORM_TYPE = "application/x-www-form-urlencoded"
@@ -393,30 +393,21 @@ async def rest_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     """Failure envelopes for every `/v2/` error (any letter case), never a traceback."""
     if request.path[:4].lower() != "/v2/":
         return await handler(request)
-    try:
-        return await handler(request)
-    except RestError as exc:
-        response = failure(exc.status, exc.message, exc.field, exc.headers)
-        if exc.close:
-            response.force_close()
-        return response
-    except web.HTTPMethodNotAllowed as exc:
-        return failure(
-            405,
-            f"{request.method} is not allowed here.",
-            headers={"Allow": ",".join(exc.allowed_methods)},
-        )
-    except web.HTTPNotFound:
-        return failure(404, f"No such endpoint: {request.path[:80]}.")
-    except web.HTTPException as exc:
-        if exc.status >= 400:
-            return failure(exc.status, exc.reason)
-        raise
-    except ConnectionError:
-        raise  # the client went away mid-request: nothing to answer, nothing to log
-    except Exception:
-        request.app.logger.exception("unexpected error in %s", request.path)
-        return failure(500, "The gateway could not process the request.")
+
+    async def handle() -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except RestError as exc:
+            response = failure(exc.status, exc.message, exc.field, exc.headers)
+            if exc.close:
+                response.force_close()
+            return response
+
+    return await answered(request, handle, _failure, "gateway")
+
+
+def _failure(status: int, message: str, headers: dict[str, str] | None) -> web.Response:
+    return failure(status, message, headers=headers)
 
 
 #: Every REST route (method, path, handler). Paths match in any letter case, as the real

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from gwdesk.domain.number_search import number_query
 from gwdesk.domain.numbers import DEFAULT_REGION, NumberError, normalise
@@ -44,6 +44,7 @@ MAX_NUMBER: Final = 32
 UNREADABLE_AT: Final = datetime(1970, 1, 1, tzinfo=UTC)
 IMPORT_ROWS: Final = 500
 """Numbers written per statement by an import."""
+E = TypeVar("E", bound="OptOut")
 
 
 class How(StrEnum):
@@ -94,20 +95,12 @@ class OptOut:
         return f"{verb} by {self.by} on {when}{why}"
 
 
-@dataclass(frozen=True, slots=True)
-class OptOutChange:
-    """One entry of a number's history; `applied` is False for a reply that came too late
-    (received before the state it would have changed)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OptOutChange(OptOut):
+    """One entry of a number's history: the state it set, under its own id; `applied` is
+    False for a reply that came too late (received before the state it would have changed)."""
 
     id: int
-    number: str
-    opted_out: bool
-    at: datetime
-    how: How
-    by: str
-    keyword: str | None
-    reply_id: int | None
-    reason: str
     applied: bool
 
 
@@ -147,8 +140,9 @@ def _at(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-def _optout(row: Any) -> OptOut:
-    return OptOut(
+def _entry(row: Any, kind: type[E], **more: Any) -> E:
+    """A row of `optouts` or of `optout_changes` (`more`: what only the latter says) read."""
+    return kind(
         number=row["number"],
         opted_out=bool(row["opted_out"]),
         at=_at(row["at"]),
@@ -157,7 +151,12 @@ def _optout(row: Any) -> OptOut:
         keyword=row["keyword"],
         reply_id=row["reply_id"],
         reason=row["reason"],
+        **more,
     )
+
+
+def _optout(row: Any) -> OptOut:
+    return _entry(row, OptOut)
 
 
 def kept_safe(row: Any) -> OptOut:
@@ -178,18 +177,7 @@ def kept_safe(row: Any) -> OptOut:
 
 
 def _change(row: Any) -> OptOutChange:
-    return OptOutChange(
-        id=row["id"],
-        number=row["number"],
-        opted_out=bool(row["opted_out"]),
-        at=_at(row["at"]),
-        how=How(row["how"]),
-        by=row["by_whom"],
-        keyword=row["keyword"],
-        reply_id=row["reply_id"],
-        reason=row["reason"],
-        applied=bool(row["applied"]),
-    )
+    return _entry(row, OptOutChange, id=row["id"], applied=bool(row["applied"]))
 
 
 _CURRENT: Final = (

@@ -57,6 +57,49 @@ SETTING_NAMES: Final = (
 SETTINGS_LOCK: Final = 0x6777_7365_7474  # "gwsett": the team's settings change one at a time
 _DEFINER: Final = "SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp"
 
+_CUSTOMER_HOWS: Final = "'reply (webhook)', 'keyword forward', 'replies backfill'"
+"""How a customer's own keyword reaches the record (`store.optouts.How`)."""
+_OPT_OUT_HOWS: Final = f"{_CUSTOMER_HOWS}, 'operator', 'import'"
+"""Every way an opt-out change may come about, as this step wrote them."""
+
+
+def _stamped_by_login(table: str, column: str) -> str:
+    """`column` of `table` names the login that wrote each row: the server's default, and
+    required from this step on (older rows keep NULL: not known, rather than the upgrader's)."""
+    return (
+        f"ALTER TABLE {table} ADD COLUMN {column} TEXT;\n"
+        f"ALTER TABLE {table} ALTER COLUMN {column} SET DEFAULT session_user;\n"
+        f"ALTER TABLE {table} ADD CONSTRAINT {table}_{column}_known "
+        f"CHECK ({column} IS NOT NULL) NOT VALID;"
+    )
+
+
+_STAMPED_BY_LOGIN: Final = "\n".join(
+    _stamped_by_login(table, column)
+    for table, column in (
+        ("audit", "role"),
+        ("history", "role"),
+        ("replies", "stored_by"),
+        ("optouts", "role"),
+        ("optout_changes", "role"),
+        ("consoles", "role"),
+        ("claims", "role"),
+    )
+)
+
+
+def _optout_checks(table: str, state: str) -> str:
+    """The checks an opt-out row passes, in the current state and in its history alike."""
+    return f"""ALTER TABLE {table}
+    ADD CONSTRAINT {table}_number_checked CHECK (number ~ '^[0-9]{{1,32}}$') NOT VALID,
+    ADD CONSTRAINT {table}_state_checked CHECK ({state}) NOT VALID,
+    ADD CONSTRAINT {table}_at_checked CHECK (gwdesk_is_time(at)) NOT VALID,
+    ADD CONSTRAINT {table}_how_checked CHECK (how IN ({_OPT_OUT_HOWS})) NOT VALID,
+    ADD CONSTRAINT {table}_lengths_checked CHECK (
+        char_length(by_whom) BETWEEN 1 AND 200 AND char_length(reason) <= 500
+        AND char_length(coalesce(keyword, '')) <= 100) NOT VALID;"""
+
+
 SERVER_RULES: Final = f"""
 CREATE TABLE gwdesk_groups (
     kind TEXT PRIMARY KEY CHECK (kind IN ('operators', 'receivers')),
@@ -74,27 +117,7 @@ CREATE UNIQUE INDEX operators_display ON operators(lower(display))
     WHERE removed_at IS NULL AND kind <> 'shared';
 -- The login that wrote each row of the record, set by the server, never by the client.
 -- Rows written before this step have none (NULL: not known), rather than the upgrader's.
-ALTER TABLE audit ADD COLUMN role TEXT;
-ALTER TABLE audit ALTER COLUMN role SET DEFAULT session_user;
-ALTER TABLE audit ADD CONSTRAINT audit_role_known CHECK (role IS NOT NULL) NOT VALID;
-ALTER TABLE history ADD COLUMN role TEXT;
-ALTER TABLE history ALTER COLUMN role SET DEFAULT session_user;
-ALTER TABLE history ADD CONSTRAINT history_role_known CHECK (role IS NOT NULL) NOT VALID;
-ALTER TABLE replies ADD COLUMN stored_by TEXT;
-ALTER TABLE replies ALTER COLUMN stored_by SET DEFAULT session_user;
-ALTER TABLE replies ADD CONSTRAINT replies_stored_by_known CHECK (stored_by IS NOT NULL) NOT VALID;
-ALTER TABLE optouts ADD COLUMN role TEXT;
-ALTER TABLE optouts ALTER COLUMN role SET DEFAULT session_user;
-ALTER TABLE optouts ADD CONSTRAINT optouts_role_known CHECK (role IS NOT NULL) NOT VALID;
-ALTER TABLE optout_changes ADD COLUMN role TEXT;
-ALTER TABLE optout_changes ALTER COLUMN role SET DEFAULT session_user;
-ALTER TABLE optout_changes ADD CONSTRAINT optout_changes_role_known CHECK (role IS NOT NULL) NOT VALID;
-ALTER TABLE consoles ADD COLUMN role TEXT;
-ALTER TABLE consoles ALTER COLUMN role SET DEFAULT session_user;
-ALTER TABLE consoles ADD CONSTRAINT consoles_role_known CHECK (role IS NOT NULL) NOT VALID;
-ALTER TABLE claims ADD COLUMN role TEXT;
-ALTER TABLE claims ALTER COLUMN role SET DEFAULT session_user;
-ALTER TABLE claims ADD CONSTRAINT claims_role_known CHECK (role IS NOT NULL) NOT VALID;
+{_STAMPED_BY_LOGIN}
 
 -- The time every store writes: ISO 8601 in UTC, as Python's isoformat() gives it, with
 -- a day the month has (29 February in any year). One regular expression, so the check
@@ -159,7 +182,7 @@ CREATE TRIGGER history_added BEFORE INSERT ON history
 -- An opt-out change: stamped, checked, applied to the current state, audited.
 CREATE FUNCTION gwdesk_optout_change() RETURNS trigger LANGUAGE plpgsql {_DEFINER} AS $$
 DECLARE
-    customer boolean := NEW.how IN ('reply (webhook)', 'keyword forward', 'replies backfill');
+    customer boolean := NEW.how IN ({_CUSTOMER_HOWS});
     sender text;
     received text;
     kept record;
@@ -368,25 +391,8 @@ ALTER TABLE replies
         AND (sent_at IS NULL OR gwdesk_is_time(sent_at))) NOT VALID,
     ADD CONSTRAINT replies_source_checked
         CHECK (source IN ('webhook', 'keyword', 'backfill')) NOT VALID;
-ALTER TABLE optouts
-    ADD CONSTRAINT optouts_number_checked CHECK (number ~ '^[0-9]{{1,32}}$') NOT VALID,
-    ADD CONSTRAINT optouts_state_checked CHECK (opted_out IN (0, 1)) NOT VALID,
-    ADD CONSTRAINT optouts_at_checked CHECK (gwdesk_is_time(at)) NOT VALID,
-    ADD CONSTRAINT optouts_how_checked CHECK (how IN ('reply (webhook)', 'keyword forward',
-        'replies backfill', 'operator', 'import')) NOT VALID,
-    ADD CONSTRAINT optouts_lengths_checked CHECK (
-        char_length(by_whom) BETWEEN 1 AND 200 AND char_length(reason) <= 500
-        AND char_length(coalesce(keyword, '')) <= 100) NOT VALID;
-ALTER TABLE optout_changes
-    ADD CONSTRAINT optout_changes_number_checked CHECK (number ~ '^[0-9]{{1,32}}$') NOT VALID,
-    ADD CONSTRAINT optout_changes_state_checked
-        CHECK (opted_out IN (0, 1) AND applied IN (0, 1)) NOT VALID,
-    ADD CONSTRAINT optout_changes_at_checked CHECK (gwdesk_is_time(at)) NOT VALID,
-    ADD CONSTRAINT optout_changes_how_checked CHECK (how IN ('reply (webhook)',
-        'keyword forward', 'replies backfill', 'operator', 'import')) NOT VALID,
-    ADD CONSTRAINT optout_changes_lengths_checked CHECK (
-        char_length(by_whom) BETWEEN 1 AND 200 AND char_length(reason) <= 500
-        AND char_length(coalesce(keyword, '')) <= 100) NOT VALID;
+{_optout_checks("optouts", "opted_out IN (0, 1)")}
+{_optout_checks("optout_changes", "opted_out IN (0, 1) AND applied IN (0, 1)")}
 ALTER TABLE settings
     ADD CONSTRAINT settings_name_checked CHECK (name IN ({", ".join(f"'{n}'" for n in SETTING_NAMES)})) NOT VALID;
 ALTER TABLE audit

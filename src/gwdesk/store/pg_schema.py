@@ -16,8 +16,35 @@ from typing import Final
 
 from gwdesk.store.pg_rules import SERVER_RULES
 
-PG_MIGRATIONS: Final[tuple[str, ...]] = (
-    """
+_EVERY_WRITE: Final = "INSERT OR UPDATE OR DELETE"
+
+
+def _announced(name: str, table: str, writes: str = _EVERY_WRITE) -> str:
+    """A trigger that tells the listening consoles (`NOTIFY gwdesk`) a statement wrote `table`."""
+    return f"""
+    CREATE TRIGGER {name}_changed AFTER {writes} ON {table}
+        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();"""
+
+
+_CHANGES_ANNOUNCED: Final = "".join(
+    (
+        _announced("history", "history"),
+        _announced("replies", "replies"),
+        _announced("outbox_batches", "outbox_batches"),
+        _announced("outbox_entries", "outbox_entries"),
+        _announced("optouts", "optout_changes"),
+        _announced("settings", "settings"),
+        _announced("claims", "claims"),
+        # A console's presence is renewed by updates: only its coming and going is news.
+        _announced("consoles", "consoles", "INSERT OR DELETE"),
+        _announced("templates", "templates"),
+        _announced("contacts", "contacts"),
+        _announced("contact_numbers", "contact_numbers"),
+        _announced("contact_members", "contact_members"),
+    )
+)
+
+_SHARED_TABLES: Final = """
     CREATE TABLE gwdesk_schema (version INTEGER NOT NULL);
     INSERT INTO gwdesk_schema(version) VALUES (0);
 
@@ -198,30 +225,6 @@ PG_MIGRATIONS: Final[tuple[str, ...]] = (
         PERFORM pg_notify('gwdesk', TG_TABLE_NAME);
         RETURN NULL;
     END $$;
-    CREATE TRIGGER history_changed AFTER INSERT OR UPDATE OR DELETE ON history
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER replies_changed AFTER INSERT OR UPDATE OR DELETE ON replies
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER outbox_batches_changed AFTER INSERT OR UPDATE OR DELETE ON outbox_batches
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER outbox_entries_changed AFTER INSERT OR UPDATE OR DELETE ON outbox_entries
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER optouts_changed AFTER INSERT OR UPDATE OR DELETE ON optout_changes
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER settings_changed AFTER INSERT OR UPDATE OR DELETE ON settings
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER claims_changed AFTER INSERT OR UPDATE OR DELETE ON claims
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER consoles_changed AFTER INSERT OR DELETE ON consoles
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER templates_changed AFTER INSERT OR UPDATE OR DELETE ON templates
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER contacts_changed AFTER INSERT OR UPDATE OR DELETE ON contacts
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER contact_numbers_changed AFTER INSERT OR UPDATE OR DELETE ON contact_numbers
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    CREATE TRIGGER contact_members_changed AFTER INSERT OR UPDATE OR DELETE ON contact_members
-        FOR EACH STATEMENT EXECUTE FUNCTION gwdesk_changed();
-    """,
-    SERVER_RULES,
-)
+    """
+
+PG_MIGRATIONS: Final[tuple[str, ...]] = (_SHARED_TABLES + _CHANGES_ANNOUNCED, SERVER_RULES)

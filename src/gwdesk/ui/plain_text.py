@@ -90,6 +90,14 @@ class PlainLabel(QLabel):
         super().setText(visible(text))
 
 
+def wrapped_label(name: str, text: str = "") -> PlainLabel:
+    """A plain label that wraps its lines, named `name` for screen readers."""
+    label = PlainLabel(text)
+    label.setAccessibleName(name)
+    label.setWordWrap(True)
+    return label
+
+
 def plain_box(box: QMessageBox) -> QMessageBox:
     """A message box whose every text is plain, control codes visible (call after setting them).
 

@@ -238,20 +238,20 @@ class TeamHub(QObject):
 
     async def typing(self, subject: str) -> None:
         """Note (or renew the note) that this operator is answering `subject`."""
-        link = self._link
-        if link is not None:
-            try:
-                await off_thread(lambda: link.typing(subject))
-            except StoreError as exc:
-                log.info("team: typing note not written (%s)", exc)
+        await self._note(lambda link: link.typing(subject), "written")
 
     async def done_typing(self, subject: str) -> None:
+        await self._note(lambda link: link.done_typing(subject), "released")
+
+    async def _note(self, change: Callable[[TeamLink], None], done: str) -> None:
+        """A typing note changed on the server; one that cannot be is only logged (a note
+        lapses by itself)."""
         link = self._link
         if link is not None:
             try:
-                await off_thread(lambda: link.done_typing(subject))
+                await off_thread(lambda: change(link))
             except StoreError as exc:
-                log.info("team: typing note not released (%s)", exc)
+                log.info("team: typing note not %s (%s)", done, exc)
 
     async def typists(self, subject: str) -> list[Claim]:
         """The other operators answering `subject` now ([] without a server, or while it is

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from datetime import timedelta
 from typing import Final
 
@@ -95,27 +95,20 @@ class OwnNumberTest:
     """A refusal naming the form's field (shown there)."""
 
 
+@dataclass(eq=False, repr=False)
 class ListSend:
     """One profile's list sends, and the list shown (`run`): see the module docstring."""
 
-    def __init__(
-        self,
-        sending: Sending,
-        *,
-        contacts: ContactStore | None = None,
-        settings: StoredSettings | None = None,
-        ask_above: int = ASK_ABOVE,
-        window: timedelta = DUPLICATE_WINDOW,
-    ) -> None:
-        self.sending = sending
-        self.contacts = contacts
-        self.settings = settings
-        self.ask_above = ask_above
-        """Lists of more recipients are asked about with their totals."""
-        self.window = window
-        """How long a send of the same text counts as a duplicate for."""
-        self.run: ListRun | None = None
-        """The list shown: the last one recorded (None before the first)."""
+    sending: Sending
+    _: KW_ONLY
+    contacts: ContactStore | None = None
+    settings: StoredSettings | None = None
+    ask_above: int = ASK_ABOVE
+    """Lists of more recipients are asked about with their totals."""
+    window: timedelta = DUPLICATE_WINDOW
+    """How long a send of the same text counts as a duplicate for."""
+    run: ListRun | None = field(default=None, init=False)
+    """The list shown: the last one recorded (None before the first)."""
 
     @classmethod
     def of(cls, sending: Sending, store: LocalStore) -> ListSend:

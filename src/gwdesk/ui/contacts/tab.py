@@ -40,7 +40,7 @@ from gwdesk.ui.contacts.editor import ContactDialog
 from gwdesk.ui.formatting import optout_sentence
 from gwdesk.ui.listing_tab import NOT_CONNECTED, ListingTab, ListingWords
 from gwdesk.ui.models.rows import Column, RowsModel
-from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
+from gwdesk.ui.plain_text import plain_box, tooltip, wrapped_label
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
@@ -120,27 +120,15 @@ class ContactsTab(ListingTab):
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
 
         self.detail_box = QGroupBox("Contact")
-        self.detail_name = PlainLabel("")
-        self.detail_name.setAccessibleName("Contact shown")
+        self.detail_name = wrapped_label("Contact shown")
         self.detail_name.setStyleSheet("font-size: 13pt; font-weight: 600;")
-        self.detail_name.setWordWrap(True)
-        self.detail_numbers = PlainLabel("")
-        self.detail_numbers.setAccessibleName("Numbers of the contact")
-        self.detail_numbers.setWordWrap(True)
-        self.detail_optout = PlainLabel("")
-        self.detail_optout.setAccessibleName("Opt-out of the contact")
-        self.detail_optout.setWordWrap(True)
+        self.detail_numbers = wrapped_label("Numbers of the contact")
+        self.detail_optout = wrapped_label("Opt-out of the contact")
         self.detail_optout.hide()
         set_role(self.detail_optout, "error")
-        self.detail_fields = PlainLabel("")
-        self.detail_fields.setAccessibleName("Fields of the contact")
-        self.detail_fields.setWordWrap(True)
-        self.detail_groups = PlainLabel("")
-        self.detail_groups.setAccessibleName("Groups of the contact")
-        self.detail_groups.setWordWrap(True)
-        self.detail_notes = PlainLabel("")
-        self.detail_notes.setAccessibleName("Notes of the contact")
-        self.detail_notes.setWordWrap(True)
+        self.detail_fields = wrapped_label("Fields of the contact")
+        self.detail_groups = wrapped_label("Groups of the contact")
+        self.detail_notes = wrapped_label("Notes of the contact")
         self.detail_notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         detail = QFormLayout(self.detail_box)
         detail.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
