@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 
 import keyring
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -18,6 +19,11 @@ from tests.keyrings import MemoryKeyring
 from tests.postgres_server import PostgresServer, postgres_server
 
 SandboxFactory = Callable[..., SandboxThread]
+
+# Properties check what a function does, never how fast: an example slowed by a loaded
+# machine (the suite runs in four workers on two cores) is no failure.
+settings.register_profile("gwdesk", deadline=None)
+settings.load_profile("gwdesk")
 
 
 @pytest.fixture(scope="session", autouse=True)
