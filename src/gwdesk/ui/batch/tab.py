@@ -287,7 +287,8 @@ class BatchTab(BaseTab):
             return
         template = compose.personal_template()
         try:
-            checked = flow.check_form(compose.form(), compose.same_text(), personal=bool(template))
+            same = compose.same_text() if template is None else ""  # a template: each its own
+            checked = flow.check_form(compose.form(), same, personal=template is not None)
         except ValidationError as exc:
             self.notices.refused(exc)
             return
