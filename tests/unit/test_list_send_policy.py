@@ -216,3 +216,9 @@ def test_the_totals_wait_while_the_list_is_checked() -> None:
     totals = list_totals(None, None, 1, checking=True)
     assert set(totals.figures.values()) == {"…", "1"}
     assert totals.parts is None  # the cost shown stays
+
+
+def test_a_message_with_no_space_is_quoted_cut_where_a_label_cannot_wrap() -> None:
+    question = question_for(SendFacts(2, 30, text="W" * 2000), NOW)
+    assert question is not None
+    assert question.text().splitlines()[0] == f"Message: “{'W' * 32}…” (2,000 characters)"

@@ -16,6 +16,7 @@ console only lays them out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -25,6 +26,9 @@ from gwdesk.app.personal import Cost
 
 PREVIEW_LIMIT: Final = 120
 """The characters of a message the question quotes (the rest is counted)."""
+WORD_LIMIT: Final = 32
+"""The longest run without a space the question quotes: a label wraps only at spaces."""
+_LONG_WORD: Final = re.compile(rf"\S{{{WORD_LIMIT + 1}}}")
 
 
 class Concern(StrEnum):
@@ -86,12 +90,14 @@ def already_lodged(lodged: int) -> Ask:
 
 
 def shown_text(text: str, limit: int = PREVIEW_LIMIT) -> str:
-    """A message as the question quotes it: one line, cut at `limit` characters (the
-    question says how long it is), so a long text cannot push the buttons off screen."""
+    """A message as the question quotes it: one line, cut at `limit` characters or where
+    a run without a space passes `WORD_LIMIT` (the question then says how long it is), so
+    a long text cannot make the dialog wider or taller than a small screen."""
     flat = " ".join(text.split())
-    if len(flat) <= limit:
+    cut = min(limit - 1, *(w.end() - 1 for w in _LONG_WORD.finditer(flat)), len(flat) + 1)
+    if cut >= len(flat):
         return f"“{flat}”"
-    return f"“{flat[: limit - 1].rstrip()}…” ({len(text):,} characters)"
+    return f"“{flat[:cut].rstrip()}…” ({len(text):,} characters)"
 
 
 def credits_line(cost: Cost | None) -> str:
