@@ -21,6 +21,7 @@ SAMPLES: dict[str, Any] = {
     "sending.opt_out_instruction": "Txt STOP to 0412 345 678 to opt out",
     "team.reply_path": "https://replies.example.com/gwdesk/abc?from=#FROM#",
     "sending.own_number": "61499888777",
+    "sending.repeat_window_hours": 6,
     "window.geometry": b"\x01\xd9\xd0\xcb\x00\x03",
     "window.tab": 3,
 }

@@ -38,7 +38,12 @@ def run(
     where = ["--base-url", sandbox.rest_url, "--username", "ops"] if sandbox else []
     command, *rest = args
     return subprocess.run(
-        [GWDESK, command, *where, *rest], capture_output=True, text=True, env=env, timeout=60
+        [GWDESK, command, *where, *rest],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        stdin=subprocess.DEVNULL,  # as a script runs it: nobody at a terminal to ask
     )
 
 
@@ -59,7 +64,7 @@ def test_send_prints_what_was_lodged(gateway: SandboxThread) -> None:
 
 def test_send_json_is_one_object_with_each_request(gateway: SandboxThread) -> None:
     numbers = [f"--to=614{i:08d}" for i in range(3)]
-    done = run(gateway, "send", "--json", "--external-id", "JOB-9", *numbers, "Batch")
+    done = run(gateway, "send", "--yes", "--json", "--external-id", "JOB-9", *numbers, "Batch")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["ok"] is True
@@ -86,7 +91,7 @@ def test_csv_with_skip_invalid_sends_to_the_good_rows(
 ) -> None:
     sheet = tmp_path / "people.csv"
     sheet.write_text("0412 345 678\nnot known\n0412 345 679\n")
-    done = run(gateway, "send", "--csv", str(sheet), "--skip-invalid", "--json", "Hi")
+    done = run(gateway, "send", "--csv", str(sheet), "--skip-invalid", "--yes", "--json", "Hi")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["lodged"] == 2
@@ -95,7 +100,9 @@ def test_csv_with_skip_invalid_sends_to_the_good_rows(
 
 
 def test_a_number_given_twice_is_sent_to_once(gateway: SandboxThread) -> None:
-    done = run(gateway, "send", "--json", "--to", "0412345678", "--to", "+61 412 345 678", "Once")
+    done = run(
+        gateway, "send", "--json", "--yes", "--to", "0412345678", "--to", "+61 412 345 678", "Once"
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["duplicates"] == 1
     assert gateway.query("SELECT COUNT(*) FROM messages") == [(1,)]
@@ -115,7 +122,7 @@ def test_skip_invalid_sends_to_the_usable_numbers_and_lists_the_rest(
     gateway: SandboxThread,
 ) -> None:
     numbers = ("--to", "0412345678", "--to", "12")
-    done = run(gateway, "send", "--json", "--skip-invalid", *numbers, "Some")
+    done = run(gateway, "send", "--json", "--skip-invalid", "--yes", *numbers, "Some")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["ok"] is True

@@ -43,7 +43,7 @@ def test_a_windows_1252_semicolon_file_is_read_like_the_batch_import(
     sheet.write_bytes(
         "Name;Mobile\r\nMüller;0412 345 678\r\nZoë;+61 412 345 679\r\n".encode("cp1252")
     )
-    done = run(gateway, "send", "--csv", str(sheet), "--json", "Hi")
+    done = run(gateway, "send", "--csv", str(sheet), "--yes", "--json", "Hi")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["lodged"] == 2
     assert "Windows-1252, semicolon-separated, a header row" in done.stderr
@@ -55,7 +55,7 @@ def test_numbers_repeated_in_other_formats_are_sent_once(
 ) -> None:
     sheet = tmp_path / "people.csv"
     sheet.write_text("phone\n0412 345 678\n+61412345678\n61 412 345 678\n")
-    done = run(gateway, "send", "--csv", str(sheet), "--json", "Hi")
+    done = run(gateway, "send", "--csv", str(sheet), "--yes", "--json", "Hi")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["duplicates"] == 2
     assert "2 repeated number(s) will be sent to once" in done.stderr
@@ -65,7 +65,7 @@ def test_numbers_repeated_in_other_formats_are_sent_once(
 def test_the_column_can_be_named_by_its_header(gateway: SandboxThread, tmp_path: Path) -> None:
     sheet = tmp_path / "people.csv"
     sheet.write_text("Name,Home,Mobile\nAda,0298765432,0412345678\nBob,0298765433,0412345679\n")
-    done = run(gateway, "send", "--csv", str(sheet), "--column", "mobile", "--json", "Hi")
+    done = run(gateway, "send", "--csv", str(sheet), "--column", "mobile", "--yes", "--json", "Hi")
     assert done.returncode == 0, done.stderr
     assert "column 3 ('Mobile')" in done.stderr
     assert batch_recipients(gateway) == ["61412345678", "61412345679"]

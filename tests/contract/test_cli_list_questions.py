@@ -63,7 +63,7 @@ def test_yes_sends_a_list_over_a_thousand(gateway: SandboxThread, tmp_path: Path
 def test_the_same_text_to_the_same_list_again_is_refused_naming_when(
     gateway: SandboxThread,
 ) -> None:
-    first = run(gateway, "send", *TO, "Closed on Monday")
+    first = run(gateway, "send", *TO, "--yes", "Closed on Monday")
     assert first.returncode == 0, first.stderr
     again = run(gateway, "send", *TO, "Closed on Monday")
     assert again.returncode == 2
@@ -73,17 +73,42 @@ def test_the_same_text_to_the_same_list_again_is_refused_naming_when(
 
 
 def test_yes_sends_the_same_text_to_the_same_list_again(gateway: SandboxThread) -> None:
-    run(gateway, "send", *TO, "Closed on Monday")
+    run(gateway, "send", *TO, "--yes", "Closed on Monday")
     again = run(gateway, "send", *TO, "--yes", "Closed on Monday")
     assert again.returncode == 0, again.stderr
     assert sent(gateway) == 6
 
 
-def test_another_text_to_the_same_list_goes_without_a_question(gateway: SandboxThread) -> None:
-    run(gateway, "send", *TO, "Closed on Monday")
+def test_another_text_to_the_same_list_is_asked_about_for_its_figures_only(
+    gateway: SandboxThread,
+) -> None:
+    run(gateway, "send", *TO, "--yes", "Closed on Monday")
     other = run(gateway, "send", *TO, "Open late on Thursday")
-    assert other.returncode == 0, other.stderr
+    assert other.returncode == 2
+    assert "A list of 3 recipients is asked about first" in other.stderr
+    assert "This text was sent" not in other.stderr
+    assert sent(gateway) == 3
+    assert run(gateway, "send", *TO, "--yes", "Open late on Thursday").returncode == 0
     assert sent(gateway) == 6
+
+
+def test_a_small_list_is_refused_without_yes_when_nobody_can_be_asked(
+    gateway: SandboxThread,
+) -> None:
+    done = run(gateway, "send", *TO, "Closed on Monday")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "gwdesk: A list of 3 recipients is asked about first (3 SMS parts; cost: 3 credits; "
+        "9,997 credits left of 10,000); nothing was sent (--yes sends it)."
+    )
+    assert endpoint_requests(gateway, "send") == 0
+
+
+def test_yes_sends_a_small_list(gateway: SandboxThread) -> None:
+    done = run(gateway, "send", *TO, "--yes", "--json", "Closed on Monday")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["lodged"] == 3
+    assert sent(gateway) == 3
 
 
 def test_a_list_the_credits_do_not_cover_is_refused_unless_forced(
@@ -96,7 +121,7 @@ def test_a_list_the_credits_do_not_cover_is_refused_unless_forced(
     assert refused.returncode == 2
     assert "needs 3 credits and the account has 2; nothing was sent (--force" in refused.stderr
     assert endpoint_requests(gateway, "send") == 0
-    forced = run(gateway, "send", *TO, "--force", "Hi")
+    forced = run(gateway, "send", *TO, "--force", "--yes", "Hi")
     assert forced.returncode == 0, forced.stderr
 
 
@@ -121,7 +146,7 @@ def contacts(gateway: SandboxThread, tmp_path: Path) -> None:
 
 def test_a_group_is_sent_to_each_of_its_members(gateway: SandboxThread, tmp_path: Path) -> None:
     contacts(gateway, tmp_path)
-    done = run(gateway, "send", "--group", "Patients", "--json", "Closed on Monday")
+    done = run(gateway, "send", "--group", "Patients", "--yes", "--json", "Closed on Monday")
     assert done.returncode == 0, done.stderr
     recipients = [json.loads(r) for (r,) in gateway.query("SELECT recipients FROM batches")]
     assert recipients == [["61412000001", "61412000002"]]
@@ -131,7 +156,9 @@ def test_a_group_takes_each_members_fields_in_a_template(
     gateway: SandboxThread, tmp_path: Path
 ) -> None:
     contacts(gateway, tmp_path)
-    done = run(gateway, "send", "--group", "Patients", "Dear {name}, we are closed on Monday.")
+    done = run(
+        gateway, "send", "--group", "Patients", "--yes", "Dear {name}, we are closed on Monday."
+    )
     assert done.returncode == 0, done.stderr
     deadline = time.monotonic() + 20
     while len(gateway.query("SELECT message FROM messages")) < 2:
@@ -142,6 +169,14 @@ def test_a_group_takes_each_members_fields_in_a_template(
         "Dear Ann Lee, we are closed on Monday.",
         "Dear Bo Chen, we are closed on Monday.",
     ]
+
+
+def test_a_group_send_is_refused_without_yes(gateway: SandboxThread, tmp_path: Path) -> None:
+    contacts(gateway, tmp_path)
+    done = run(gateway, "send", "--group", "Patients", "Closed on Monday")
+    assert done.returncode == 2
+    assert "A list of 2 recipients is asked about first" in done.stderr
+    assert endpoint_requests(gateway, "send") == 0
 
 
 def test_a_group_without_contacts_is_refused(gateway: SandboxThread) -> None:
@@ -196,17 +231,30 @@ def at_terminal(gateway: SandboxThread, answer: str, *args: str) -> tuple[int, s
 
 
 def test_at_a_terminal_the_question_is_asked_and_yes_sends(gateway: SandboxThread) -> None:
-    run(gateway, "send", *TO, "Closed on Monday")
+    run(gateway, "send", *TO, "--yes", "Closed on Monday")
     code, said = at_terminal(gateway, "y", *TO, "Closed on Monday")
     assert code == 0, said
     assert "This text was sent just now to all 3 of these recipients." in said
     assert "Send to 3 recipients? [y/N]" in said
+    assert "Recipients: 3" in said
     assert sent(gateway) == 6
 
 
 def test_at_a_terminal_no_sends_nothing(gateway: SandboxThread) -> None:
-    run(gateway, "send", *TO, "Closed on Monday")
+    run(gateway, "send", *TO, "--yes", "Closed on Monday")
     code, said = at_terminal(gateway, "n", *TO, "Closed on Monday")
     assert code == 2
     assert "Not sent: the answer was no (--yes sends it anyway)." in said
     assert sent(gateway) == 3
+
+
+def test_at_a_terminal_a_hostile_message_is_quoted_as_plain_text(gateway: SandboxThread) -> None:
+    hostile = "\x1b]0;pwned\x07\x1b[31mRed\u202eexe.pdf <b>bold</b>"
+    code, said = at_terminal(gateway, "n", *TO, hostile)
+    assert code == 2
+    assert "\x1b" not in said
+    assert "\x07" not in said
+    assert "\u202e" not in said
+    assert "<b>bold</b>" in said
+    assert "Recipients: 3" in said
+    assert sent(gateway) == 0

@@ -48,7 +48,12 @@ def gwdesk(gateway: SandboxThread, command: str, *args: str) -> subprocess.Compl
     env["GWDESK_PASSWORD"] = PASSWORD
     where = ["--base-url", gateway.rest_url, "--username", "ops"]
     return subprocess.run(
-        [GWDESK, command, *where, *args], capture_output=True, text=True, env=env, timeout=60
+        [GWDESK, command, *where, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -142,7 +147,7 @@ def test_gwdesk_send_csv_lodges_249_of_250_and_reports_the_1_excluded(
         csv.writer(handle).writerows(
             [("Name", "Mobile"), *((f"C{i}", n) for i, n in enumerate(numbers))]
         )
-    sent = gwdesk(gateway, "send", "Spring sale today", "--csv", str(source), "--json")
+    sent = gwdesk(gateway, "send", "Spring sale today", "--csv", str(source), "--yes", "--json")
     assert sent.returncode == 0, sent.stderr
     report = json.loads(sent.stdout)
     assert (report["lodged"], report["excluded"]) == (249, 1)
@@ -155,7 +160,7 @@ def test_gwdesk_send_csv_says_how_many_were_excluded(
 ) -> None:
     source = tmp_path / "few.csv"
     source.write_text("0412 345 678\n0412 000 001\n0412 000 002\n")
-    sent = gwdesk(gateway, "send", "Spring sale today", "--csv", str(source))
+    sent = gwdesk(gateway, "send", "Spring sale today", "--csv", str(source), "--yes")
     assert sent.returncode == 0, sent.stderr
     assert "1 opted-out recipient(s) excluded (not texted)" in sent.stdout
 

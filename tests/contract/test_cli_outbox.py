@@ -65,7 +65,7 @@ def gateway(sandbox_factory: SandboxFactory) -> SandboxThread:
 
 
 def test_a_send_is_recorded_and_listed_as_done(gateway: SandboxThread) -> None:
-    sent = run(gateway, "send", "--json", "--to", "0412345678", "--to", "0412345679", "Hi")
+    sent = run(gateway, "send", "--json", "--yes", "--to", "0412345678", "--to", "0412345679", "Hi")
     assert sent.returncode == 0, sent.stderr
     batch_id = data(sent)["outbox_batch"]
     listing = data(run(gateway, "outbox", "--all", "--json"))

@@ -154,7 +154,7 @@ def test_a_saved_template_sends_each_row_its_own_text(
     run(gateway, "templates", "add", "Check-up", TEMPLATE)
     done = run(
         gateway, "send", "--csv", str(sheet(tmp_path, PATIENTS)), "--template", "check-up",
-        "--skip-invalid", "--json",
+        "--skip-invalid", "--yes", "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -185,7 +185,7 @@ def test_a_send_the_credits_do_not_cover_is_refused_unless_forced(
     assert refused.returncode == 2
     assert "needs 3 credits and the account has 2" in refused.stderr
     assert sent_texts(gateway) == {}
-    forced = run(gateway, "send", "--csv", book, TEMPLATE, "--skip-invalid", "--force")
+    forced = run(gateway, "send", "--csv", book, TEMPLATE, "--skip-invalid", "--force", "--yes")
     assert forced.returncode == 0, forced.stderr
     assert len(sent_texts(gateway)) == 3
 
@@ -205,9 +205,24 @@ def test_to_numbers_take_the_fields_of_their_contacts(
     book = sheet(tmp_path, "Name,Mobile,Clinic\nAnn Lee,0412 000 001,Glebe\n")
     run(gateway, "contacts", "import", str(book))
     run(gateway, "templates", "add", "Hello", "Dear {name}, {clinic} is open late.")
-    done = run(gateway, "send", "--to", "0412 000 001", "--template", "Hello")
+    done = run(gateway, "send", "--to", "0412 000 001", "--template", "Hello", "--yes")
     assert done.returncode == 0, done.stderr
     assert sent_texts(gateway) == {"61412000001": "Dear Ann Lee, Glebe is open late."}
+
+
+def test_a_personal_send_without_yes_is_refused_naming_its_figures(
+    gateway: SandboxThread, tmp_path: Path
+) -> None:
+    run(gateway, "templates", "add", "Hello", "Dear {name|patient}, we are open late.")
+    done = run(
+        gateway, "send", "--to", "0412 000 001", "--to", "0412 000 002", "--template", "Hello"
+    )
+    assert done.returncode == 2
+    assert (
+        "A list of 2 recipients is asked about first (2 SMS parts; cost: 2 credits; 9,998 "
+        "credits left of 10,000); nothing was sent (--yes sends it)."
+    ) in done.stderr
+    assert sent_texts(gateway) == {}
 
 
 def test_a_plain_message_to_numbers_keeps_its_braces(gateway: SandboxThread) -> None:

@@ -18,6 +18,7 @@ from gwdesk.domain.contacts import ContactCard
 from gwdesk.domain.settings import OWN_NUMBER
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.outbox import EntryState
+from tests.ui.batch_support import confirm_send
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.personal_support import (
     MISSING,
@@ -154,7 +155,10 @@ async def test_a_contact_group_is_the_recipients_each_with_their_own_fields(
     assert tab.totals.figures["valid"].text() == "2"
     assert "2 contacts of the group Patients" in tab.recipients.summary.text()
 
-    tab.send()
+    question = await confirm_send(tab)  # a group send asks, as every list send does
+    assert question.startswith(
+        "Message: “Dear {name}, {clinic} clinic is open late this week.”\nRecipients: 2\n"
+    )
     await sent(tab)
     await wait_until(lambda: len(messages_by_number(sandbox)) == 2, 20, "messages created")
     assert messages_by_number(sandbox) == {
@@ -303,7 +307,7 @@ async def test_numbers_are_grouped_per_identical_text_in_the_outbox(
     tab.compose.editor.set_text("Your check-up at {clinic} is due.")
     await imported(tab, write_sheet(tmp_path / "patients.csv", 9))
     await planned(tab)
-    tab.send()
+    await confirm_send(tab)
     await sent(tab)
     assert tab.run is not None
     texts = [dict(e.body)["text"] for e in tab.run.entries]

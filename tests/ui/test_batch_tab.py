@@ -13,12 +13,16 @@ from benchmarks.csv_import import write_file
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
+from gwdesk.app.list_send import SendFacts, question_for
 from gwdesk.app.status import FOLLOW_GIVE_UP
+from gwdesk.domain.settings import REPEAT_WINDOW_HOURS
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.outbox import EntryState
 from gwdesk.ui.batch.results import OUTCOME_COLUMN
 from gwdesk.ui.batch.tab import BatchTab
+from gwdesk.ui.widgets.question import question_box
 from tests.conftest import SandboxFactory
+from tests.ui.batch_support import asked, confirm_send, yes_button
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.plain_text_support import tooltip_shows
 from tests.ui.screenshot_support import WINDOW, shot
@@ -58,13 +62,6 @@ async def idle(tab: BatchTab, ui: UiBundle) -> None:
     await wait_until(lambda: not busy(), 20, "tab idle")
 
 
-async def asked(tab: BatchTab) -> QMessageBox:
-    """The question the send asks, once it is shown."""
-    await wait_until(lambda: tab.confirm_box is not None and tab.confirm_box.isVisible())
-    assert tab.confirm_box is not None
-    return tab.confirm_box
-
-
 def lodged(tab: BatchTab) -> int:
     """Requests the tab shows lodged (0 before the batch is recorded)."""
     return tab.run.count(EntryState.LODGED) if tab.run is not None else 0
@@ -94,7 +91,7 @@ async def test_a_batch_of_250_arrives_in_three_requests(
 ) -> None:
     tab = await ready_tab(ui, sandbox, qtbot)
     assert tab.totals.figures["requests"].text() == "3"
-    tab.send()
+    await confirm_send(tab)
     await sent(tab)
     assert lodged_requests(sandbox) == 3
     assert tab.results.lodged_bar.value() == tab.results.lodged_bar.maximum() == 3
@@ -113,7 +110,7 @@ async def test_a_batch_is_written_to_history_once_as_the_outbox_holds_it(
 ) -> None:
     tab = await ready_tab(ui, sandbox, qtbot)
     started = datetime.now(UTC) - timedelta(seconds=1)
-    tab.send()
+    await confirm_send(tab)
     await sent(tab)  # a row the tab wrote itself would be queued by now
     assert ui.session.store is not None
     assert tab.run is not None
@@ -133,7 +130,7 @@ async def test_batch_progress_is_followed_until_every_message_is_created(
     ui: UiBundle, sandbox: SandboxThread, qtbot
 ) -> None:
     tab = await ready_tab(ui, sandbox, qtbot)
-    tab.send()
+    await confirm_send(tab)
     await sent(tab)
     await wait_until(lambda: tab.run.created == 250, 20, "every message created")
     await wait_until(lambda: tab.results.created_bar.value() == 250)
@@ -156,7 +153,7 @@ async def test_follow_progress_gives_up_when_status_fails_and_asks_again_when_to
 ) -> None:
     sandbox = sandbox_factory(faults="status:404=1")  # no status endpoint, for now
     tab = await ready_tab(ui, sandbox, qtbot)
-    tab.send()
+    await confirm_send(tab)
     await sent(tab)
     assert tab.run is not None
     await wait_until(
@@ -185,7 +182,7 @@ async def test_cancel_stops_before_the_next_request_and_send_remaining_completes
     sandbox = sandbox_factory(faults="send:latency=0.3")
     tab = await ready_tab(ui, sandbox, qtbot)
     tab.set_parallel(1)
-    tab.send()
+    await confirm_send(tab)
     await wait_until(lambda: lodged(tab) == 1, 10, "first request lodged")
     tab.cancel_send()
     await sent(tab)
@@ -218,7 +215,7 @@ async def test_a_failed_request_is_listed_and_the_rest_stay_lodged(
     sandbox = sandbox_factory(faults="send:latency=1.5")
     tab = await ready_tab(ui, sandbox, qtbot)
     tab.set_parallel(1)
-    tab.send()
+    await confirm_send(tab)
     await wait_until(lambda: lodged(tab) == 1, 10, "first request lodged")
     await asyncio.to_thread(set_faults, sandbox, "send:503=1")
     await sent(tab, 30)
@@ -262,11 +259,33 @@ async def test_a_refused_sender_is_shown_at_from_and_nothing_typed_is_lost(
     await idle(tab, ui)
 
 
-async def test_ctrl_enter_in_the_message_sends_the_batch(
+async def test_ctrl_enter_opens_the_question_and_sends_nothing(
     ui: UiBundle, sandbox: SandboxThread, qtbot
 ) -> None:
     tab = await ready_tab(ui, sandbox, qtbot, count=3)
     qtbot.keyClick(tab.compose.editor.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    box = await asked(tab)
+    assert "Recipients: 3" in box.text()
+    qtbot.keyClick(tab.compose.editor.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert tab.confirm_box is box  # pressed again: still the one question, nothing sent
+    assert not tab.sending
+    assert tab.run is None
+    assert ui.session.store is not None
+    assert ui.session.store.outbox.batches(open_only=False) == []
+    assert lodged_requests(sandbox) == 0
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await wait_until(lambda: tab.totals.outcome.text() == "Not sent.")
+    assert lodged_requests(sandbox) == 0
+    assert tab.compose.editor.text() == "Hello from the batch tab"
+    await idle(tab, ui)
+
+
+async def test_ctrl_enter_then_yes_sends_the_batch(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    qtbot.keyClick(tab.compose.editor.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    yes_button(await asked(tab)).click()
     await sent(tab)
     assert lodged_requests(sandbox) == 1
     assert tab.compose.editor.text() == "Hello from the batch tab"
@@ -311,19 +330,20 @@ async def test_an_empty_message_is_refused_before_anything_is_sent(
     await idle(tab, ui)
 
 
-async def test_a_big_batch_is_confirmed_with_its_totals_first(
+async def test_a_batch_is_confirmed_with_its_figures_first(
     ui: UiBundle, sandbox: SandboxThread, qtbot
 ) -> None:
     tab = await ready_tab(ui, sandbox, qtbot, count=12)
-    tab.confirm_above = 10
     tab.send()
     box = await asked(tab)  # once the flow has weighed the send (off the GUI thread)
     assert isinstance(box, QMessageBox)
     assert box.isVisible()
-    assert "Messages: 12" in box.text()
+    assert "Recipients: 12\nSMS parts: 12\nCost: 12 credits;" in box.text()
+    assert "Message: “Hello from the batch tab”" in box.text()
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert tab.confirm_box is None  # the box has finished: its answer is taken
     assert tab.run is None
+    await wait_until(lambda: tab.totals.outcome.text() == "Not sent.")
     tab.send()
     box = await asked(tab)
     send_button = next(b for b in box.buttons() if b.text() == "Send to 12 recipients")
@@ -506,3 +526,145 @@ async def test_from_tags_and_the_send_at_zone_have_room_at_1280(ui: UiBundle, qt
     assert compose.tags.width() >= 300
     zone = compose.send_at.zone_label
     assert zone.height() < 2 * zone.fontMetrics().lineSpacing()  # one line, not wrapped
+
+
+# ---- every list send asks first --------------------------------------------------------------
+
+
+def clean_sheet(path: Path, count: int) -> Path:
+    """A clean CSV: a name and a distinct mobile on every row."""
+    rows = [f"Patient {i},0412 {i // 1000:03d} {i % 1000:03d}" for i in range(count)]
+    path.write_text("Name,Mobile\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+async def test_a_clean_200_row_csv_is_asked_about_before_anything_goes(
+    ui: UiBundle, sandbox: SandboxThread, qtbot, tmp_path: Path
+) -> None:
+    await ui.connect(sandbox)
+    tab = BatchTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(tab)
+    tab.compose.editor.set_text("The clinic is closed on Monday.")
+    tab.recipients.import_path(clean_sheet(tmp_path / "patients.csv", 200))
+    await wait_until(lambda: tab.recipients.table is not None and not tab.recipients.pending())
+    assert tab.totals.figures["invalid"].text() == "0"
+    tab.send()
+    box = await asked(tab)
+    assert box.windowTitle() == "Send the batch?"
+    assert "Recipients: 200\nSMS parts: 200\nCost: 200 credits; " in box.text()
+    assert "credits left of" in box.text()
+    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    assert lodged_requests(sandbox) == 0  # nothing goes while the question is open
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await wait_until(lambda: tab.totals.outcome.text() == "Not sent.")
+    assert tab.run is None
+    assert lodged_requests(sandbox) == 0
+    await idle(tab, ui)
+
+
+async def test_the_same_list_and_text_again_is_named_in_the_question(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    first = await confirm_send(tab)
+    assert "This text was sent" not in first
+    await sent(tab)
+    await idle(tab, ui)
+    tab.send()
+    box = await asked(tab)
+    assert box.text().endswith(
+        "This text was sent just now to all 3 of these recipients. Send it to them again?"
+    )
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await wait_until(lambda: tab.totals.outcome.text() == "Not sent.")
+    assert lodged_requests(sandbox) == 1
+    await idle(tab, ui)
+
+
+async def later(ui: UiBundle, hours: int) -> None:
+    """The session's clock moved on `hours` (the history keeps the real time)."""
+    sending = ui.session.sending
+    assert sending is not None
+    moved = datetime.now(UTC) + timedelta(hours=hours)
+    sending.now = lambda: moved
+
+
+async def test_the_same_list_after_the_window_is_not_named(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    await confirm_send(tab)
+    await sent(tab)
+    await idle(tab, ui)
+    await later(ui, 25)  # the default window is 24 hours
+    tab.send()
+    box = await asked(tab)
+    assert "Recipients: 3" in box.text()
+    assert "This text was sent" not in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await wait_until(lambda: tab.totals.outcome.text() == "Not sent.")
+    await idle(tab, ui)
+
+
+async def test_the_profiles_repeat_window_is_honoured(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    await confirm_send(tab)
+    await sent(tab)
+    await idle(tab, ui)
+    assert ui.session.store is not None
+    ui.session.store.settings.set(REPEAT_WINDOW_HOURS, 48)
+    await later(ui, 25)
+    tab.send()
+    box = await asked(tab)
+    assert "This text was sent 25 hours ago to all 3 of these recipients." in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await wait_until(lambda: tab.totals.outcome.text() == "Not sent.")
+    await idle(tab, ui)
+
+
+async def test_markup_and_long_text_in_the_question_show_as_plain_text(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    tab.compose.editor.set_text('<b>Sale</b> <img src="/dev/zero"> &amp; ' + "x" * 900)
+    tab.send()
+    box = await asked(tab)
+    assert box.textFormat() == Qt.TextFormat.PlainText
+    first = box.text().splitlines()[0]
+    assert first.startswith('Message: “<b>Sale</b> <img src="/dev/zero"> &amp; xxx')
+    assert first.endswith("…” (940 characters)")  # cut: a long text cannot push the buttons off
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await wait_until(lambda: tab.totals.outcome.text() == "Not sent.")
+    await idle(tab, ui)
+
+
+async def test_bidi_and_escape_codes_in_the_question_show_as_symbols(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    tab.compose.editor.set_text("Sale \u202eexe.pdf \x1b[31m today")
+    tab.send()
+    box = await asked(tab)
+    assert box.textFormat() == Qt.TextFormat.PlainText
+    assert box.text().splitlines()[0] == "Message: “Sale \ufffdexe.pdf ␛[31m today”"
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await wait_until(lambda: tab.totals.outcome.text() == "Not sent.")
+    assert lodged_requests(sandbox) == 0
+    await idle(tab, ui)
+
+
+def test_a_question_holding_control_codes_shows_them_as_symbols(qtbot) -> None:
+    """Whatever the core puts in a question (a template, a name) is data on screen."""
+    parent = QMainWindow()
+    qtbot.addWidget(parent)
+    hostile = "Hi {name} \u202eexe.pdf \x1b]0;pwned\x07 <b>x</b>"
+    question = question_for(SendFacts(2, 2, text=hostile), datetime.now(UTC))
+    assert question is not None
+    box, _yes = question_box(parent, question.title, question.text(), question.yes)
+    assert box.textFormat() == Qt.TextFormat.PlainText
+    assert "\u202e" not in box.text()
+    assert "\x1b" not in box.text()
+    assert "␛]0;pwned␇ <b>x</b>" in box.text()
+    box.deleteLater()

@@ -29,6 +29,7 @@ from gwdesk.ui.replies.table import OPT_OUT
 from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from tests.sandbox.webhook_receiver import make_reply, wait_until_delivered
+from tests.ui.batch_support import confirm_send
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.replies_support import start_listener
 from tests.ui.screenshot_support import WINDOW, in_window, shot
@@ -400,7 +401,7 @@ async def test_a_250_row_batch_with_the_number_lodges_249_and_says_1_excluded(
 ) -> None:
     await opted_out(ui, qtbot, sandbox)
     tab = await batch_tab(ui, qtbot)
-    tab.send()
+    await confirm_send(tab)
     await wait_until(lambda: tab.run is not None and not tab.sending, 30, "the batch sent")
     assert tab.run is not None
     assert tab.run.recipients_in(EntryState.LODGED) == 249
@@ -483,7 +484,7 @@ async def test_screenshot_batch_with_exclusions(
     tab = await batch_tab(ui, qtbot)
     window = in_window(qtbot, tab)
     await wait_until(lambda: tab.totals.figures["excluded"].text() == "2")
-    tab.send()
+    await confirm_send(tab)
     await wait_until(lambda: tab.run is not None and not tab.sending, 30)
     await stop_following(ui, tab)
     assert "2 opted-out recipients excluded" in tab.totals.outcome.text()

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import csv
 import os
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from PySide6.QtWidgets import QDialogButtonBox
 
-from gwdesk.domain.settings import OPT_IN_KEYWORDS
+from gwdesk.app.list_send import ListSend
+from gwdesk.domain.settings import OPT_IN_KEYWORDS, REPEAT_WINDOW_HOURS
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.replies import IncomingReply
 from gwdesk.ui.optouts.change_dialog import ChangeDialog
@@ -142,13 +143,15 @@ async def test_a_reason_holding_markup_is_shown_as_text(
     assert "&lt;img" in str(tab.model.data(index, 3))  # the tooltip is escaped rich text
 
 
-async def save_rules(tab: OptOutsTab, **fields: str | bool) -> None:
+async def save_rules(tab: OptOutsTab, **fields: str | bool | int) -> None:
     """Type the rules given (the others as loaded) and save them; waits for the result."""
     await wait_until(lambda: tab.rules.opt_out_edit.text().startswith("STOP"))
     rules = tab.rules
     for name, value in fields.items():
         if name == "marketing_default":
             rules.marketing_box.setChecked(bool(value))
+        elif name == "repeat":
+            rules.repeat_edit.setValue(int(value))
         else:
             getattr(rules, f"{name}_edit").setText(str(value))
     rules.save_button.click()
@@ -254,3 +257,21 @@ async def test_screenshot_optouts(
     await wait_until(lambda: tab.history_model.rowCount() >= 1)
     await wait_until(lambda: tab.rules.opt_out_edit.text().startswith("STOP"))
     await shot(window, screenshots_dir, "optouts.png", WINDOW)
+
+
+async def test_the_repeat_window_is_saved_with_the_rules_and_read_by_the_next_send(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await connected_tab(ui, sandbox, qtbot)
+    await wait_until(lambda: tab.rules.opt_out_edit.text().startswith("STOP"))
+    assert tab.rules.repeat_edit.value() == 24  # the default: a day
+    await save_rules(tab, repeat=6)
+    assert tab.rules.note.text().startswith("Saved")
+    store, sending = ui.session.store, ui.session.sending
+    assert store is not None
+    assert sending is not None
+    assert store.settings.get(REPEAT_WINDOW_HOURS) == 6
+    assert await ListSend.of(sending, store).repeat_window() == timedelta(hours=6)
+    again = OptOutsTab(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(again)
+    await wait_until(lambda: again.rules.repeat_edit.value() == 6)

@@ -19,6 +19,7 @@ from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.local import LocalStore
 from gwdesk.store.outbox import EntryState
 from gwdesk.ui.outbox.monitor import CHECK_KEY, OutboxMonitor
+from tests.ui.batch_support import confirm_send
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.lock_support import while_locked
 from tests.ui.test_batch_tab import idle, ready_tab, sent
@@ -36,7 +37,7 @@ async def test_a_batch_started_while_the_file_is_write_locked_keeps_the_gui_runn
     tab.save_draft()  # now: the draft (not an outbox write) is saved on the GUI thread
 
     async def send() -> None:
-        tab.send()
+        await confirm_send(tab)
         await sent(tab, 30)
 
     locked = await while_locked(ui.session.store.path, send, HOLD)

@@ -26,6 +26,7 @@ from gwdesk.ui.controller import sandbox_profile
 from gwdesk.ui.outbox.dialog import RESUME_KEY, OutboxDialog
 from gwdesk.ui.outbox.monitor import OutboxMonitor
 from gwdesk.ui.sandbox_process import SandboxAddresses
+from tests.ui.batch_support import confirm_send
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.send_support import fill, send_and_wait, send_tab
 
@@ -83,7 +84,7 @@ async def test_the_batch_tab_records_every_request_before_it_leaves(
     tab.recipients.paste.setPlainText("\n".join(NUMBERS))
     tab.recipients.check_paste()
     await wait_until(lambda: tab.recipients.result is not None and not tab.recipients.busy)
-    tab.send()
+    await confirm_send(tab)
     await wait_until(lambda: tab.run is not None and not tab.sending, 20, "batch sent")
     assert ui.session.store is not None
     outbox = ui.session.store.outbox

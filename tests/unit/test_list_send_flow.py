@@ -27,7 +27,7 @@ from gwdesk.app.optouts import OptOutGuard
 from gwdesk.app.personal import number_recipients, plan_personal
 from gwdesk.app.questions import Concern
 from gwdesk.app.sms import Channel, SmsForm
-from gwdesk.domain.settings import OWN_NUMBER
+from gwdesk.domain.settings import OWN_NUMBER, REPEAT_WINDOW_HOURS
 from gwdesk.domain.templates import parse_template
 from gwdesk.importing.recipients import InvalidRow
 from gwdesk.store.database import StoreUnavailable
@@ -89,15 +89,20 @@ async def test_a_factual_message_keeps_the_opted_out_numbers(office: Desk) -> No
 # ---- what a send asks -----------------------------------------------------------------------
 
 
-async def test_a_small_clean_list_asks_nothing(office: Desk) -> None:
+async def test_a_clean_list_of_200_is_asked_about_with_its_figures(office: Desk) -> None:
     prepared = await office.flow.prepare_list(message(office), listing(numbers(200)))
-    assert prepared.question is None
+    assert concerns(prepared) == {Concern.LIST}
+    assert prepared.question is not None
+    assert prepared.question.text() == (
+        f"Message: “{TEXT}”\nRecipients: 200\nSMS parts: 200\n"
+        "Cost: 200 credits; 9,800 credits left of 10,000"
+    )
 
 
 async def test_credits_that_do_not_cover_the_list_are_asked_about(office: Desk) -> None:
     office.gateway.credits = 150
     prepared = await office.flow.prepare_list(message(office), listing(numbers(200)))
-    assert concerns(prepared) == {Concern.CREDITS_SHORT}
+    assert concerns(prepared) == {Concern.LIST, Concern.CREDITS_SHORT}
     assert prepared.cost is not None
     assert prepared.cost.credits == 200
 
@@ -105,7 +110,7 @@ async def test_credits_that_do_not_cover_the_list_are_asked_about(office: Desk) 
 async def test_rows_that_cannot_be_sent_to_are_asked_about(office: Desk) -> None:
     bad = (InvalidRow(3, "n/a", "not a phone number"),)
     prepared = await office.flow.prepare_list(message(office), listing(numbers(5), bad))
-    assert concerns(prepared) == {Concern.INVALID_ROWS}
+    assert concerns(prepared) == {Concern.LIST, Concern.INVALID_ROWS}
     assert [r.index for r in prepared.rejected] == [2]
 
 
@@ -115,20 +120,20 @@ async def test_a_list_the_last_run_already_reached_is_asked_about(office: Desk) 
     for entry in lodge(office, run.entries[:1]):
         run.put(entry)
     again = await office.flow.prepare_list(message(office, "Another text"), listing(numbers(250)))
-    assert concerns(again) == {Concern.ALREADY_LODGED}
+    assert concerns(again) == {Concern.LIST, Concern.ALREADY_LODGED}
 
 
-async def test_a_list_above_the_limit_is_asked_about(office: Desk) -> None:
-    prepared = await office.flow.prepare_list(message(office), listing(numbers(1001)))
+async def test_a_personal_send_is_asked_about_with_its_template(office: Desk) -> None:
+    template = parse_template("Hi {name|there}, the clinic is closed on Monday.")
+    plan = plan_personal(
+        SmsForm(Channel.REST_SMS), template, number_recipients(numbers(3), template), "AU"
+    )
+    prepared = await office.flow.prepare_personal(plan)
     assert concerns(prepared) == {Concern.LIST}
     assert prepared.question is not None
-    assert "Valid recipients: 1,001" in prepared.question.text()
-
-
-async def test_every_list_asks_when_the_limit_is_none(office: Desk) -> None:
-    office.flow.ask_above = 0
-    prepared = await office.flow.prepare_list(message(office), listing(numbers(2)))
-    assert concerns(prepared) == {Concern.LIST}
+    assert prepared.question.text().startswith(
+        "Message: “Hi there, the clinic is closed on Monday.”\nRecipients: 3\n"
+    )
 
 
 # ---- a duplicate of a recent send -----------------------------------------------------------
@@ -137,9 +142,9 @@ async def test_every_list_asks_when_the_limit_is_none(office: Desk) -> None:
 async def test_the_same_text_to_most_of_the_list_two_hours_ago_is_named(office: Desk) -> None:
     await sent_before(office, TEXT, numbers(198), NOW - timedelta(hours=2))
     prepared = await office.flow.prepare_list(message(office), listing(numbers(200)))
-    assert concerns(prepared) == {Concern.DUPLICATE}
+    assert concerns(prepared) == {Concern.LIST, Concern.DUPLICATE}
     assert prepared.question is not None
-    assert prepared.question.text() == (
+    assert prepared.question.asks[-1].text == (
         "This text was sent 2 hours ago to 198 of these 200 recipients. Send it to them again?"
     )
 
@@ -147,19 +152,35 @@ async def test_the_same_text_to_most_of_the_list_two_hours_ago_is_named(office: 
 async def test_a_send_older_than_the_window_is_no_duplicate(office: Desk) -> None:
     await sent_before(office, TEXT, numbers(200), NOW - timedelta(hours=25))
     prepared = await office.flow.prepare_list(message(office), listing(numbers(200)))
-    assert prepared.question is None
+    assert concerns(prepared) == {Concern.LIST}
+
+
+async def test_a_send_within_the_profiles_window_is_named(office: Desk) -> None:
+    office.store.settings.set(REPEAT_WINDOW_HOURS, 48)
+    await sent_before(office, TEXT, numbers(200), NOW - timedelta(hours=25))
+    prepared = await office.flow.prepare_list(message(office), listing(numbers(200)))
+    assert concerns(prepared) == {Concern.LIST, Concern.DUPLICATE}
+    assert prepared.question is not None
+    assert "sent 25 hours ago to all 200 of these recipients" in prepared.question.text()
+
+
+async def test_a_send_older_than_the_profiles_window_is_no_duplicate(office: Desk) -> None:
+    office.store.settings.set(REPEAT_WINDOW_HOURS, 1)
+    await sent_before(office, TEXT, numbers(200), NOW - timedelta(hours=2))
+    prepared = await office.flow.prepare_list(message(office), listing(numbers(200)))
+    assert concerns(prepared) == {Concern.LIST}
 
 
 async def test_another_text_to_the_same_list_is_no_duplicate(office: Desk) -> None:
     await sent_before(office, "Open late on Thursday.", numbers(200), NOW - timedelta(hours=1))
     prepared = await office.flow.prepare_list(message(office), listing(numbers(200)))
-    assert prepared.question is None
+    assert concerns(prepared) == {Concern.LIST}
 
 
 async def test_only_the_requests_that_were_lodged_count_as_sent(office: Desk) -> None:
     await sent_before(office, TEXT, numbers(200), NOW - timedelta(hours=1), lodged=1)
     prepared = await office.flow.prepare_list(message(office), listing(numbers(200)))
-    assert prepared.question is None  # 100 of 200 reached: not most of the list
+    assert concerns(prepared) == {Concern.LIST}  # 100 of 200 reached: not most of the list
 
 
 async def test_a_personal_send_of_the_same_template_is_named(office: Desk) -> None:
@@ -168,7 +189,7 @@ async def test_a_personal_send_of_the_same_template_is_named(office: Desk) -> No
     plan = plan_personal(form, template, number_recipients(numbers(3), template), "AU")
     await sent_before(office, plan.history_message().text, numbers(3), NOW - timedelta(hours=1))
     prepared = await office.flow.prepare_personal(plan)
-    assert concerns(prepared) == {Concern.DUPLICATE}
+    assert concerns(prepared) == {Concern.LIST, Concern.DUPLICATE}
 
 
 async def test_a_duplicate_whose_history_row_is_not_written_yet_is_named(office: Desk) -> None:
@@ -178,7 +199,7 @@ async def test_a_duplicate_whose_history_row_is_not_written_yet_is_named(office:
         office.store.history.queue(row)
         assert office.store.history.since(NOW - timedelta(hours=1))  # queued, not written
         prepared = await office.flow.prepare_list(message(office), listing(numbers(3)))
-    assert concerns(prepared) == {Concern.DUPLICATE}
+    assert concerns(prepared) == {Concern.LIST, Concern.DUPLICATE}
 
 
 @contextlib.contextmanager

@@ -27,59 +27,76 @@ def numbers(count: int, start: int = 0) -> frozenset[str]:
     return frozenset(f"614120{i:05d}" for i in range(start, start + count))
 
 
-def asked(facts: SendFacts, ask_above: int = 1000) -> frozenset[Concern]:
-    question = question_for(facts, NOW, ask_above=ask_above)
+def asked(facts: SendFacts) -> frozenset[Concern]:
+    question = question_for(facts, NOW)
     return question.concerns if question is not None else frozenset()
 
 
-def test_a_list_within_the_limits_goes_without_a_question() -> None:
-    assert question_for(SendFacts(200, 200, cost=COVERED), NOW) is None
+def test_a_clean_list_of_200_is_asked_about_with_its_figures() -> None:
+    question = question_for(SendFacts(200, 200, cost=COVERED, text="Closed on Monday"), NOW)
+    assert question is not None
+    assert question.concerns == {Concern.LIST}
+    assert question.text() == (
+        "Message: “Closed on Monday”\n"
+        "Recipients: 200\n"
+        "SMS parts: 200\n"
+        "Cost: 200 credits; 9,800 credits left of 10,000"
+    )
+    assert (question.recipients, question.parts, question.cost) == (200, 200, COVERED)
+    assert question.yes == "Send to 200 recipients"
+
+
+def test_a_list_of_two_is_asked_about_too() -> None:
+    assert asked(SendFacts(2, 2)) == {Concern.LIST}
+
+
+def test_a_long_message_is_quoted_cut_with_its_length() -> None:
+    question = question_for(SendFacts(2, 8, text="word " * 300), NOW)
+    assert question is not None
+    first = question.text().splitlines()[0]
+    assert first.endswith("…” (1,500 characters)")
+    assert len(first) < 160
+
+
+def test_a_message_over_several_lines_is_quoted_on_one() -> None:
+    question = question_for(SendFacts(2, 2, text="Closed\non\r\nMonday"), NOW)
+    assert question is not None
+    assert question.text().splitlines()[0] == "Message: “Closed on Monday”"
 
 
 def test_credits_that_do_not_cover_the_send_are_asked_about() -> None:
     facts = SendFacts(200, 200, cost=Cost(200, 200, 150))
     question = question_for(facts, NOW)
     assert question is not None
-    assert question.concerns == {Concern.CREDITS_SHORT}
+    assert question.concerns == {Concern.LIST, Concern.CREDITS_SHORT}
     assert "needs 200 credits and the account has 150" in question.text()
+    assert "Cost: 200 credits; the account has 150, 50 short" in question.text()
 
 
 def test_credits_the_gateway_does_not_report_are_not_asked_about() -> None:
-    assert asked(SendFacts(200, 200, cost=Cost(200, note="postpaid"))) == frozenset()
+    question = question_for(SendFacts(200, 200, cost=Cost(200, note="postpaid")), NOW)
+    assert question is not None
+    assert question.concerns == {Concern.LIST}
+    assert "Cost: not known (postpaid)" in question.text()
 
 
 def test_rows_that_cannot_be_sent_to_are_asked_about_when_others_can() -> None:
     question = question_for(SendFacts(247, 247, invalid=3), NOW)
     assert question is not None
-    assert question.concerns == {Concern.INVALID_ROWS}
-    assert question.text().startswith("3 recipients cannot be sent to")
+    assert question.concerns == {Concern.LIST, Concern.INVALID_ROWS}
+    assert question.asks[1].text.startswith("3 recipients cannot be sent to")
     assert question.yes == "Send to 247 recipients"
 
 
-def test_rows_that_cannot_be_sent_to_ask_nothing_when_nobody_can_be_sent_to() -> None:
+def test_a_send_to_nobody_asks_nothing_as_recording_it_refuses() -> None:
     assert asked(SendFacts(0, 0, invalid=3)) == frozenset()
 
 
 def test_a_list_the_last_run_already_reached_is_asked_about() -> None:
     question = question_for(SendFacts(250, 250, lodged_before=100), NOW)
     assert question is not None
-    assert question.concerns == {Concern.ALREADY_LODGED}
+    assert question.concerns == {Concern.LIST, Concern.ALREADY_LODGED}
     assert "already reached 100 recipients" in question.text()
-
-
-def test_a_list_above_the_limit_is_asked_about_with_its_totals() -> None:
-    question = question_for(SendFacts(1001, 1001, totals="Messages: 1,001"), NOW)
-    assert question is not None
-    assert question.concerns == {Concern.LIST}
-    assert "Messages: 1,001" in question.text()
-
-
-def test_a_list_at_the_limit_is_not_asked_about_for_its_size() -> None:
-    assert asked(SendFacts(1000, 1000)) == frozenset()
-
-
-def test_with_no_limit_every_list_asks() -> None:
-    assert asked(SendFacts(2, 2), ask_above=0) == {Concern.LIST}
 
 
 def test_a_duplicate_of_a_recent_send_is_named_with_when_and_how_many() -> None:
@@ -87,13 +104,13 @@ def test_a_duplicate_of_a_recent_send_is_named_with_when_and_how_many() -> None:
     duplicate = duplicate_of(numbers(200), earlier)
     question = question_for(SendFacts(200, 200, duplicate=duplicate), NOW)
     assert question is not None
-    assert question.concerns == {Concern.DUPLICATE}
-    assert question.text() == (
+    assert question.concerns == {Concern.LIST, Concern.DUPLICATE}
+    assert question.asks[1].text == (
         "This text was sent 2 hours ago to 198 of these 200 recipients. Send it to them again?"
     )
 
 
-def test_every_concern_is_said_in_one_question_in_order() -> None:
+def test_every_concern_is_said_in_one_question_the_figures_first() -> None:
     earlier = [Reached(NOW, "", numbers(2000))]
     facts = SendFacts(
         2000,
@@ -106,9 +123,9 @@ def test_every_concern_is_said_in_one_question_in_order() -> None:
     question = question_for(facts, NOW)
     assert question is not None
     assert [a.concern for a in question.asks] == [
+        Concern.LIST,
         Concern.INVALID_ROWS,
         Concern.ALREADY_LODGED,
-        Concern.LIST,
         Concern.DUPLICATE,
         Concern.CREDITS_SHORT,
     ]
@@ -199,3 +216,9 @@ def test_the_totals_wait_while_the_list_is_checked() -> None:
     totals = list_totals(None, None, 1, checking=True)
     assert set(totals.figures.values()) == {"…", "1"}
     assert totals.parts is None  # the cost shown stays
+
+
+def test_a_message_with_no_space_is_quoted_cut_where_a_label_cannot_wrap() -> None:
+    question = question_for(SendFacts(2, 30, text="W" * 2000), NOW)
+    assert question is not None
+    assert question.text().splitlines()[0] == f"Message: “{'W' * 32}…” (2,000 characters)"

@@ -51,3 +51,15 @@ def test_an_unusable_own_number_is_refused_at_its_field() -> None:
         check_rules("STOP", "START", False, "Reply STOP", "0412 3", "AU")
     assert caught.value.field == "own_number"
     assert caught.value.message.startswith("Your number: ")
+
+
+def test_the_repeat_window_is_kept_as_typed() -> None:
+    rules = check_rules("STOP", "START", False, "Reply STOP to opt out", repeat_hours=6)
+    assert rules.repeat_hours == 6
+
+
+@pytest.mark.parametrize("hours", [0, -1, 24 * 30 + 1])
+def test_a_repeat_window_outside_a_month_is_refused_at_its_field(hours: int) -> None:
+    with pytest.raises(RulesError) as caught:
+        check_rules("STOP", "START", False, "Reply STOP to opt out", repeat_hours=hours)
+    assert caught.value.field == "repeat_hours"

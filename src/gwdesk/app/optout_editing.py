@@ -128,6 +128,8 @@ class TypedRules:
     marketing_default: bool
     instruction: str
     own_number: str
+    repeat_hours: int = 24
+    """The repeat window, in hours (`REPEAT_WINDOW_HOURS`)."""
 
 
 class RulesFollow(Enum):
@@ -200,6 +202,7 @@ class OptOutEditing:
             typed.instruction,
             typed.own_number,
             self.region,
+            repeat_hours=typed.repeat_hours,
         )
 
     def save_rules(self, rules: Rules) -> None:

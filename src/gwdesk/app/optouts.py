@@ -34,6 +34,7 @@ from gwdesk.domain.settings import (
     OPT_OUT_INSTRUCTION,
     OPT_OUT_KEYWORDS,
     OWN_NUMBER,
+    REPEAT_WINDOW_HOURS,
 )
 from gwdesk.importing.export import write_csv
 from gwdesk.importing.fastnumbers import CachedNormaliser
@@ -234,6 +235,9 @@ class Rules:
     own_number: str = ""
     """The operator's own mobile (international digits, "" for none): where a test of a
     batch's first message goes."""
+    repeat_hours: int = REPEAT_WINDOW_HOURS.default
+    """How many hours back a list send of the same text to most of a list is named in
+    its question."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -258,10 +262,13 @@ def check_rules(
     instruction: str,
     own_number: str = "",
     region: str = DEFAULT_REGION,
+    *,
+    repeat_hours: int = REPEAT_WINDOW_HOURS.default,
 ) -> Rules:
     """The rules as typed, checked (`RulesError` naming the field): STOP among the opt-out
     keywords, no keyword in both lists, an instruction a marketing message can end with,
-    and the operator's own number (optional) a usable phone number, read in `region`."""
+    the operator's own number (optional) a usable phone number, read in `region`, and the
+    repeat window a whole number of hours the setting allows."""
     lists: dict[str, tuple[str, ...]] = {}
     for field, typed in (("opt_out", opt_out), ("opt_in", opt_in)):
         try:
@@ -294,7 +301,13 @@ def check_rules(
             own = normalise(own_number, region)
         except NumberError as exc:
             raise RulesError("own_number", f"Your number: {exc.reason}.") from None
-    return Rules(lists["opt_out"], lists["opt_in"], marketing_default, wanted, own)
+    try:
+        hours = REPEAT_WINDOW_HOURS.write(repeat_hours)
+    except ValueError:
+        raise RulesError(
+            "repeat_hours", "The repeat window is a whole number of hours, 1 to 720 (30 days)."
+        ) from None
+    return Rules(lists["opt_out"], lists["opt_in"], marketing_default, wanted, own, hours)
 
 
 def read_rules(settings: StoredSettings) -> Rules:
@@ -305,6 +318,7 @@ def read_rules(settings: StoredSettings) -> Rules:
         settings.get(MARKETING_DEFAULT),
         settings.get(OPT_OUT_INSTRUCTION),
         settings.get(OWN_NUMBER),
+        settings.get(REPEAT_WINDOW_HOURS),
     )
 
 
@@ -324,3 +338,5 @@ def save_rules(settings: StoredSettings, rules: Rules) -> None:
         settings.set(OPT_OUT_INSTRUCTION, rules.instruction)
     if rules.own_number != kept.own_number:
         settings.set(OWN_NUMBER, rules.own_number)
+    if rules.repeat_hours != kept.repeat_hours:
+        settings.set(REPEAT_WINDOW_HOURS, rules.repeat_hours)

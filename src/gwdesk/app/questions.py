@@ -3,7 +3,9 @@
 A send's flow (`app/` decides it, for the console and the command line alike) says
 whether a send must be asked about and why: each `Ask` names one concern (the credits
 do not cover it, rows that cannot be sent to, an earlier run of the list already
-lodged, every list send) in words an operator reads. The console renders a
+lodged, the same text sent to most of the list a short while ago) in words an
+operator reads. Every list send asks: its first paragraph says what goes, to how
+many, in how many parts, what it costs and the credits left (`list_send`). The console renders a
 `SendQuestion` as a dialog and answers yes or no; the command line, which cannot ask
 when it is not at a terminal, refuses it unless a flag answers it (`--yes`, or
 `--force` for the credits), saying which flag.
@@ -14,11 +16,19 @@ console only lays them out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Final
 
 from gwdesk.app.personal import Cost
+
+PREVIEW_LIMIT: Final = 120
+"""The characters of a message the question quotes (the rest is counted)."""
+WORD_LIMIT: Final = 32
+"""The longest run without a space the question quotes: a label wraps only at spaces."""
+_LONG_WORD: Final = re.compile(rf"\S{{{WORD_LIMIT + 1}}}")
 
 
 class Concern(StrEnum):
@@ -31,8 +41,8 @@ class Concern(StrEnum):
     ALREADY_LODGED = "already lodged"
     """The last run of this list already reached some recipients."""
     LIST = "list"
-    """A send to a list: it goes to many at once, so it is asked about (issue: no send
-    the operator did not confirm)."""
+    """A send to a list: it goes to many at once, so every one is asked about with its
+    figures (no send the operator did not confirm)."""
     DUPLICATE = "duplicate"
     """The same text went to most of these recipients a short while ago: a send made
     twice by mistake (the Ctrl+Enter pressed again)."""
@@ -79,9 +89,44 @@ def already_lodged(lodged: int) -> Ask:
     )
 
 
-def list_send(totals: str) -> Ask:
-    """A list asked about for its size: what it comes to, figure by figure."""
-    return Ask(Concern.LIST, f"Send this batch?\n\n{totals}")
+def shown_text(text: str, limit: int = PREVIEW_LIMIT) -> str:
+    """A message as the question quotes it: one line, cut at `limit` characters or where
+    a run without a space passes `WORD_LIMIT` (the question then says how long it is), so
+    a long text cannot make the dialog wider or taller than a small screen."""
+    flat = " ".join(text.split())
+    cut = min(limit - 1, *(w.end() - 1 for w in _LONG_WORD.finditer(flat)), len(flat) + 1)
+    if cut >= len(flat):
+        return f"“{flat}”"
+    return f"“{flat[:cut].rstrip()}…” ({len(text):,} characters)"
+
+
+def credits_line(cost: Cost | None) -> str:
+    """`Cost: 200 credits; 9,800 credits left of 10,000` (or why it is not known)."""
+    if cost is None:
+        return "Cost: not known"
+    if cost.credits is None or cost.balance is None:
+        return f"Cost: not known ({cost.note})" if cost.note else "Cost: not known"
+    left = cost.balance - cost.credits
+    if left < 0:
+        return (
+            f"Cost: {plural(cost.credits, 'credit')}; the account has {cost.balance:,}, "
+            f"{-left:,} short"
+        )
+    spent = plural(cost.credits, "credit")
+    return f"Cost: {spent}; {plural(left, 'credit')} left of {cost.balance:,}"
+
+
+def list_send(recipients: int, parts: int, cost: Cost | None, text: str = "") -> Ask:
+    """Every list send, asked once: what goes, to how many, in how many parts, what it
+    costs and what the account has left after it (issue: no send the operator did not
+    confirm)."""
+    lines = [f"Message: {shown_text(text)}"] if text else []
+    lines += [
+        f"Recipients: {recipients:,}",
+        f"SMS parts: {parts:,}",
+        credits_line(cost),
+    ]
+    return Ask(Concern.LIST, "\n".join(lines))
 
 
 def sent_before(ago: str, reached: int, recipients: int, sends: int = 1) -> Ask:

@@ -10,8 +10,8 @@ message into UCS-2 or add a part, and those that cannot be sent to, with why),
 then the cost against the account's credits. `--dry-run` prints every rendered
 message and the totals and sends nothing. The send asks what the Batch tab asks,
 answered by flags (`cli.send.answer`): unusable recipients stop it unless
-`--skip-invalid`, credits that do not cover it unless `--force`, a big list or the
-same text sent again unless `--yes`.
+`--skip-invalid`, credits that do not cover it unless `--force`, the send itself (every
+list send asks) and the same text sent again unless `--yes`.
 """
 
 from __future__ import annotations

@@ -5,11 +5,12 @@ import reads it, or the `--to` values), with the members of `--group`s added; th
 message and its options by the Send tab's checks. One `--to` is a single message.
 Anything more is a list, and goes through the list flow the Batch tab uses
 (`gwdesk.app.list_send`): it is weighed (opt-outs, cost against the credits, a send
-of the same text to most of the list within the last 24 hours) and, when it must be
-asked about, the question is answered by flags (`--skip-invalid` for rows that
-cannot be sent to, `--force` for credits that do not cover it, `--yes` for the rest:
-a list above 1,000 recipients, the same text again); at a terminal gwdesk asks y/N
-instead, elsewhere it refuses (exit 2, naming the flag) and sends nothing. Then the
+of the same text to most of the list within the profile's repeat window, 24 hours
+unless changed) and asked about, as every list send is: the question is answered by
+flags (`--yes` for the send itself and the same text again, `--skip-invalid` for
+rows that cannot be sent to, `--force` for credits that do not cover it); at a
+terminal gwdesk asks y/N instead, elsewhere it refuses (exit 2, naming the flag) and
+sends nothing. Then the
 send is recorded in the profile's outbox, sent in requests of 100 and written to
 the history. Results print as short lines for people, or as one JSON object with
 `--json` (message fields keep the gateway's own names). The account's opt-out list
@@ -29,15 +30,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from gwdesk.app.list_send import (
-    ASK_ABOVE,
-    DUPLICATE_WINDOW,
     ListSend,
     PreparedSend,
     StoreAwayError,
     StoreError,
 )
 from gwdesk.app.merge import with_group_numbers
-from gwdesk.app.questions import Ask, Concern, plural
+from gwdesk.app.questions import Ask, Concern, credits_line, plural
 from gwdesk.app.send_values import Sent
 from gwdesk.app.sender_rules import sender_notes
 from gwdesk.app.sending import Outcome
@@ -221,8 +220,10 @@ def refusal(ask: Ask, prepared: PreparedSend) -> str:
             f"{cost.balance or 0:,}; nothing was sent (--force sends it anyway)."
         )
     if ask.concern is Concern.LIST:
+        parts = prepared.totals.parts or 0
         return (
-            f"A list of {plural(prepared.recipients, 'recipient')} is asked about first; "
+            f"A list of {plural(prepared.recipients, 'recipient')} is asked about first "
+            f"({plural(parts, 'SMS part')}; {credits_line(cost).lower()}); "
             "nothing was sent (--yes sends it)."
         )
     return f"{ask.text} Nothing was sent ({FLAGS[ask.concern]} sends it again)."
@@ -436,8 +437,8 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     asked.add_argument(
         "--yes",
         action="store_true",
-        help=f"send a list that asks first: more than {ASK_ABOVE:,} recipients, or the same "
-        f"text to most of them within the last {DUPLICATE_WINDOW.total_seconds() / 3600:.0f} hours",
+        help="send the list: every list send asks first (its recipients, parts and cost), and "
+        "names the same text sent to most of them within the profile's repeat window",
     )
     asked.add_argument(
         "--skip-invalid",

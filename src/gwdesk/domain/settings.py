@@ -292,6 +292,14 @@ OWN_NUMBER: Final = text(
     '"Send a test to me" sends a batch\'s first message.',
     limit=32,
 )
+REPEAT_WINDOW_HOURS: Final = integer(
+    "sending.repeat_window_hours",
+    24,
+    Place.PROFILE_STORE,
+    "How many hours back a list send of the same text to most of a list is named in its question.",
+    low=1,
+    high=24 * 30,
+)
 WINDOW_GEOMETRY: Final = blob(
     "window.geometry",
     Place.WINDOW_STATE,
@@ -325,6 +333,7 @@ SETTINGS: Final[Mapping[str, Setting[Any]]] = {
         OPT_OUT_INSTRUCTION,
         TEAM_REPLY_PATH,
         OWN_NUMBER,
+        REPEAT_WINDOW_HOURS,
         WINDOW_GEOMETRY,
         WINDOW_TAB,
     )

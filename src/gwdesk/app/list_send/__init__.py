@@ -25,7 +25,7 @@ from gwdesk.app.list_send.planning import (
     group_members,
     with_options,
 )
-from gwdesk.app.list_send.policy import ASK_ABOVE, SendFacts, question_for
+from gwdesk.app.list_send.policy import SendFacts, question_for
 from gwdesk.app.list_send.run import (
     FOLLOWING,
     FollowEnd,
@@ -45,7 +45,6 @@ from gwdesk.store.optouts import OptOut
 from gwdesk.store.outbox import EntryState, OutboxEntry
 
 __all__ = [
-    "ASK_ABOVE",
     "DUPLICATE_WINDOW",
     "FIGURES",
     "FOLLOWING",

@@ -1,7 +1,7 @@
 """A list send made twice: the same text to most of the same recipients a short while ago.
 
 The profile's send history says which sends of a text were made within the window
-(24 hours unless the flow is told otherwise) and the numbers each reached
+(the profile's repeat window: 24 hours unless the operator changed it) and the numbers each reached
 (`HistoryStore.reached_with`: a list's numbers are its outbox batch's). A new send
 of that text is a duplicate when those sends together reached at least `OVERLAP` of
 its recipients: the same list, or most of it (a list edited a little, or sent from
@@ -20,7 +20,8 @@ from gwdesk.app.questions import Ask, sent_before
 from gwdesk.store.history import Reached
 
 DUPLICATE_WINDOW: Final = timedelta(hours=24)
-"""How far back a send of the same text counts."""
+"""How far back a send of the same text counts when the profile says nothing (the
+setting `sending.repeat_window_hours` has the same default)."""
 OVERLAP: Final = 0.8
 """The share of a send's recipients an earlier send of the text must have reached."""
 

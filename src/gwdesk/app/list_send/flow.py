@@ -9,7 +9,9 @@ and the one pipeline (`Sending`):
 - its plan (`plan`: each recipient's own text, made and checked off the caller's
   thread), its screen against the opt-out list (`screen`), its cost;
 - its question (`prepare_list`, `prepare_personal`): the policy's (`policy.py`),
-  with a duplicate of a recent send found in the profile's history;
+  asked of every list send, with a send of the same text to most of the list
+  within the profile's repeat window (`REPEAT_WINDOW_HOURS`, 24 hours unless the
+  operator changed it) found in the profile's history;
 - recording it (`record`), running it in lanes and again for what is left
   (`run_due`: cancel by the caller's event, settled by status first), following the
   gateway's progress (`follow`), and the words each comes to;
@@ -31,7 +33,7 @@ from typing import Final
 
 from gwdesk.app.list_send.duplicates import DUPLICATE_WINDOW, Duplicate, duplicate_of
 from gwdesk.app.list_send.planning import PlanFailure, PlanInputs, Planned, gather, with_options
-from gwdesk.app.list_send.policy import ASK_ABOVE, SendFacts, question_for
+from gwdesk.app.list_send.policy import SendFacts, question_for
 from gwdesk.app.list_send.run import FollowEnd, ListRun, RunEnd, follow_end, run_end
 from gwdesk.app.list_send.totals import Totals, list_totals, plan_totals
 from gwdesk.app.optouts import Screened
@@ -44,7 +46,7 @@ from gwdesk.app.status import follow
 from gwdesk.domain.errors import GatewayError, ValidationError
 from gwdesk.domain.numbers import Rejected, display
 from gwdesk.domain.segments import count_segments
-from gwdesk.domain.settings import OWN_NUMBER
+from gwdesk.domain.settings import OWN_NUMBER, REPEAT_WINDOW_HOURS
 from gwdesk.domain.templates import Template
 from gwdesk.importing.decoding import ImportFailed
 from gwdesk.importing.recipients import RecipientList
@@ -103,10 +105,9 @@ class ListSend:
     _: KW_ONLY
     contacts: ContactStore | None = None
     settings: StoredSettings | None = None
-    ask_above: int = ASK_ABOVE
-    """Lists of more recipients are asked about with their totals."""
-    window: timedelta = DUPLICATE_WINDOW
-    """How long a send of the same text counts as a duplicate for."""
+    window: timedelta | None = None
+    """How long a send of the same text counts as a duplicate for (None: the profile's
+    setting, read at each send, so a change applies to the next one)."""
     run: ListRun | None = field(default=None, init=False)
     """The list shown: the last one recorded (None before the first)."""
 
@@ -128,6 +129,14 @@ class ListSend:
     def check_options(self, form: SmsForm) -> SmsMessage:
         """A personal send's options checked (each text is checked by the plan)."""
         return check_options(form, self.sending.region, self.sending.now())
+
+    def check_form(self, form: SmsForm, same_text: str, *, personal: bool = False) -> SmsMessage:
+        """What the Batch tab composed, checked as it is sent: a personal send's options
+        (`form` as typed: each text is the plan's), else the same-for-all message with
+        `same_text` (the form's text with its placeholders, if any, left as typed)."""
+        if personal:
+            return self.check_options(form)
+        return self.check_message(replace(form, text=same_text))
 
     # ---- plan, screen, cost --------------------------------------------------------------
 
@@ -248,9 +257,9 @@ class ListSend:
             lodged_before=self.run.lodged_before_more() if self.run is not None else 0,
             duplicate=prepared.duplicate,
             cost=prepared.cost,
-            totals=prepared.totals.text(),
+            text=(plan.history_message() if (plan := prepared.plan) else prepared.message).text,
         )
-        question = question_for(facts, self.sending.now(), ask_above=self.ask_above)
+        question = question_for(facts, self.sending.now())
         return replace(prepared, question=question)
 
     async def prepare_plan(
@@ -266,12 +275,21 @@ class ListSend:
         history = self.sending.history
         if history is None or not numbers:
             return None
-        since = self.sending.now() - self.window
         try:
+            since = self.sending.now() - (self.window or await self.repeat_window())
             earlier = await asyncio.to_thread(history.reached_with, text, since)
         except StoreError as exc:
             raise StoreAwayError("The send history cannot be read", exc) from exc
         return duplicate_of(numbers, earlier)
+
+    async def repeat_window(self) -> timedelta:
+        """The profile's repeat window (`REPEAT_WINDOW_HOURS`; 24 hours without a store).
+        `StoreError` when the setting cannot be read."""
+        settings = self.settings
+        if settings is None:
+            return DUPLICATE_WINDOW
+        hours: int = await asyncio.to_thread(settings.get, REPEAT_WINDOW_HOURS)
+        return timedelta(hours=hours)
 
     # ---- recording and running -----------------------------------------------------------
 

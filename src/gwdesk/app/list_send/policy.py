@@ -1,12 +1,14 @@
 """When a list send asks first: the one place that decides it, for the console and the CLI.
 
-A list send asks, in one question, when some recipients cannot be sent to (and the
-others can), when the last run of the list shown already reached some recipients
-(a new send would text them again), when it goes to more than `ASK_ABOVE`
-recipients, when the same text went to most of them a short while ago, and when
-the account's credits do not cover it. Each concern says itself in words
-(`gwdesk.app.questions`); the console shows them as one dialog, the command line
-answers them with flags.
+Every list send asks, once, before anything goes: its first paragraph says what
+goes, to how many recipients, in how many parts, what it costs and the credits left
+(no send the operator did not confirm: a Ctrl+Enter pressed twice sends nothing the
+second time without a yes). The same question then names each concern there is:
+recipients that cannot be sent to (and the others can), a list the last run of the
+list shown already reached (a new send would text them again), the same text sent
+to most of them within the profile's repeat window (`duplicates.py`), and credits
+that do not cover it. Each concern says itself in words (`gwdesk.app.questions`);
+the console shows them as one dialog, the command line answers them with flags.
 """
 
 from __future__ import annotations
@@ -27,8 +29,6 @@ from gwdesk.app.questions import (
     question,
 )
 
-ASK_ABOVE: Final = 1000
-"""Lists of more recipients are asked about with their totals (0: every list asks)."""
 TITLE: Final = "Send the batch?"
 
 
@@ -45,25 +45,24 @@ class SendFacts:
     """Recipients the last run of the list shown reached while some are left."""
     duplicate: Duplicate | None = None
     cost: Cost | None = None
-    totals: str = ""
-    """The send's figures in words (what a big send's question shows)."""
+    text: str = ""
+    """The message (a personal send's template), as the question quotes it."""
 
 
-def question_for(
-    facts: SendFacts, now: datetime, *, ask_above: int = ASK_ABOVE
-) -> SendQuestion | None:
-    """The question the send asks first; None: it goes without one."""
+def question_for(facts: SendFacts, now: datetime) -> SendQuestion | None:
+    """The question the send asks first; None only when it reaches nobody (recording it
+    then refuses, naming why)."""
+    if facts.recipients <= 0:
+        return None
     return question(
         TITLE,
         facts.recipients,
         facts.parts,
         facts.cost,
         (
-            invalid_rows(facts.invalid, facts.recipients)
-            if facts.invalid and facts.recipients
-            else None,
+            list_send(facts.recipients, facts.parts, facts.cost, facts.text),
+            invalid_rows(facts.invalid, facts.recipients) if facts.invalid else None,
             already_lodged(facts.lodged_before) if facts.lodged_before else None,
-            list_send(facts.totals) if facts.recipients > ask_above else None,
             facts.duplicate.ask(now) if facts.duplicate is not None else None,
             credits_short(facts.cost),
         ),

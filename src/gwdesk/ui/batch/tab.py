@@ -10,8 +10,8 @@ gateway's progress, and the test to the operator's own number.
 
 What it is made of, each in its module: the recipients (pasted, imported, contact
 groups: `recipients`), the merge fields (`merge`), the message and its options
-(`compose`), the totals and the send's buttons (`totals`), the requests and their
-progress (`results`), the personal plan and the opt-out screen kept current off the
+(`compose`), the totals and the send's buttons (`totals`), the question every send
+asks (`asking`), the requests and their progress (`results`), the personal plan and the opt-out screen kept current off the
 GUI thread (`planning`, `screening`), the send as it goes (`sender`), the preview
 and the test to the operator's own number (`preview`, `send_to_me`), and where refusals are shown (`notices`). Nothing the
 operator composed is lost when a send fails, and the draft survives a restart.
@@ -20,15 +20,12 @@ operator composed is lost when a send fails, and the draft survives a restart.
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
 from dataclasses import replace
-from typing import Any, Final
+from typing import Final
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from gwdesk.app.list_send import (
-    ASK_ABOVE,
-    GatewayError,
     ListRun,
     ListSend,
     PlanInputs,
@@ -41,6 +38,7 @@ from gwdesk.app.list_send import (
 )
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.templates import Template
+from gwdesk.ui.batch.asking import SendAsking
 from gwdesk.ui.batch.compose import BatchCompose
 from gwdesk.ui.batch.layout import lay_out
 from gwdesk.ui.batch.merge import MergeBox
@@ -56,16 +54,14 @@ from gwdesk.ui.batch.totals import TotalsPanel, show_line
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import NOT_CONNECTED, Session
 from gwdesk.ui.tab_base import BaseTab
-from gwdesk.ui.tasks import TaskRunner, alive
+from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.cost import CostWatch, cost_line
 from gwdesk.ui.widgets.panes import on_ctrl_enter
-from gwdesk.ui.widgets.question import answered, question_box
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 
 log = logging.getLogger("gwdesk.ui.batch")
-ASK_KEY: Final = "batch-ask"
 SCREEN_DELAY_MS: Final = 300
 DRAFT_KEY: Final = "batch"
 DRAFT_DELAY_MS: Final = 800
@@ -84,10 +80,6 @@ class BatchTab(BaseTab):
         super().__init__(session, tasks, theme, parent)
         self.flow: ListSend | None = None
         """The profile's list sends (None before a profile is chosen)."""
-        self.confirm_above = ASK_ABOVE
-        """Lists of more recipients are asked about with their totals."""
-        self.confirm_box: QMessageBox | None = None
-        """The question open now, if any."""
         self._restoring = False
         self.recipients = RecipientsPanel(tasks, theme)
         self.merge = MergeBox()
@@ -106,6 +98,7 @@ class BatchTab(BaseTab):
         self.preview = PreviewWindow(theme, self)
         self.send_to_me = SendToMe(tasks, self)
         self.batch_sender = BatchSender(tasks, self.results, self)
+        self.asking = SendAsking(tasks, self)
         self._draft_timer = single_shot(self, DRAFT_DELAY_MS, self.save_draft)
         self._screen_timer = single_shot(self, SCREEN_DELAY_MS, self.screen_again)
         self.splits = lay_out(
@@ -136,7 +129,8 @@ class BatchTab(BaseTab):
         totals.preview_requested.connect(lambda: self.open_preview())
         totals.test_requested.connect(self.send_test)
         self.results.follow_requested.connect(lambda: self.batch_sender.toggle_follow(self.flow))
-        for source in (self.send_to_me, self.batch_sender):
+        self.asking.confirmed.connect(self._confirmed)
+        for source in (self.send_to_me, self.batch_sender, self.asking):
             source.said.connect(totals.say)
             source.failed.connect(notices.error)
             source.refused.connect(notices.refused)
@@ -160,6 +154,11 @@ class BatchTab(BaseTab):
     @property
     def sending(self) -> bool:
         return self.batch_sender.busy
+
+    @property
+    def confirm_box(self) -> QMessageBox | None:
+        """The send's question while it is open (None otherwise)."""
+        return self.asking.box
 
     def set_parallel(self, value: int) -> None:
         self.totals.set_parallel(value)
@@ -274,9 +273,9 @@ class BatchTab(BaseTab):
 
     def send(self) -> None:
         """Check what is composed at once (a refusal shown at its field), then have the
-        flow weigh the send and say what it asks; the operator's yes sends it."""
-        box = self.confirm_box
-        if self.sending or (box is not None and alive(box) and box.isVisible()):
+        flow weigh the send and ask its question (every list send asks: Ctrl+Enter opens
+        it too); only the operator's yes sends it (`_confirmed`)."""
+        if self.sending or self.asking.asking:
             return
         self.notices.clear()
         flow, compose, panel = self.flow, self.compose, self.recipients
@@ -287,59 +286,29 @@ class BatchTab(BaseTab):
         if flow is None:
             self.notices.error(NOT_CONNECTED)
             return
-        flow.ask_above = self.confirm_above
         template = compose.personal_template()
-        form = (
-            compose.form()
-            if template is not None
-            else replace(compose.form(), text=compose.same_text())
-        )
         try:
-            checked = flow.check_options(form) if template is not None else flow.check_message(form)
+            same = compose.same_text() if template is None else ""  # a template: each its own
+            checked = flow.check_form(compose.form(), same, personal=template is not None)
         except ValidationError as exc:
             self.notices.refused(exc)
-            checked = None
+            return
         recipients = panel.settled() if template is not None else panel.sendable()
-        if checked is None or recipients is None:
+        if recipients is None:
             return
         weigh = lambda parts: self.cost.for_send(flow.sending, parts)  # noqa: E731 - a fresh answer
-        prepared: Coroutine[Any, Any, PreparedSend]
         if template is not None:
             self.totals.say("Making every recipient's message…", "hint")
             plan = self.planner.ready(self.plan_inputs(template), flow)
-            prepared = flow.prepare_plan(plan, checked, weigh=weigh)
+            self.asking.ask(flow, flow.prepare_plan(plan, checked, weigh=weigh))
         else:
             screened = self.screening.of((recipients, checked.factual))
-            prepared = flow.prepare_list(checked, recipients, screened=screened, weigh=weigh)
-        self.tasks.run(
-            self._ask_and_send(flow, prepared),
-            key=ASK_KEY,
-            owner=self,
-            context="weighing the batch",
-        )
+            self.asking.ask(
+                flow, flow.prepare_list(checked, recipients, screened=screened, weigh=weigh)
+            )
 
-    async def _ask_and_send(
-        self, flow: ListSend, prepared: Coroutine[Any, Any, PreparedSend]
-    ) -> None:
-        """Weigh the send, ask what the flow asks, and send it when the answer is yes."""
-        try:
-            ready = await prepared
-        except ValidationError as exc:
-            self.totals.say("", "hint")
-            self.notices.refused(exc)
-            return
-        except (GatewayError, StoreError) as exc:
-            self.totals.say("", "hint")
-            self.notices.error(exc.message if isinstance(exc, GatewayError) else str(exc))
-            return
-        question = ready.question
-        if question is not None:
-            box, yes = question_box(self, question.title, question.text(), question.yes)
-            self.confirm_box = box
-            box.finished.connect(lambda _result: setattr(self, "confirm_box", None))
-            if not await answered(box, yes):
-                self.totals.say("Not sent.", "hint")
-                return
+    def _confirmed(self, flow: ListSend, ready: PreparedSend) -> None:
+        """The operator said yes: the send goes (unless the profile changed meanwhile)."""
         if flow is self.flow:
             self.batch_sender.start(flow, ready, lanes=self.totals.parallel())
 
@@ -353,9 +322,7 @@ class BatchTab(BaseTab):
         message = None
         if run.personal is None:
             try:
-                message = flow.check_message(
-                    replace(self.compose.form(), text=self.compose.same_text())
-                )
+                message = flow.check_form(self.compose.form(), self.compose.same_text())
             except ValidationError as exc:
                 self.notices.refused(exc)
                 return
@@ -398,7 +365,7 @@ class BatchTab(BaseTab):
             store.drafts.queue(DRAFT_KEY, {**self.compose.draft(), **self.recipients.state()})
 
     def on_session_changed(self) -> None:
-        self.tasks.cancel(ASK_KEY, owner=self)
+        self.asking.cancel()
         self.batch_sender.reset()
         self.send_to_me.cancel()
         self.screening.reset()

@@ -5,7 +5,8 @@ flow check it (`gwdesk.app.optout_editing`: a refusal is shown here at its field
 nothing is saved), saves what passes and has the session apply it, so the next reply is read by the new keywords and the next send gets the
 new marketing rules. The operator's own number sits here too, beside the other
 rules a send follows and kept in the same place (the profile's store): "Send a test
-to me" in the Batch tab texts it.
+to me" in the Batch tab texts it; and the repeat window: how far back a list send of
+the same text to most of the list is named in the send's question.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QWidget,
 )
 
 from gwdesk.app.optout_editing import Rules, TypedRules
 from gwdesk.domain.numbers import display
 from gwdesk.domain.optout_words import MAX_KEYWORD_LENGTH, MAX_KEYWORDS
+from gwdesk.domain.settings import REPEAT_WINDOW_HOURS
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.widgets.field_errors import error_label, stacked, text_field
 from gwdesk.ui.widgets.validity import set_invalid, set_role
@@ -48,6 +51,10 @@ OWN_NUMBER_TIP: Final = (
 )
 MARKETING_TIP: Final = (
     "Whether a new message in the Send and Batch tabs starts ticked as Marketing."
+)
+REPEAT_TIP: Final = (
+    "A list send always asks first. When the same text went to most of the list within "
+    'this many hours, the question says so ("sent 2 hours ago to 198 of these 200").'
 )
 LINE_LIMIT: Final = MAX_KEYWORDS * (MAX_KEYWORD_LENGTH + 2)
 HOW_IT_WORKS: Final = (
@@ -81,7 +88,7 @@ class KeywordsEdit(QPlainTextEdit):
 
 
 class RulesBox(QGroupBox):
-    """The four rules, a Save button, and where each refusal is shown."""
+    """The rules, a Save button, and where each refusal is shown."""
 
     save_requested = Signal(object)
     """The rules as typed (`TypedRules`), to be checked and saved."""
@@ -97,6 +104,12 @@ class RulesBox(QGroupBox):
             placeholder="e.g. 0412 345 678: where tests go",
             tip=OWN_NUMBER_TIP,
         )
+        self.repeat_edit = QSpinBox()
+        self.repeat_edit.setRange(1, 24 * 30)
+        self.repeat_edit.setValue(REPEAT_WINDOW_HOURS.default)
+        self.repeat_edit.setSuffix(" hours")
+        self.repeat_edit.setAccessibleName("Repeat window")
+        self.repeat_edit.setToolTip(REPEAT_TIP)
         self.marketing_box = QCheckBox("New messages are marketing")
         self.marketing_box.setAccessibleName("Marketing by default")
         self.marketing_box.setToolTip(MARKETING_TIP)
@@ -105,12 +118,14 @@ class RulesBox(QGroupBox):
             "opt_in": error_label("Opt-in keywords error"),
             "instruction": error_label("Opt-out instruction error"),
             "own_number": error_label("Your number error"),
+            "repeat_hours": error_label("Repeat window error"),
         }
         self.edits: dict[str, QWidget] = {
             "opt_out": self.opt_out_edit,
             "opt_in": self.opt_in_edit,
             "instruction": self.instruction_edit,
             "own_number": self.own_edit,
+            "repeat_hours": self.repeat_edit,
         }
         self.save_button = QPushButton("Save rules")
         self.save_button.setAccessibleName("Save the rules")
@@ -134,6 +149,7 @@ class RulesBox(QGroupBox):
         form.addRow("Ins&truction", stacked(self.instruction_edit, self.errors["instruction"]))
         form.addRow("", self.marketing_box)
         form.addRow("Your nu&mber", stacked(self.own_edit, self.errors["own_number"]))
+        form.addRow("Re&peat window", stacked(self.repeat_edit, self.errors["repeat_hours"]))
         actions = QHBoxLayout()
         actions.addStretch(1)
         actions.addWidget(self.save_button)
@@ -145,6 +161,7 @@ class RulesBox(QGroupBox):
         self.opt_in_edit.textChanged.connect(lambda: self._clear("opt_in"))
         self.instruction_edit.textEdited.connect(lambda _t: self._clear("instruction"))
         self.own_edit.textEdited.connect(lambda _t: self._clear("own_number"))
+        self.repeat_edit.valueChanged.connect(lambda _v: self._clear("repeat_hours"))
         self.save_button.clicked.connect(self.save)
 
     def show_rules(self, rules: Rules) -> None:
@@ -154,17 +171,19 @@ class RulesBox(QGroupBox):
         self.instruction_edit.setText(rules.instruction)
         self.marketing_box.setChecked(rules.marketing_default)
         self.own_edit.setText(display(rules.own_number) if rules.own_number else "")
+        self.repeat_edit.setValue(rules.repeat_hours)
         self._shown = self._typed()
         for key in self.edits:
             self._clear(key)
 
-    def _typed(self) -> tuple[str, str, str, bool, str]:
+    def _typed(self) -> tuple[str, str, str, bool, str, int]:
         return (
             self.opt_out_edit.text(),
             self.opt_in_edit.text(),
             self.instruction_edit.text(),
             self.marketing_box.isChecked(),
             self.own_edit.text(),
+            self.repeat_edit.value(),
         )
 
     def edited(self) -> bool:
@@ -183,6 +202,7 @@ class RulesBox(QGroupBox):
                 self.marketing_box.isChecked(),
                 self.instruction_edit.text(),
                 self.own_edit.text(),
+                self.repeat_edit.value(),
             )
         )
 
