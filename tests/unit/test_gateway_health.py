@@ -98,6 +98,20 @@ async def test_any_answer_of_the_host_counts_while_another_request_waits(
     await held
 
 
+async def test_a_request_still_waiting_after_the_hosts_last_answer_is_silence_again(
+    watched: Watched,
+) -> None:
+    held = asyncio.ensure_future(watched.client.get("/held"))
+    await until(lambda: watched.told)
+    answered = watched.health.clock()
+    await watched.client.get("/quick")
+    await until(lambda: len(watched.told) == 3)
+    assert [s.answering for s in watched.told] == [False, True, False]
+    assert watched.told[2].since >= answered
+    watched.gateway.release.set()
+    await held
+
+
 async def silence_after(watched: Watched) -> Answering:
     """The verdict a request held from now brings (the positive event a test waits for
     before it says what did not happen earlier); the request is then answered."""

@@ -29,9 +29,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Final, TypeVar
+from types import TracebackType
+from typing import Final
 
 from gwdesk.app.outbox import OutboxRunner
 from gwdesk.app.recovery import Recovery
@@ -41,13 +40,11 @@ from gwdesk.app.send_values import (
     RunReport,
     Sent,
 )
-from gwdesk.app.sending import Recorded
 from gwdesk.domain.errors import AmbiguousSendError, GatewayError
 from gwdesk.store.database import StoreError
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxBusy, OutboxEntry
 
 log = logging.getLogger("gwdesk.app.cancelled_send")
-T = TypeVar("T")
 #: Seconds the status queries settling a cancelled send may take before it is left
 #: unknown (the gateway does not answer those either): a little over the runner's
 #: status window, so an answering gateway always gets its whole window.
@@ -61,38 +58,52 @@ CHECKING: Final = (
 TOO_LATE: Final = "Your cancel came too late: the gateway had already taken the message."
 
 
-@dataclass(frozen=True, slots=True)
-class Interrupted:
-    """A send cancelled before it finished; `batch` is what it had recorded (None:
-    nothing, so nothing was sent)."""
+class CancelWatch:
+    """`async with CancelWatch(cancel) as watch:` around a send: setting `cancel`
+    cancels the send where it waits (the runner lets go of the batch on its way out)
+    and the block ends quietly, `watch.interrupted` set and `watch.batch` the batch the
+    send had recorded (None: nothing, so nothing was sent). The send runs in the
+    caller's own task, as it would without the watch; a cancel of that task from
+    elsewhere (its window closing) still ends it."""
 
-    batch: OutboxBatch | None
+    def __init__(self, cancel: asyncio.Event) -> None:
+        self.cancel = cancel
+        self.batch: OutboxBatch | None = None
+        self.interrupted = False
+        self._task: asyncio.Task[object] | None = None
+        self._watcher: asyncio.Future[None] | None = None
+        self._cancelling = False
 
+    def recorded(self, batch: OutboxBatch) -> None:
+        """Told by the send once its batch is in the outbox."""
+        self.batch = batch
 
-async def until_cancelled(
-    send: Callable[[Recorded], Awaitable[T]], cancel: asyncio.Event
-) -> T | Interrupted:
-    """Run `send` until it ends or `cancel` is set, whichever comes first; cancelled,
-    its task is cancelled and waited for (the runner lets go of the batch), and what it
-    had recorded is said. A send that ended first is its own result."""
-    recorded: list[OutboxBatch] = []
-    task = asyncio.ensure_future(send(recorded.append))
-    waiter = asyncio.ensure_future(cancel.wait())
-    try:
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:  # whoever waits went away: the send goes with it
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait([task])
-        raise
-    finally:
-        waiter.cancel()
-    if not task.done():
-        task.cancel()
-        await asyncio.wait([task])
-    if task.cancelled():
-        return Interrupted(recorded[0] if recorded else None)
-    return task.result()
+    async def __aenter__(self) -> CancelWatch:
+        self._task = asyncio.current_task()
+        self._watcher = asyncio.ensure_future(self._watch())
+        return self
+
+    async def _watch(self) -> None:
+        await self.cancel.wait()
+        assert self._task is not None
+        self._cancelling = True
+        self._task.cancel()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        if self._watcher is not None:
+            self._watcher.cancel()
+        if not self._cancelling or exc_type is not asyncio.CancelledError:
+            return False
+        assert self._task is not None
+        if self._task.uncancel() > 0:
+            return False  # cancelled from elsewhere too: the send goes with its task
+        self.interrupted = True
+        return True
 
 
 async def settle_cancelled(

@@ -32,18 +32,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
 
-from gwdesk.app.cancelled_send import (
-    SETTLE_LIMIT,
-    TOO_LATE,
-    Interrupted,
-    settle_cancelled,
-    until_cancelled,
-)
+from gwdesk.app.cancelled_send import SETTLE_LIMIT, TOO_LATE, CancelWatch, settle_cancelled
 from gwdesk.app.media import MediaForm, MediaMessage, failure_entry
 from gwdesk.app.merge import MESSAGE_FIELD, fill_for_number
 from gwdesk.app.personal import Cost
@@ -51,7 +45,6 @@ from gwdesk.app.questions import SendQuestion, credits_short, question
 from gwdesk.app.send_values import StoreAwayError
 from gwdesk.app.sending import (
     Outcome,
-    Recorded,
     Sending,
     SingleMessage,
     message_history,
@@ -281,18 +274,12 @@ class SingleSend:
         if prepared.question is not None and not answered:
             raise ValueError(f"unanswered: {prepared.question.title}")
         single = prepared.single
-
-        def send(recorded: Recorded | None = None) -> Awaitable[Outcome]:
-            return self.sending.send_message(single, note=note, recorded=recorded)
-
-        if cancel is None:
-            return self._result(await send(), (single.recipient,))
-        done = await until_cancelled(send, cancel)
-        if not isinstance(done, Interrupted):
-            return self._result(done, (single.recipient,))
-        if done.batch is None:
+        async with CancelWatch(cancel or asyncio.Event()) as watch:
+            outcome = await self.sending.send_message(single, note=note, recorded=watch.recorded)
+            return self._result(outcome, (single.recipient,))
+        if watch.batch is None:
             raise GatewayError(NOTHING_RECORDED)
-        report = await settle_cancelled(self.sending.runner, done.batch, limit=self.settle_limit)
+        report = await settle_cancelled(self.sending.runner, watch.batch, limit=self.settle_limit)
         at = self.sending.now()
         rows = [message_history(single.message, sent, at, note) for sent in report.sent]
         return self._result(self.sending.outcome(report, rows), (single.recipient,))
@@ -310,18 +297,12 @@ class SingleSend:
         """Through Lodge (an MMS reaching an opted-out number is refused first); `cancel`
         as for `send` (Lodge cannot be asked about it: one cancelled on the wire stays
         unknown, for the operator to check in the account's log)."""
-
-        def send(recorded: Recorded | None = None) -> Awaitable[Outcome]:
-            return self.sending.send_media(message, recorded=recorded)
-
-        if cancel is None:
-            return self._result(await send(), message.recipients)
-        done = await until_cancelled(send, cancel)
-        if not isinstance(done, Interrupted):
-            return self._result(done, message.recipients)
-        if done.batch is None:
+        async with CancelWatch(cancel or asyncio.Event()) as watch:
+            outcome = await self.sending.send_media(message, recorded=watch.recorded)
+            return self._result(outcome, message.recipients)
+        if watch.batch is None:
             raise GatewayError(NOTHING_RECORDED)
-        report = await settle_cancelled(self.sending.runner, done.batch, limit=self.settle_limit)
+        report = await settle_cancelled(self.sending.runner, watch.batch, limit=self.settle_limit)
         at = self.sending.now()
         rows = [
             failure_entry(message, sent.error or GatewayError(NOT_SENT), at)

@@ -6,7 +6,10 @@ calls and the WSDL, which share it) passes through `WatchedTransport`, which sta
 clock for it: a request with no answer after `NOT_ANSWERING_AFTER` seconds makes the
 watch say the gateway is not answering (which host, since when); any answer from that
 host makes it say it answers again; a request that fails or is cancelled only stops its
-clock (it proves nothing either way). An answer is the status line and headers: a body
+clock (it proves nothing either way). "No answer for" counts from when the oldest
+waiting request left, or from the host's last answer if that came later: a host that
+answers one request while another waits is silent again `NOT_ANSWERING_AFTER` seconds
+after its last answer. An answer is the status line and headers: a body
 that trickles in is the exchange's own time-outs' business.
 
 The watch is one object per profile (`GatewayService.health`), never module state; it
@@ -39,8 +42,8 @@ class Answering:
     answering: bool = True
     host: str = ""
     since: float = 0.0
-    """When (by the watch's clock) the host last answered or the oldest request waiting
-    for it left, whichever is later: "no answer for" counts from here."""
+    """When (by the watch's clock) the oldest request waiting for the host left, or the
+    host last answered, whichever is later: "no answer for" counts from here."""
 
     def waited(self, now: float) -> float:
         """Seconds without an answer (0 while it answers)."""
@@ -119,29 +122,22 @@ class GatewayHealth:
 
     # ---- the verdict ------------------------------------------------------------------
 
-    def _overdue(self, now: float) -> _Waiting | None:
-        """The oldest request its host has not answered since it left, once it waited
-        `after` seconds (None: none has)."""
-        oldest: _Waiting | None = None
-        for waiting in self._waiting.values():
-            if self._answered.get(waiting.host, float("-inf")) >= waiting.started:
-                continue
-            if now - waiting.started >= self.after and (
-                oldest is None or waiting.started < oldest.started
-            ):
-                oldest = waiting
-        return oldest
+    def _silent_from(self, waiting: _Waiting) -> float:
+        """Since when a waiting request's host has said nothing: the request left, or
+        the host last answered (any request) after that."""
+        return max(waiting.started, self._answered.get(waiting.host, waiting.started))
 
     def _judge(self) -> None:
         now = self.clock()
-        overdue = self._overdue(now)
-        if overdue is None:
-            verdict = Answering()
-        else:
-            since = max(overdue.started, self._answered.get(overdue.host, overdue.started))
-            if not self.state.answering and self.state.host == overdue.host:
-                since = self.state.since  # still the same silence
-            verdict = Answering(False, overdue.host, since)
+        overdue = [
+            (self._silent_from(w), w.host)
+            for w in self._waiting.values()
+            if now >= self._silent_from(w) + self.after
+        ]
+        verdict = Answering()
+        if overdue:
+            since, host = min(overdue)
+            verdict = Answering(False, host, since)
         if verdict != self.state:
             self.state = verdict
             if verdict.answering:
@@ -153,13 +149,14 @@ class GatewayHealth:
         self._schedule()
 
     def _schedule(self) -> None:
-        """Look again when the next waiting request reaches `after` seconds."""
-        pending = [
-            w.started + self.after
-            for w in self._waiting.values()
-            if self._answered.get(w.host, float("-inf")) < w.started
+        """Look again when the next waiting request has waited `after` seconds since its
+        host last said anything."""
+        now = self.clock()
+        due = [
+            at
+            for at in (self._silent_from(w) + self.after for w in self._waiting.values())
+            if at > now
         ]
-        due = [at for at in pending if at > self.clock()]
         self._cancel_timer()
         if not due:
             return
@@ -167,7 +164,7 @@ class GatewayHealth:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._timer = loop.call_later(max(0.0, min(due) - self.clock()), self._judge)
+        self._timer = loop.call_later(min(due) - now, self._judge)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
