@@ -207,6 +207,7 @@ class GatewayStatusBar(QStatusBar):
         or answers again (the latest activity shown again)."""
         if state.answering:
             self._silence_timer.stop()
+            self.connection_label.setMinimumWidth(0)
             text, role, tip = self._activity
             self.connection_label.setText(text)
             self.connection_label.setToolTip(tip)
@@ -222,8 +223,12 @@ class GatewayStatusBar(QStatusBar):
         if not text:
             self._silence_timer.stop()
             return
-        self.connection_label.setText(text)
-        self.connection_label.setToolTip(
+        label = self.connection_label
+        label.setText(text)
+        # Shown whole (up to half the bar): the profile and the balance give way instead.
+        wanted = label.fontMetrics().horizontalAdvance(text) + 2 * label.margin() + 4
+        label.setMinimumWidth(min(wanted, max(self.width() // 2, 0)))
+        label.setToolTip(
             tooltip(
                 f"{text}. A request has waited without an answer; sends wait too. A send on "
                 "the Send or Fax / MMS tab can be cancelled: the outbox then asks the gateway "
