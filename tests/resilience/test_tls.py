@@ -178,8 +178,9 @@ async def test_an_expired_certificate_is_refused(
 
 
 def _client_tls(gateway: GatewayService) -> ssl.SSLContext:
-    # httpx keeps the context its transport verifies with on the connection pool.
-    pool = gateway.http._transport._pool  # type: ignore[attr-defined]
+    # httpx keeps the context its transport verifies with on the connection pool (the
+    # transport the profile's answer watch wraps, `gateway/health.py`).
+    pool = gateway.http._transport.inner._pool  # type: ignore[attr-defined]
     context: ssl.SSLContext = pool._ssl_context
     return context
 

@@ -6,7 +6,8 @@ command line has "command line"'s). Its outbox belongs to one gateway account: o
 that account resumes what it recorded. The console's `Session` and every command of
 the command line open a profile's data through `open_profile`, so the two always
 meet in the same file and the same outbox. The console holds what it opens by the names
-this module gives them (`GatewayService`, `LocalStore`, `SharedData`), never the
+this module gives them (`GatewayService`, `LocalStore`, `SharedData`, and the service's
+watch on whether the gateway answers: `GatewayHealth`, `Answering`), never the
 gateway's or the store's.
 """
 
@@ -23,6 +24,8 @@ from gwdesk.app.sending import Sending
 from gwdesk.app.sms import Compliance
 from gwdesk.domain.profile import Profile
 from gwdesk.domain.settings import MARKETING_DEFAULT, OPT_OUT_INSTRUCTION
+from gwdesk.gateway.service import Answering as Answering
+from gwdesk.gateway.service import GatewayHealth as GatewayHealth
 from gwdesk.gateway.service import GatewayService as GatewayService
 from gwdesk.paths import AppPaths
 from gwdesk.store.database import slug

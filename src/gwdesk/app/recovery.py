@@ -9,6 +9,9 @@ back to pending; a status query that fails leaves it unknown, and it is not rese
 `resume` then sends what is pending (and failures that may pass, such as 503s)
 through the runner. Lodge requests carry no ExternalSystemId and their files are not
 kept: an interrupted one is left for the operator to check, never resent by itself.
+An entry the operator cancelled while it was sent (`OPERATOR_CANCELLED`) is settled the
+same way but never goes back to pending: not found, it fails for good, saying it was
+cancelled before the gateway took it.
 
 The console's Outbox window and `gwdesk outbox` both use this; what they report is
 the entries as the outbox holds them after the check.
@@ -22,7 +25,14 @@ from dataclasses import dataclass
 from typing import Final
 
 from gwdesk.app.outbox import OutboxRunner
-from gwdesk.app.send_values import SETTLED_BY_STATUS, Requests, RunReport, Sent
+from gwdesk.app.send_values import (
+    CANCELLED_NOT_SENT,
+    OPERATOR_CANCELLED,
+    SETTLED_BY_STATUS,
+    Requests,
+    RunReport,
+    Sent,
+)
 from gwdesk.domain.errors import GatewayError
 from gwdesk.store.outbox import OPEN_STATES as OPEN_STATES
 from gwdesk.store.outbox import SMS, OutboxBusy
@@ -61,7 +71,7 @@ class Reconciled:
         state = self.entry.state
         if state is EntryState.LODGED:
             return "lodged"
-        if state is EntryState.PENDING:
+        if state is EntryState.PENDING or cancelled(self.entry, EntryState.FAILED):
             return "not lodged"
         if state is EntryState.FAILED:
             return "damaged record"
@@ -100,6 +110,12 @@ class ResumeReport(Requests):
     @property
     def busy(self) -> tuple[int, ...]:
         return self.reconcile.busy
+
+
+def cancelled(entry: OutboxEntry, *states: EntryState) -> bool:
+    """Whether the operator cancelled the entry while it was sent (and it is in one of
+    `states`, if any are given): it is never sent again by the outbox itself."""
+    return entry.error_kind == OPERATOR_CANCELLED and (not states or entry.state in states)
 
 
 def settled_by_status(entry: OutboxEntry) -> bool:
@@ -161,8 +177,11 @@ class Recovery:
 
         return list(await asyncio.gather(*(one(e) for e in entries)))
 
-    async def settle_entry(self, batch: OutboxBatch, entry: OutboxEntry) -> Reconciled:
-        """Learn whether one interrupted entry was lodged, and record it."""
+    async def settle_entry(
+        self, batch: OutboxBatch, entry: OutboxEntry, *, limit: float | None = None
+    ) -> Reconciled:
+        """Learn whether one interrupted entry was lodged, and record it (`limit`: the
+        seconds the status queries may take before it stays unknown)."""
         db, outbox = self.runner.db, self.outbox
         if entry.damaged:
             detail = f"Damaged outbox record ({entry.damaged}); it is not sent again."
@@ -177,12 +196,20 @@ class Recovery:
             )
             return Reconciled(await db(outbox.unknown, entry.id, reason=detail), detail)
         try:
-            mine = await self.runner.lodged_by_status(batch, entry)
-        except GatewayError as exc:
+            async with asyncio.timeout(limit):
+                mine = await self.runner.lodged_by_status(batch, entry)
+        except (GatewayError, TimeoutError) as exc:
+            why = exc.message if isinstance(exc, GatewayError) else f"no answer in {limit:g} s"
             detail = (
-                f"Its status could not be asked ({exc.message}); it is not sent again "
+                f"Its status could not be asked ({why}); it is not sent again "
                 "until a status query can tell."
             )
+            if cancelled(entry):
+                detail = (
+                    f"Cancelled by you while the gateway had it, and its status could not be "
+                    f"asked ({why}). It is settled by a status query once the gateway "
+                    "answers, and never sent again."
+                )
             return Reconciled(await db(outbox.unknown, entry.id, reason=detail), detail)
         if mine:
             detail = f"The gateway already has {len(mine)} message(s) of it: it was lodged."
@@ -194,6 +221,15 @@ class Recovery:
                 reason=FOUND_BY_STATUS,
             )
             return Reconciled(now, detail, len(mine))
+        if cancelled(entry):
+            failed = await db(
+                outbox.failed,
+                entry.id,
+                reason=CANCELLED_NOT_SENT,
+                error_kind=OPERATOR_CANCELLED,
+                retryable=False,
+            )
+            return Reconciled(failed, CANCELLED_NOT_SENT)
         detail = "The gateway has no message of it: it was not lodged."
         return Reconciled(await db(outbox.requeue, entry.id, reason=detail), detail)
 

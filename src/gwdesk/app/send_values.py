@@ -46,6 +46,10 @@ DEFAULT_LANES: Final = 4
 Parallel, `gwdesk send`)."""
 ID_PREFIX: Final = "gwd-"
 CANCELLED: Final = "cancelled before it was sent"
+#: The error kind of an entry the operator cancelled while it was being sent: the outbox
+#: settles it by status and never sends it again by itself (`gwdesk.app.cancelled_send`).
+OPERATOR_CANCELLED: Final = "cancelled"
+CANCELLED_NOT_SENT: Final = "Cancelled by you before the gateway took it; not sent."
 #: The reason a lodged entry keeps when a status query, not its answer, showed it lodged.
 SETTLED_BY_STATUS: Final = "settled by a status query after the answer was lost"
 

@@ -56,6 +56,7 @@ from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
 BATCH_CHANNEL: Final = "REST batch"
 LOST_ANSWER: Final = "The answer was lost; a status query by ExternalSystemId found the message."
 
+Recorded = Callable[[OutboxBatch], None]
 HistoryWrite = concurrent.futures.Future[HistoryEntry]
 """A history row handed to the store's writer thread: done once it is in the store."""
 
@@ -129,9 +130,12 @@ class Sending:
             self.runner.gateway.lodge  # noqa: B018 - a clear error when the profile has no Lodge
         return SingleMessage(message, recipient)
 
-    async def send_message(self, form: SmsForm | SingleMessage, *, note: str = "") -> Outcome:
+    async def send_message(
+        self, form: SmsForm | SingleMessage, *, note: str = "", recorded: Recorded | None = None
+    ) -> Outcome:
         """One SMS (REST or Lodge) or WAP push to one recipient, checked first unless
-        `check_message` already did. `note` goes into the history row's detail.
+        `check_message` already did. `note` goes into the history row's detail;
+        `recorded` is told the batch once it is in the outbox (a cancel settles it).
 
         The opt-out list is read once, here, just before the send is recorded: an
         opted-out recipient is refused with nothing recorded (`OptedOutError`), and the
@@ -146,14 +150,16 @@ class Sending:
             batch, entries = await self.runner.record_sms(
                 [(message, (recipient,))], label=message.text
             )
+            _tell(recorded, batch)
             report = await self.runner.run(batch, entries, screened=True)
         else:
             batch, entries = await self.runner.record_lodge(
                 message.channel.outbox, [recipient], message.to_json()
             )
+            _tell(recorded, batch)
             report = await self.runner.run(batch, entries, transmit=self._lodge(message))
         rows = [message_history(message, sent, self.now(), note) for sent in report.sent]
-        return self._outcome(report, rows)
+        return self.outcome(report, rows)
 
     def _lodge(self, message: SmsMessage) -> Transmit:
         """The Lodge call of a Lodge SMS or WAP push entry."""
@@ -187,8 +193,11 @@ class Sending:
         self.runner.gateway.lodge  # noqa: B018 - a clear error when the profile has no Lodge
         return message
 
-    async def send_media(self, form: MediaForm | MediaMessage) -> Outcome:
-        """An MMS (files, URL, multi-MMS) or a fax, through Lodge."""
+    async def send_media(
+        self, form: MediaForm | MediaMessage, *, recorded: Recorded | None = None
+    ) -> Outcome:
+        """An MMS (files, URL, multi-MMS) or a fax, through Lodge (`recorded`: as for
+        `send_message`)."""
         message = form if isinstance(form, MediaMessage) else self.check_media(form)
         lodge = self.runner.gateway.lodge
         if self.guard is not None and message.mode is not Mode.FAX:
@@ -199,6 +208,7 @@ class Sending:
         batch, entries = await self.runner.record_lodge(
             message.mode.channel.lower(), message.recipients, outbox_description(message)
         )
+        _tell(recorded, batch)
 
         async def transmit(_batch: OutboxBatch, _entry: OutboxEntry) -> Attempt:
             try:
@@ -216,7 +226,7 @@ class Sending:
         else:
             error = sent.error if sent is not None and sent.error else GatewayError("not sent")
             rows = [failure_entry(message, error, at)]
-        return self._outcome(report, rows, lodged_media=tuple(lodged))
+        return self.outcome(report, rows, lodged_media=tuple(lodged))
 
     # ---- lists -------------------------------------------------------------------------
 
@@ -331,7 +341,7 @@ class Sending:
         rows = [
             list_history(shown, batch, report, await self._all(batch, current, report), self.now())
         ]
-        return self._outcome(report, rows)
+        return self.outcome(report, rows)
 
     # ---- personal messages -------------------------------------------------------------
 
@@ -438,9 +448,10 @@ class Sending:
 
     # ---- outcomes ----------------------------------------------------------------------
 
-    def _outcome(
+    def outcome(
         self, report: RunReport, rows: Sequence[HistoryEntry], lodged_media: Sequence[Lodged] = ()
     ) -> Outcome:
+        """A run's outcome, its history rows handed to the store's writer thread."""
         written: list[HistoryWrite] = []
         if self.history is not None:
             written = [self.history.queue(row) for row in rows]  # by the store's writer thread
@@ -453,6 +464,11 @@ class Sending:
             tuple(written),
             tuple(lodged_media),
         )
+
+
+def _tell(recorded: Recorded | None, batch: OutboxBatch) -> None:
+    if recorded is not None:
+        recorded(batch)
 
 
 def media_field(message: MediaMessage) -> str:

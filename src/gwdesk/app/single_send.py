@@ -19,6 +19,10 @@ go through `SingleSend`, and only render what it says:
    console must read again (`Refresh`: the history rows, the contact's name, the
    balance).
 
+A send given a `cancel` event stops waiting when it is set (a gateway that does not
+answer): what that means for the outbox is `gwdesk.app.cancelled_send`'s, and the
+result says what the cancel came to (`SingleResult.cancelled`, `cancel_text`).
+
 When the store cannot be asked (a team's server away) nothing is sent
 (`StoreAwayError`) and the form keeps its text: the console never clears a form on
 an error. Qt-free.
@@ -33,12 +37,19 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
 
-from gwdesk.app.media import MediaForm, MediaMessage
+from gwdesk.app.cancelled_send import SETTLE_LIMIT, TOO_LATE, CancelWatch, settle_cancelled
+from gwdesk.app.media import MediaForm, MediaMessage, failure_entry
 from gwdesk.app.merge import MESSAGE_FIELD, fill_for_number
 from gwdesk.app.personal import Cost
 from gwdesk.app.questions import SendQuestion, credits_short, question
 from gwdesk.app.send_values import StoreAwayError
-from gwdesk.app.sending import Outcome, Sending, SingleMessage, shown_recipient
+from gwdesk.app.sending import (
+    Outcome,
+    Sending,
+    SingleMessage,
+    message_history,
+    shown_recipient,
+)
 from gwdesk.app.sms import Channel, SmsForm, refuse
 from gwdesk.domain.errors import GatewayError
 from gwdesk.domain.profile import LodgePort
@@ -70,6 +81,7 @@ log = logging.getLogger("gwdesk.app.single_send")
 QUESTION_TITLE: Final = "Send the message?"
 SEND_ANYWAY: Final = "Send anyway"
 NOT_SENT: Final = "It was not sent."
+NOTHING_RECORDED: Final = "Cancelled by you before it was sent; not sent."
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +148,20 @@ class SingleResult:
         """The recipient as the gateway wrote it, for people."""
         return shown_recipient(self.outcome.sent[0]) if self.outcome.sent else ""
 
+    @property
+    def cancelled(self) -> bool:
+        """The operator cancelled it while it was sent (`cancel_text` says what came of it)."""
+        return self.outcome.cancelled
+
+    @property
+    def cancel_text(self) -> str:
+        """What a cancel came to, in words ('' when it was not cancelled): too late (the
+        gateway had taken it: it was sent), not sent, or not known yet."""
+        if not self.cancelled:
+            return ""
+        error = self.error
+        return TOO_LATE if error is None else error.message
+
 
 @dataclass(frozen=True, slots=True)
 class RecipientState:
@@ -171,10 +197,18 @@ def parts_of(single: SingleMessage) -> int:
 class SingleSend:
     """One profile's single sends (see the module docstring)."""
 
-    def __init__(self, sending: Sending, contacts: ContactStore | None = None) -> None:
+    def __init__(
+        self,
+        sending: Sending,
+        contacts: ContactStore | None = None,
+        *,
+        settle_limit: float = SETTLE_LIMIT,
+    ) -> None:
         self.sending = sending
         self.contacts = contacts
         """The address book a template is filled from and names are read in."""
+        self.settle_limit = settle_limit
+        """Seconds a cancelled send's status may take before it is left unknown."""
 
     def __repr__(self) -> str:
         return f"SingleSend({self.sending!r})"
@@ -226,15 +260,29 @@ class SingleSend:
         return await self.sending.cost_of_parts(parts)
 
     async def send(
-        self, prepared: Prepared, *, answered: bool = False, note: str = ""
+        self,
+        prepared: Prepared,
+        *,
+        answered: bool = False,
+        note: str = "",
+        cancel: asyncio.Event | None = None,
     ) -> SingleResult:
         """Send it (`answered`: the operator, or a flag, said yes to its question). `note`
-        goes into the history row's detail. Refused before anything is recorded:
-        `OptedOutError`, `StoreAwayError`; the outcome says the rest."""
+        goes into the history row's detail; `cancel` set stops waiting for it (the
+        module docstring). Refused before anything is recorded: `OptedOutError`,
+        `StoreAwayError`; the outcome says the rest."""
         if prepared.question is not None and not answered:
             raise ValueError(f"unanswered: {prepared.question.title}")
-        outcome = await self.sending.send_message(prepared.single, note=note)
-        return self._result(outcome, (prepared.single.recipient,))
+        single = prepared.single
+        async with CancelWatch(cancel or asyncio.Event()) as watch:
+            outcome = await self.sending.send_message(single, note=note, recorded=watch.recorded)
+            return self._result(outcome, (single.recipient,))
+        if watch.batch is None:
+            raise GatewayError(NOTHING_RECORDED)
+        report = await settle_cancelled(self.sending.runner, watch.batch, limit=self.settle_limit)
+        at = self.sending.now()
+        rows = [message_history(single.message, sent, at, note) for sent in report.sent]
+        return self._result(self.sending.outcome(report, rows), (single.recipient,))
 
     # ---- an MMS or a fax -----------------------------------------------------------------
 
@@ -243,10 +291,25 @@ class SingleSend:
         nothing: Lodge reports no price for them."""
         return self.sending.check_media(form)
 
-    async def send_media(self, message: MediaMessage) -> SingleResult:
-        """Through Lodge (an MMS reaching an opted-out number is refused first)."""
-        outcome = await self.sending.send_media(message)
-        return self._result(outcome, message.recipients)
+    async def send_media(
+        self, message: MediaMessage, *, cancel: asyncio.Event | None = None
+    ) -> SingleResult:
+        """Through Lodge (an MMS reaching an opted-out number is refused first); `cancel`
+        as for `send` (Lodge cannot be asked about it: one cancelled on the wire stays
+        unknown, for the operator to check in the account's log)."""
+        async with CancelWatch(cancel or asyncio.Event()) as watch:
+            outcome = await self.sending.send_media(message, recorded=watch.recorded)
+            return self._result(outcome, message.recipients)
+        if watch.batch is None:
+            raise GatewayError(NOTHING_RECORDED)
+        report = await settle_cancelled(self.sending.runner, watch.batch, limit=self.settle_limit)
+        at = self.sending.now()
+        rows = [
+            failure_entry(message, sent.error or GatewayError(NOT_SENT), at)
+            for sent in report.sent
+            if not sent.lodged
+        ]
+        return self._result(self.sending.outcome(report, rows), message.recipients)
 
     def _result(self, outcome: Outcome, numbers: Sequence[str]) -> SingleResult:
         refresh = Refresh(outcome.history, tuple(numbers), balance=bool(outcome.sent))

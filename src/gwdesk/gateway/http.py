@@ -22,6 +22,7 @@ import truststore
 
 from gwdesk import __version__
 from gwdesk.gateway.errors import GatewayError, ProtocolError, TransientError
+from gwdesk.gateway.health import GatewayHealth, WatchedTransport
 
 log = logging.getLogger("gwdesk.gateway.http")
 USER_AGENT: Final = f"gwdesk/{__version__}"
@@ -79,22 +80,34 @@ def build_client(
     *,
     ca_bundle: Path | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    health: GatewayHealth | None = None,
 ) -> httpx.AsyncClient:
-    """The one pooled, keep-alive client a profile's REST and Lodge calls share."""
+    """The one pooled, keep-alive client a profile's REST and Lodge calls share; with
+    `health`, every request it makes (through `transport`, or the pool over the proxy
+    if any) is watched for an answer."""
     settings = settings or HttpSettings()
+    verify = ssl_context(ca_bundle)
+    limits = httpx.Limits(
+        max_connections=settings.max_connections,
+        max_keepalive_connections=settings.max_keepalive,
+        keepalive_expiry=settings.keepalive_expiry,
+    )
+    proxy = settings.proxy
+    if health is not None:
+        if transport is None:  # what the client would build, so the watch sees it all
+            transport = httpx.AsyncHTTPTransport(
+                verify=verify, limits=limits, proxy=proxy, trust_env=False
+            )
+        transport, proxy = WatchedTransport(transport, health), None
     return httpx.AsyncClient(
         base_url=base_url,
-        verify=ssl_context(ca_bundle),
+        verify=verify,
         timeout=settings.timeout,
-        limits=httpx.Limits(
-            max_connections=settings.max_connections,
-            max_keepalive_connections=settings.max_keepalive,
-            keepalive_expiry=settings.keepalive_expiry,
-        ),
+        limits=limits,
         headers={"User-Agent": USER_AGENT},
         follow_redirects=False,
         trust_env=False,
-        proxy=settings.proxy,
+        proxy=proxy,
         transport=transport,
     )
 

@@ -30,6 +30,7 @@ from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.domain.profile import Profile
 from gwdesk.gateway.auth import Credentials
 from gwdesk.gateway.errors import GatewayError, NotFoundError, ValidationError
+from gwdesk.gateway.health import Answering, GatewayHealth
 from gwdesk.gateway.http import HttpSettings, build_client
 from gwdesk.gateway.lodge.client import LodgeClient
 from gwdesk.gateway.paging import LogSync, iter_replies
@@ -48,7 +49,9 @@ from gwdesk.gateway.retry import (
 
 __all__ = [
     "ABSENT_STATUSES",
+    "Answering",
     "Deadline",
+    "GatewayHealth",
     "GatewayService",
     "HttpSettings",
     "LodgeClient",
@@ -82,8 +85,14 @@ class GatewayService:
         self.profile = profile
         self.http_settings = http or HttpSettings()
         self.credentials = Credentials(profile.username, password, profile.auth)
+        self.health = GatewayHealth()
+        """Whether the gateway answers, watched on every request of `http`."""
         self.http = build_client(
-            profile.rest_url, self.http_settings, ca_bundle=profile.ca_bundle, transport=transport
+            profile.rest_url,
+            self.http_settings,
+            ca_bundle=profile.ca_bundle,
+            transport=transport,
+            health=self.health,
         )
         retrier = Retrier(retry, rng=rng) if sleep is None else Retrier(retry, rng=rng, sleep=sleep)
         self.retrier = retrier
@@ -120,6 +129,7 @@ class GatewayService:
         if self._lodge is not None:
             await self._lodge.aclose()
         await self.http.aclose()
+        self.health.close()
 
     @property
     def lodge(self) -> LodgeClient:

@@ -307,8 +307,15 @@ class OutboxStore(OutboxClaims):
             (reason, error_kind, int(retryable)),
         )
 
-    def unknown(self, entry_id: int, *, reason: str) -> OutboxEntry:
-        return self._move(entry_id, EntryState.UNKNOWN, "reason = ?", (reason,))
+    def unknown(self, entry_id: int, *, reason: str, error_kind: str | None = None) -> OutboxEntry:
+        """Its answer lost and not settled; `error_kind` marks why, kept until it is
+        settled (None: the mark it had stays, such as the operator's cancel)."""
+        return self._move(
+            entry_id,
+            EntryState.UNKNOWN,
+            "reason = ?, error_kind = COALESCE(?, error_kind)",
+            (reason, error_kind),
+        )
 
     def requeue(
         self, entry_id: int, *, reason: str = "", body: Mapping[str, Any] | None = None

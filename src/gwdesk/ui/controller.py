@@ -21,15 +21,19 @@ from gwdesk.ui.main_window import MainWindow, TabFactory
 from gwdesk.ui.passwords import SessionPasswords
 from gwdesk.ui.sandbox_process import (
     SANDBOX_ACCOUNT,
+    RestartBudget,
     SandboxAddresses,
     SandboxProcess,
     SandboxStartError,
+    describe_exit,
 )
 from gwdesk.ui.session import Session
-from gwdesk.ui.tasks import TaskRunner, off_thread
+from gwdesk.ui.tasks import TaskRunner, off_thread, on_own_thread
 
 log = logging.getLogger("gwdesk.ui")
 SANDBOX_PROFILE_NAME = "Sandbox"
+SANDBOX_WATCH = "sandbox-watch"
+RESTART_SAID_MS = 60_000
 
 
 def default_service_factory(profile: Profile, password: Secret) -> GatewayService:
@@ -84,6 +88,8 @@ class AppController:
         self.paths = paths
         self.reporter = reporter
         self.sandbox: SandboxProcess | None = None
+        self.restarts = RestartBudget()
+        """Restarts of a sandbox child that died: a few a minute, then given up."""
         self.passwords = SessionPasswords(vault)
         """Passwords kept for this session only, where no keyring could store them."""
         self._closed = asyncio.Event()
@@ -174,12 +180,58 @@ class AppController:
                 self.window.status.showMessage(f"The sandbox gateway did not start: {exc}")
                 log.error("sandbox start failed: %s", exc)
                 return
-        assert self.sandbox.addresses is not None
-        await self.session.activate(
-            sandbox_profile(self.sandbox.addresses), Secret(SANDBOX_ACCOUNT.password), sandbox=True
-        )
+            self.tasks.run(
+                self._keep_sandbox(self.sandbox),
+                key=SANDBOX_WATCH,
+                context="watching the sandbox gateway",
+            )
+        await self._connect_sandbox(self.sandbox)
         self.window.status.showMessage("Connected to the sandbox gateway.", 5000)
-        log.info("connected to the sandbox gateway at %s", self.sandbox.addresses.rest_url)
+
+    async def _connect_sandbox(self, sandbox: SandboxProcess) -> None:
+        assert sandbox.addresses is not None
+        await self.session.activate(
+            sandbox_profile(sandbox.addresses), Secret(SANDBOX_ACCOUNT.password), sandbox=True
+        )
+        log.info("connected to the sandbox gateway at %s", sandbox.addresses.rest_url)
+
+    async def _keep_sandbox(self, sandbox: SandboxProcess) -> None:
+        """Wait (on a thread of its own) for the child to exit; one that died while the
+        console runs is restarted, within the budget, and the status bar says so."""
+        while True:
+            code = await on_own_thread(sandbox.wait, name="sandbox-watch")
+            if sandbox.stopped or self.sandbox is not sandbox or self._closed.is_set():
+                return
+            what = describe_exit(code)
+            log.warning("the sandbox gateway stopped (%s)", what)
+            budget = self.restarts
+            if not budget.allow():
+                self.sandbox = None
+                times = f"{budget.limit} restart{'' if budget.limit == 1 else 's'}"
+                self.window.status.showMessage(
+                    f"The sandbox gateway stopped ({what}) again; after {times} within "
+                    f"{budget.window:.0f} s it is not restarted. Choose the sandbox under "
+                    "File ▸ Profiles to start it again."
+                )
+                return
+            try:
+                moved = await sandbox.restart()
+            except SandboxStartError as exc:
+                self.sandbox = None
+                log.error("sandbox restart failed: %s", exc)
+                self.window.status.showMessage(
+                    f"The sandbox gateway stopped ({what}) and could not be restarted: {exc}"
+                )
+                return
+            if self._closed.is_set():
+                return  # the console closed meanwhile: its shutdown stops the new child
+            if moved and self.session.is_sandbox:
+                await self._connect_sandbox(sandbox)  # another port: the session follows
+            self.window.status.showMessage(
+                f"The sandbox gateway stopped ({what}) and was restarted.", RESTART_SAID_MS
+            )
+            shown = sandbox.addresses.rest_url if sandbox.addresses else "?"
+            log.info("the sandbox gateway was restarted at %s", shown)
 
     def open_profiles(self) -> None:
         from gwdesk.ui.dialogs.profiles import ProfilesDialog

@@ -6,17 +6,27 @@ Its first stdout line names its addresses; closing the console stops it, and it
 exits on its own when the console dies (its stdin closes). The console tells the
 child which demo account to serve (`SANDBOX_ACCOUNT`), so the two agree without
 the console importing the sandbox's code.
+
+A child that dies (not stopped by the console) is restarted on the same database,
+on the same port when it can be bound again (`restart`), within a budget
+(`RestartBudget`: a child that keeps dying is given up on, and the console says so);
+the controller waits for its exit on a thread of its own, never polling.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import subprocess
 import sys
+import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlsplit
 
 from gwdesk.frozen import SANDBOX_SUBCOMMAND, is_frozen
 from gwdesk.private_files import open_private, private_folder
@@ -57,7 +67,51 @@ class SandboxAddresses:
     lodge_url: str
 
 
-def sandbox_command(db: Path, *extra: str) -> list[str]:
+#: Restarts of a child that died allowed within `RESTART_WINDOW` seconds, then given up.
+MAX_RESTARTS: Final = 3
+RESTART_WINDOW: Final = 60.0
+
+
+class RestartBudget:
+    """At most `limit` restarts within `window` seconds: a child that keeps dying (a
+    broken database, a port war) is not restarted for ever."""
+
+    def __init__(
+        self,
+        limit: int = MAX_RESTARTS,
+        window: float = RESTART_WINDOW,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self._recent: deque[float] = deque()
+
+    def allow(self) -> bool:
+        """Whether one more restart is allowed now (counted if it is)."""
+        now = self.clock()
+        while self._recent and now - self._recent[0] >= self.window:
+            self._recent.popleft()
+        if len(self._recent) >= self.limit:
+            return False
+        self._recent.append(now)
+        return True
+
+
+def describe_exit(code: int | None) -> str:
+    """`exit code 1`, or `killed by SIGKILL` for a signal (a negative code)."""
+    if code is None:
+        return "exit code unknown"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"exit code {code}: killed by {name}"
+    return f"exit code {code}"
+
+
+def sandbox_command(db: Path, *extra: str, port: int = 0) -> list[str]:
     """The command line that runs `gwdesk-sandbox serve` with this interpreter (or frozen app).
 
     A frozen app's `sys.executable` is the app itself, which takes a hidden
@@ -73,7 +127,7 @@ def sandbox_command(db: Path, *extra: str) -> list[str]:
         "--host",
         "127.0.0.1",
         "--port",
-        "0",
+        str(port),
         "--db",
         str(db),
         "--exit-with-parent",
@@ -99,6 +153,8 @@ class SandboxProcess:
         self._process: subprocess.Popen[str] | None = None
         self.addresses: SandboxAddresses | None = None
         self.start_timeout = 30.0
+        self.stopped = False
+        """The console stopped it (its exit is no death to restart after)."""
 
     @property
     def pid(self) -> int | None:
@@ -109,12 +165,41 @@ class SandboxProcess:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def _spawn(self) -> subprocess.Popen[str]:
+    @property
+    def port(self) -> int:
+        """The port it listens on (0 before it started)."""
+        if self.addresses is None:
+            return 0
+        return urlsplit(self.addresses.rest_url).port or 0
+
+    def wait(self) -> int | None:
+        """Block until the child exits; its exit code (None: there was none). For a
+        thread of its own: it may wait for the console's life."""
+        process = self._process
+        return None if process is None else process.wait()
+
+    async def restart(self) -> bool:
+        """Start a child that died again, on the same database and, if it can be bound
+        again, the same port; True when the addresses changed (the session must follow).
+        `SandboxStartError` when it cannot start at all."""
+        old, port = self.addresses, self.port
+        dead, self._process = self._process, None
+        if dead is not None:
+            _close_streams(dead)
+        try:
+            await self.start(port=port)
+        except SandboxStartError:
+            if not port:
+                raise
+            await self.start(port=0)  # the port was taken meanwhile: any port
+        return self.addresses != old
+
+    def _spawn(self, port: int = 0) -> subprocess.Popen[str]:
         private_folder(self.db.parent)
         # stderr goes to a file, not a pipe nobody drains (a full pipe would stall the child).
         with open_private(self.log_path, "a", encoding="utf-8") as log:
             return subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                sandbox_command(self.db, *self.extra_args),
+                sandbox_command(self.db, *self.extra_args, port=port),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -122,9 +207,11 @@ class SandboxProcess:
                 encoding="utf-8",
             )
 
-    async def start(self) -> SandboxAddresses:
-        """Launch the child and wait (off the event loop) for its banner line."""
-        process = await off_thread(self._spawn)
+    async def start(self, *, port: int = 0) -> SandboxAddresses:
+        """Launch the child (on `port`, 0: any) and wait (off the event loop) for its
+        banner line."""
+        self.stopped = False
+        process = await off_thread(lambda: self._spawn(port))
         self._process = process
         stdout = process.stdout
         assert stdout is not None
@@ -157,6 +244,7 @@ class SandboxProcess:
 
     def stop(self, timeout: float = 5.0) -> None:
         """Ask the child to stop (SIGTERM), and kill it if it does not."""
+        self.stopped = True
         process, self._process = self._process, None
         if process is None:
             return
@@ -167,7 +255,11 @@ class SandboxProcess:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=timeout)
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        _close_streams(process)
+
+
+def _close_streams(process: subprocess.Popen[str]) -> None:
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from gwdesk.app.profile_data import (
+    Answering,
     GatewayService,
     LocalStore,
     ProfileData,
@@ -53,6 +54,9 @@ class Session(QObject):
     team's settings at another desk)."""
     contacts_changed = Signal()
     """The address book changed (the Contacts tab): names beside numbers are read again."""
+    answering_changed = Signal(object)
+    """(`Answering`) the profile's gateway stopped answering, or answers again: the
+    watch on its client (`GatewayService.health`) said so, on the GUI thread's loop."""
 
     def __init__(self, paths: AppPaths, service_factory: ServiceFactory) -> None:
         super().__init__()
@@ -76,10 +80,23 @@ class Session(QObject):
         TableWatch(self.team, {"settings"}, self._team_settings_changed, self)
         self.replies = ReplyHub(self)
         """The profile's reply listener and inbox (started by the controller, or on request)."""
+        self._unwatch: Callable[[], None] | None = None
 
     @property
     def active(self) -> bool:
         return self.service is not None
+
+    @property
+    def answering(self) -> Answering:
+        """Whether the gateway answers now (it does, as far as anyone knows, without one)."""
+        return self.service.health.state if self.service is not None else Answering()
+
+    def silent_for(self) -> float:
+        """Seconds the gateway has not answered (0 while it answers)."""
+        if self.service is None:
+            return 0.0
+        health = self.service.health
+        return health.state.waited(health.clock())
 
     def require(self) -> tuple[GatewayService, LocalStore]:
         """The service and store, or an operator-facing error when no profile is active yet."""
@@ -116,6 +133,7 @@ class Session(QObject):
         for writer in self.store.writers:
             writer.on_failure = given_up
         self.service = self._factory(profile, password)
+        self._unwatch = self.service.health.subscribe(self.answering_changed.emit)
         self.data = data
         self.sending = sending_for(self.service, self.store, data)
         self.profile = profile
@@ -159,6 +177,9 @@ class Session(QObject):
             self._team_rules = None
         await self.replies.shutdown()  # first: its inbox writes into the store
         await self.team.shutdown()  # before the pool its link borrows closes
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
         service, store = self.service, self.store
         self.service = self.store = self.profile = None
         self.data = self.sending = None

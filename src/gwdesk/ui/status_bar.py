@@ -7,6 +7,11 @@ desk, in words (`gwdesk.app.setting_changes`), or replies passed over because th
 gwdesk cannot read them; shown whole for two minutes, then as a count, the last few
 kept in the tooltip. The notice, the profile, the latest activity and the balance give
 way (shortened with …, whole in their tooltips) so the other items stay in view.
+
+When the gateway stops answering (the watch on its client, `GatewayService.health`, says
+so a few seconds after a request went unanswered), the connection item says so in the
+error colour, counting the seconds, until an answer arrives; then it shows the latest
+activity again.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
+from gwdesk.app.profile_data import Answering
 from gwdesk.app.setting_changes import SettingChange
 from gwdesk.domain.errors import GatewayError
 from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
@@ -56,6 +62,14 @@ def team_text(team: TeamHub) -> tuple[str, str, str]:
     lines = [f"Connected to the team's server {server}. Consoles connected:"]
     lines += [f"{console.operator} ({console.host})" for console in team.consoles]
     return (text, "", "\n".join(lines))
+
+
+def silence_text(state: Answering, seconds: float) -> str:
+    """`Gateway HOST is not answering (no answer for N s)`; '' while it answers."""
+    if state.answering:
+        return ""
+    host = " ".join(state.host.split()) or "the gateway"
+    return f"Gateway {host} is not answering (no answer for {int(seconds)} s)"
 
 
 def describe_expiry(expires_at: float | None, now: float) -> str:
@@ -116,8 +130,12 @@ class GatewayStatusBar(QStatusBar):
         ):
             self.addPermanentWidget(widget)
         self._timer = repeating(self, 5000, self.update_token)
+        self._activity: tuple[str, str, str] = ("Not connected", "", "")
+        """The latest activity's (text, role, tooltip), shown again once the gateway answers."""
+        self._silence_timer = repeating(self, 1000, self.show_silence, running=False)
         session.changed.connect(self.on_session_changed)
         session.activity.connect(self.on_activity)
+        session.answering_changed.connect(self.on_answering)
         session.team.connection_changed.connect(self.update_team)
         session.team.consoles_changed.connect(self.update_team)
         session.team.settings_changed.connect(self.on_setting_changes)
@@ -133,14 +151,15 @@ class GatewayStatusBar(QStatusBar):
         self.sandbox_badge.setVisible(session.is_sandbox)
         if session.profile is None:
             self.profile_label.setText("No profile")
-            self.connection_label.setText("Not connected")
+            self._set_activity("Not connected", "", "")
         else:
             profile = session.profile
             who = f"{profile.name} ({profile.username} @ {profile.rest_url})"
             self.profile_label.setText(who)
             self.profile_label.setToolTip(tooltip(who))
-            self.connection_label.setText("Connecting…")
+            self._set_activity("Connecting…", "", "")
             self.refresh_balance()
+        self.on_answering(session.answering)
         self.balance_button.setEnabled(session.active)
         self.notice_label.clear_notices()  # they were the previous profile's
         self.update_token()
@@ -171,11 +190,52 @@ class GatewayStatusBar(QStatusBar):
         shown = " ".join(what.split())
         if len(shown) > ACTIVITY_CHARS:
             shown = shown[: ACTIVITY_CHARS - 1].rstrip() + "…"
-        self.connection_label.setText(f"{'Connected' if ok else 'Trouble'}: {shown} ({stamp})")
-        self.connection_label.setToolTip(tooltip(full))  # the gateway's words: plain
-        self.connection_label.setProperty("role", "ok" if ok else "error")
-        self.connection_label.style().polish(self.connection_label)
+        text = f"{'Connected' if ok else 'Trouble'}: {shown} ({stamp})"
+        self._set_activity(text, "ok" if ok else "error", tooltip(full))  # the gateway's words
         self.update_token()
+
+    def _set_activity(self, text: str, role: str, tip: str) -> None:
+        """The latest activity, shown unless the gateway is not answering (which says more)."""
+        self._activity = (text, role, tip)
+        if self._session.answering.answering:
+            self.connection_label.setText(text)
+            self.connection_label.setToolTip(tip)
+            set_role(self.connection_label, role)
+
+    def on_answering(self, state: Answering) -> None:
+        """The gateway stopped answering (said in the error colour, the seconds counted),
+        or answers again (the latest activity shown again)."""
+        if state.answering:
+            self._silence_timer.stop()
+            self.connection_label.setMinimumWidth(0)
+            text, role, tip = self._activity
+            self.connection_label.setText(text)
+            self.connection_label.setToolTip(tip)
+            set_role(self.connection_label, role)
+            return
+        self._silence_timer.start()
+        self.show_silence()
+
+    def show_silence(self) -> None:
+        """The not-answering line, its seconds brought up to date."""
+        state = self._session.answering
+        text = silence_text(state, self._session.silent_for())
+        if not text:
+            self._silence_timer.stop()
+            return
+        label = self.connection_label
+        label.setText(text)
+        # Shown whole (up to half the bar): the profile and the balance give way instead.
+        wanted = label.fontMetrics().horizontalAdvance(text) + 2 * label.margin() + 4
+        label.setMinimumWidth(min(wanted, max(self.width() // 2, 0)))
+        label.setToolTip(
+            tooltip(
+                f"{text}. A request has waited without an answer; sends wait too. A send on "
+                "the Send or Fax / MMS tab can be cancelled: the outbox then asks the gateway "
+                "whether it took it, and never sends it again by itself."
+            )
+        )
+        set_role(self.connection_label, "error")
 
     def update_token(self) -> None:
         service = self._session.service

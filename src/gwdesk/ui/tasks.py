@@ -8,6 +8,7 @@ the loop from one (`tests/unit/test_one_way_across_threads.py` holds them to it)
   first); keys belong to their owner, so two instances of a tab never cancel each
   other's work; an owner's tasks are cancelled when it is destroyed; an exception
   nobody handled goes to the `ErrorReporter` instead of vanishing.
+- `on_own_thread`: a wait as long as the console's life (a child's exit), on its own thread.
 - `BlockingJob` (and `off_thread` for work without progress): blocking work on a
   worker thread (reading and checking 100,000 rows, a file, an export, starting a
   listener) that the GUI thread only awaits. Progress reaches the GUI thread through
@@ -21,9 +22,8 @@ the loop from one (`tests/unit/test_one_way_across_threads.py` holds them to it)
   cannot crash it). A read cancelled, superseded (same key, or `supersede()`), closed
   or destroyed before its answer lands is dropped, and `supersede()` interrupts the
   statement running now.
-- `to_gui_thread(loop, owner, callback)`: a callback threads of their own (the team
-  link's, a store writer's, a signal handler) may call; it runs on the GUI thread unless
-  its owner was destroyed.
+- `to_gui_thread(loop, owner, callback)`: a callback threads of their own (the team link's,
+  a store writer's, a signal handler) may call; run on the GUI thread unless its owner went.
 - `CoalescingRead`: a blocking read run whenever asked, one at a time; asked again while
   one runs, exactly one more follows (a burst of change notices costs two reads).
 - `BackgroundTasks`: coroutines a service starts and nobody awaits (a count, a watermark
@@ -39,7 +39,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -280,6 +280,21 @@ async def off_thread(work: Callable[[], T], *, undo: Callable[[T], object] | Non
     """`work()` on a worker thread, awaited (a `BlockingJob` without progress)."""
     job: BlockingJob[T] = BlockingJob()
     return await job.run(lambda _job: work(), undo=undo)
+
+
+async def on_own_thread(work: Callable[[], T], *, name: str) -> T:
+    """`work()` on a daemon thread of its own, awaited; it runs on until it returns."""
+    done: Future[T] = Future()
+
+    def run() -> None:
+        with contextlib.suppress(InvalidStateError):  # no longer awaited
+            try:
+                done.set_result(work())
+            except BaseException as exc:  # the work's own: the awaiting task's to see
+                done.set_exception(exc)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return await asyncio.wrap_future(done)
 
 
 # ---- reads from the store ----------------------------------------------------------------------

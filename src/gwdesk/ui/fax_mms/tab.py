@@ -22,7 +22,6 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QHBoxLayout,
-    QPushButton,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
@@ -42,7 +41,7 @@ from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import HistoryView
 from gwdesk.ui.widgets.panes import column, on_ctrl_enter, panes, titled
-from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
+from gwdesk.ui.widgets.send_controls import busy_bar, cancel_button, result_line, send_button
 from gwdesk.ui.widgets.validity import set_role
 
 SEND_TASK: Final = "fax-mms-send"
@@ -114,12 +113,9 @@ class FaxMmsTab(BaseTab):
 
         self.status_label = result_line(READY_TEXT)
         self.busy = busy_bar()
-        self.cancel_button = QPushButton(theme.icon("cancel"), "Cancel")
-        self.cancel_button.setAccessibleName("Cancel sending")
-        self.cancel_button.setToolTip(
-            "Stop waiting for the gateway. It may already have lodged the message."
+        self.cancel_button = cancel_button(
+            theme, "Stop waiting for the gateway. It may already have lodged the message."
         )
-        self.cancel_button.hide()
         self.send_button = send_button(theme, "Send MMS", "Send through Lodge (Ctrl+Enter)", 130)
         # Lodge has no ExternalSystemId; the detail goes beside the table, so that the
         # short results area still shows several sends.

@@ -21,6 +21,11 @@ covers them; a send that exceeds it asks first.
 What to check, fill, ask and send, and what to read again afterwards, is the single
 send's flow's (`gwdesk.app.single_send`, which `gwdesk send --to` uses too): the tab
 hands it the form, shows its question as a dialog and renders its result.
+
+While a send waits (a gateway that does not answer), Cancel stops waiting: the flow
+decides what that means (`gwdesk.app.cancelled_send`: the request dropped, the outbox
+entry settled once by status, never sent again by itself) and the tab says what it came
+to; the form keeps its text whatever it came to.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ from gwdesk.ui.widgets.history_view import HistoryView
 from gwdesk.ui.widgets.panes import column, on_ctrl_enter, panes, titled
 from gwdesk.ui.widgets.phone_preview import PreviewDialog, PreviewItem
 from gwdesk.ui.widgets.question import answered, question_box
-from gwdesk.ui.widgets.send_controls import busy_bar, result_line, send_button
+from gwdesk.ui.widgets.send_controls import busy_bar, cancel_button, result_line, send_button
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 from gwdesk.ui.widgets.validity import set_role
 
@@ -73,6 +78,11 @@ LOOKUP_DELAY_MS: Final = 300
 LOOKUP_TASK: Final = "recipient-optout"
 NAMES_TASK: Final = "history-names"
 PREVIEW_TASK: Final = "send-preview"
+CANCEL_TIP: Final = (
+    "Stop waiting for the gateway. gwdesk then asks it whether it took the message, "
+    "records what it says, and never sends it again by itself."
+)
+CANCELLING_TEXT: Final = "Cancelling: asking the gateway whether it took the message…"
 
 
 def success_text(form: SmsForm, result: SingleResult) -> str:
@@ -118,6 +128,9 @@ class SendTab(BaseTab):
         )
         self.send_button = send_button(theme, "Send", "Send the message (Ctrl+Enter)")
         self.busy = busy_bar()
+        self.cancel_button = cancel_button(theme, CANCEL_TIP)
+        self._cancel: asyncio.Event | None = None
+        """Set to stop waiting for the send under way (None: none is)."""
         self.status_label = result_line(READY_TEXT)
         self.cost_label = PlainLabel("")
         self.cost_label.setAccessibleName("Cost")
@@ -144,6 +157,7 @@ class SendTab(BaseTab):
         actions.addWidget(self.keep_text)
         actions.addStretch(1)
         actions.addWidget(self.busy)
+        actions.addWidget(self.cancel_button)
         actions.addWidget(self.preview_button)
         actions.addWidget(self.send_button)
         left = column(
@@ -177,6 +191,7 @@ class SendTab(BaseTab):
         self.keep_text.toggled.connect(lambda _on: self._edited())
         self.form.submit_requested.connect(self.send)
         self.send_button.clicked.connect(self.send)
+        self.cancel_button.clicked.connect(self.cancel)
         on_ctrl_enter(self, self.send)
         self.connect_tracked(session.closing, self.save_draft)
         self._attach_session()
@@ -357,10 +372,20 @@ class SendTab(BaseTab):
             return
         flow, store = self.flow, self._store
         assert flow is not None
+        self._cancel = cancel = asyncio.Event()
         self._set_sending(True, checked)
         self.tasks.run(
-            self._send(flow, store, checked), key=SEND_TASK, owner=self, context="sending"
+            self._send(flow, store, checked, cancel), key=SEND_TASK, owner=self, context="sending"
         )
+
+    def cancel(self) -> None:
+        """Stop waiting for the send under way; the flow settles it and the tab says how."""
+        cancel = self._cancel
+        if cancel is None or cancel.is_set() or not self.sending():
+            return
+        cancel.set()
+        self.cancel_button.setEnabled(False)
+        self._show_status(CANCELLING_TEXT, "hint")
 
     def _checked(self) -> Checked | None:
         """The form as the flow checked it, or None (the refusal shown at its field)."""
@@ -375,21 +400,24 @@ class SendTab(BaseTab):
             self._show_status(exc.message, "error")
         return None
 
-    async def _send(self, flow: SingleSend, store: object, checked: Checked) -> None:
+    async def _send(
+        self, flow: SingleSend, store: object, checked: Checked, cancel: asyncio.Event
+    ) -> None:
         try:
             prepared = await flow.prepare(checked, fresh=self.cost.fresh())
             if prepared.question is not None and not await self._ask(prepared.question):
                 self._set_sending(False)
                 self._show_status("Not sent: your message is kept.", "hint")
                 return
-            result = await flow.send(prepared, answered=True)
+            result = await flow.send(prepared, answered=True, cancel=cancel)
         except ValidationError as exc:  # refused (opted out, a placeholder unfilled): kept
             self._set_sending(False)
             self._refused(exc)
             return
         except GatewayError as exc:  # nothing was sent (the store away, no Lodge): kept
             self._set_sending(False)
-            self._show_status(exc.message, "error")
+            kept = f"{exc.message} Your message is kept." if cancel.is_set() else exc.message
+            self._show_status(kept, "hint" if cancel.is_set() else "error")
             return
         except asyncio.CancelledError:
             raise  # the tab or the console is going away: nothing left to update
@@ -400,7 +428,9 @@ class SendTab(BaseTab):
         self._set_sending(False)
         if store is self.session.store:
             self._refresh(result)
-        if result.error is None:
+        if result.cancelled:
+            self._cancelled(prepared.form, result)
+        elif result.error is None:
             self._succeeded(store, prepared.form, result)
         else:
             self._failed(result.error)
@@ -476,6 +506,10 @@ class SendTab(BaseTab):
         self.send_button.setEnabled(not sending)
         self.send_button.setText("Sending…" if sending else "Send")
         self.busy.setVisible(sending)
+        self.cancel_button.setVisible(sending)
+        self.cancel_button.setEnabled(sending)
+        if not sending:
+            self._cancel = None
         if sending and checked is not None:
             channel = checked.single.message.channel.label
             self._show_status(f"Sending to {display(checked.recipient)} by {channel}…", "hint")
@@ -488,6 +522,17 @@ class SendTab(BaseTab):
             self._pending = True
             self.save_draft()
         self.form.recipient.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _cancelled(self, form: SmsForm, result: SingleResult) -> None:
+        """What a cancel came to; the form keeps its text whatever it was."""
+        if result.error is None:  # too late: the gateway had it, the history says sent
+            self._show_status(f"{result.cancel_text} {success_text(form, result)}", "warning")
+            self.session.report(f"message sent to {result.to} (the cancel came too late)", True)
+            return
+        unknown = isinstance(result.error, AmbiguousSendError)
+        self._show_status(
+            f"{result.cancel_text} Your message is kept.", "warning" if unknown else "hint"
+        )
 
     def _failed(self, exc: GatewayError) -> None:
         self.session.report(f"send failed: {exc.message}", False)

@@ -1,4 +1,4 @@
-"""The controls every compose form ends with: the send button, a busy bar, the result line.
+"""The controls every compose form ends with: the send button, a busy bar, Cancel, the result line.
 
 The Send and Fax / MMS tabs build theirs here, so that they look and read alike (the
 same accessible names, the result line plain text the operator can select and copy).
@@ -19,6 +19,16 @@ def send_button(theme: Theme, text: str, tip: str, width: int = 120) -> QPushBut
     button.setAccessibleName("Send")
     button.setToolTip(tip)
     button.setMinimumWidth(width)
+    return button
+
+
+def cancel_button(theme: Theme, tip: str) -> QPushButton:
+    """Stops waiting for a send under way: hidden until one is (`tip`: what a cancel
+    means for that kind of send)."""
+    button = QPushButton(theme.icon("cancel"), "Cancel")
+    button.setAccessibleName("Cancel sending")
+    button.setToolTip(tip)
+    button.hide()
     return button
 
 
