@@ -110,6 +110,9 @@ class Sending:
         self.compliance = compliance or Compliance()
         """The profile's marketing rules: the default and the opt-out instruction."""
         self.now = now
+        self.on_outcome: Callable[[Outcome], object] | None = None
+        """Told every send's outcome as it ends (the console's session: the log sync
+        and the credits follow sends); called on the loop the send ran on."""
 
     @property
     def guard(self) -> OptOutGuard | None:
@@ -444,7 +447,7 @@ class Sending:
         written: list[HistoryWrite] = []
         if self.history is not None:
             written = [self.history.queue(row) for row in rows]  # by the store's writer thread
-        return Outcome(
+        outcome = Outcome(
             report.batch,
             report.sent,
             report.halted,
@@ -453,6 +456,9 @@ class Sending:
             tuple(written),
             tuple(lodged_media),
         )
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+        return outcome
 
 
 def media_field(message: MediaMessage) -> str:

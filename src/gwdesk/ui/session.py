@@ -53,6 +53,9 @@ class Session(QObject):
     team's settings at another desk)."""
     contacts_changed = Signal()
     """The address book changed (the Contacts tab): names beside numbers are read again."""
+    sent = Signal(object)
+    """A send of this console ended (its `Outcome`), from any tab: the log sync and the
+    credits follow."""
 
     def __init__(self, paths: AppPaths, service_factory: ServiceFactory) -> None:
         super().__init__()
@@ -76,6 +79,9 @@ class Session(QObject):
         TableWatch(self.team, {"settings"}, self._team_settings_changed, self)
         self.replies = ReplyHub(self)
         """The profile's reply listener and inbox (started by the controller, or on request)."""
+        self.log_sync: QObject | None = None
+        """The session's log cache sync (`ui.log_sync.session_sync` makes it on the first
+        ask and keeps it here)."""
 
     @property
     def active(self) -> bool:
@@ -118,6 +124,7 @@ class Session(QObject):
         self.service = self._factory(profile, password)
         self.data = data
         self.sending = sending_for(self.service, self.store, data)
+        self.sending.on_outcome = self.sent.emit
         self.profile = profile
         self.is_sandbox = sandbox
         if self.store.team:
