@@ -8,7 +8,7 @@ from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.logs.cache import LogCache
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.logs.sync import LogSyncController
+from gwdesk.ui.log_sync import LogSyncController
 from gwdesk.ui.logs.tab import LogsTab
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until

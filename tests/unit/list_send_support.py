@@ -17,8 +17,9 @@ from typing import cast
 from gwdesk.app.list_send import ListSend
 from gwdesk.app.optouts import OptOutGuard
 from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.send_history import list_history
 from gwdesk.app.send_values import RunReport
-from gwdesk.app.sending import Sending, list_history
+from gwdesk.app.sending import Sending
 from gwdesk.app.sms import Channel, SmsForm, SmsMessage, check_message
 from gwdesk.domain.funds import Funds
 from gwdesk.domain.models.wire import AccountInfo

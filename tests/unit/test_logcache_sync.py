@@ -129,6 +129,17 @@ async def test_a_status_change_of_a_recent_record_reaches_the_cache(
     assert "ACTIVE" not in set(statuses(store_path).values())
 
 
+async def test_a_sync_says_whether_a_recent_record_is_still_active(
+    sandbox_factory: SandboxFactory, service_for: Service, store_path: Path
+) -> None:
+    sandbox = sandbox_factory(simulate_delivery=True, delivery_delay=(0.2, 0.3))
+    service = service_for(sandbox)
+    await simple_send(service, "Deliver me", "61412345000")
+    assert (await LogCacheSync(service, store_path).run()).active_left
+    await wait_delivered(sandbox)
+    assert not (await LogCacheSync(service, store_path).run()).active_left
+
+
 async def test_old_active_records_are_checked_one_by_one(
     sandbox_factory: SandboxFactory, service_for: Service, store_path: Path
 ) -> None:

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Final
 
 from gwdesk.app.media import (
     Lodged,
@@ -35,6 +33,7 @@ from gwdesk.app.optouts import FACTUAL_NOTE, OptedOutError, OptOutGuard
 from gwdesk.app.outbox import OutboxRunner
 from gwdesk.app.personal import Cost, PersonalPlan, Recipients, cost_of, plan_personal
 from gwdesk.app.recovery import Recovery
+from gwdesk.app.send_history import list_history, message_history
 from gwdesk.app.send_values import (
     DEFAULT_LANES,
     Attempt,
@@ -46,15 +45,12 @@ from gwdesk.app.send_values import (
     chunked,
 )
 from gwdesk.app.sms import Channel, Compliance, SmsForm, SmsMessage, check_sms, recipient_field
-from gwdesk.domain.errors import AmbiguousSendError, GatewayError, ValidationError
+from gwdesk.domain.errors import GatewayError, ValidationError
 from gwdesk.domain.models import LodgeResult, LodgeText
-from gwdesk.domain.numbers import Rejected, display
+from gwdesk.domain.numbers import Rejected
 from gwdesk.domain.templates import Template
 from gwdesk.store.history import HistoryEntry, HistoryStore
 from gwdesk.store.outbox import EntryState, OutboxBatch, OutboxEntry
-
-BATCH_CHANNEL: Final = "REST batch"
-LOST_ANSWER: Final = "The answer was lost; a status query by ExternalSystemId found the message."
 
 Recorded = Callable[[OutboxBatch], None]
 HistoryWrite = concurrent.futures.Future[HistoryEntry]
@@ -111,6 +107,9 @@ class Sending:
         self.compliance = compliance or Compliance()
         """The profile's marketing rules: the default and the opt-out instruction."""
         self.now = now
+        self.on_outcome: Callable[[Outcome], object] | None = None
+        """Told every send's outcome as it ends (the console's session: the log sync
+        and the credits follow sends); called on the loop the send ran on."""
 
     @property
     def guard(self) -> OptOutGuard | None:
@@ -455,7 +454,7 @@ class Sending:
         written: list[HistoryWrite] = []
         if self.history is not None:
             written = [self.history.queue(row) for row in rows]  # by the store's writer thread
-        return Outcome(
+        outcome = Outcome(
             report.batch,
             report.sent,
             report.halted,
@@ -464,6 +463,9 @@ class Sending:
             tuple(written),
             tuple(lodged_media),
         )
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+        return outcome
 
 
 def _tell(recorded: Recorded | None, batch: OutboxBatch) -> None:
@@ -504,96 +506,3 @@ def media_attempt(lodged: Sequence[Lodged]) -> Attempt:
     if not good:
         return Attempt(error=GatewayError(detail), attempts=1, answer=list(lodged))
     return Attempt(message_id=first, detail=detail, attempts=1, answer=list(lodged))
-
-
-def message_history(message: SmsMessage, sent: Sent, at: datetime, note: str = "") -> HistoryEntry:
-    """The history row of one message to one recipient."""
-    entry, error = sent.entry, sent.error
-    recipient = entry.recipients[0] if entry.recipients else ""
-    if sent.lodged:
-        first = sent.message
-        detail = LOST_ANSWER if sent.resolved else (note or entry.reason)
-        if message.send_at is not None:
-            detail = f"Scheduled for {message.send_at.isoformat()}. {detail}".strip()
-        return HistoryEntry(
-            at=at,
-            channel=message.channel.label,
-            recipients=first.phone_number if first else recipient,
-            text=message.shown_text,
-            ok=True,
-            message_id=first.message_id if first else entry.message_id,
-            batch_code=entry.batch_code,
-            status=first.status if first else "Lodged",
-            external_system_id=entry.external_system_id,
-            detail=detail,
-        )
-    return HistoryEntry(
-        at=at,
-        channel=message.channel.label,
-        recipients=recipient,
-        text=message.shown_text,
-        ok=False,
-        status="Unknown" if isinstance(error, AmbiguousSendError) else "Failed",
-        external_system_id=entry.external_system_id or message.external_id,
-        detail=error.message if error is not None else entry.reason,
-    )
-
-
-def list_history(
-    message: SmsMessage,
-    batch: OutboxBatch,
-    report: RunReport,
-    entries: Sequence[OutboxEntry],
-    at: datetime,
-) -> HistoryEntry:
-    """The history row of a list's run: the whole batch as the outbox holds it."""
-    if len(entries) == 1 and entries[0].recipient_count == 1 and report.sent:
-        return message_history(message, report.sent[0], at)
-    total = sum(e.recipient_count for e in entries)
-    lodged = [e for e in entries if e.state is EntryState.LODGED]
-    first = lodged[0] if lodged else None
-    return HistoryEntry(
-        at=at,
-        channel=BATCH_CHANNEL,
-        recipients=f"{total:,} recipient{'s' if total != 1 else ''}",
-        text=message.text,
-        ok=len(lodged) == len(entries),
-        batch_code=first.batch_code if first else None,
-        external_system_id=first.external_system_id if first else None,
-        detail=progress_text(entries),
-    )
-
-
-STATE_NOUNS: Final = {
-    EntryState.IN_FLIGHT: "sending",
-    EntryState.FAILED: "failed",
-    EntryState.UNKNOWN: "uncertain",
-}
-
-
-def progress_text(entries: Sequence[OutboxEntry]) -> str:
-    """`250 of 300 recipients lodged · 1 request failed`: a list's state in one line
-    (while it is sent, or after). A pending entry is "not sent" once a run left it
-    with a reason (cancelled, halted); until then it is only waiting its turn."""
-    total = sum(e.recipient_count for e in entries)
-    lodged = sum(e.recipient_count for e in entries if e.state is EntryState.LODGED)
-    parts = [f"{lodged:,} of {total:,} recipients lodged"]
-    counts = Counter(_shown_state(e) for e in entries)
-    for noun in ("sending", "failed", "uncertain", "not sent"):
-        if counts[noun]:
-            parts.append(
-                f"{counts[noun]:,} {'request' if counts[noun] == 1 else 'requests'} {noun}"
-            )
-    return " · ".join(parts)
-
-
-def _shown_state(entry: OutboxEntry) -> str:
-    if entry.state is EntryState.PENDING:
-        return "not sent" if entry.reason else "waiting"
-    return STATE_NOUNS.get(entry.state, "")
-
-
-def shown_recipient(sent: Sent) -> str:
-    """The number a single send went to, as the gateway wrote it when it said."""
-    first = sent.message
-    return display(first.phone_number if first else sent.entry.recipients[0])

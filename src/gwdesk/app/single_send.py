@@ -42,14 +42,9 @@ from gwdesk.app.media import MediaForm, MediaMessage, failure_entry
 from gwdesk.app.merge import MESSAGE_FIELD, fill_for_number
 from gwdesk.app.personal import Cost
 from gwdesk.app.questions import SendQuestion, credits_short, question
+from gwdesk.app.send_history import message_history, shown_recipient
 from gwdesk.app.send_values import StoreAwayError
-from gwdesk.app.sending import (
-    Outcome,
-    Sending,
-    SingleMessage,
-    message_history,
-    shown_recipient,
-)
+from gwdesk.app.sending import Outcome, Sending, SingleMessage
 from gwdesk.app.sms import Channel, SmsForm, refuse
 from gwdesk.domain.errors import GatewayError
 from gwdesk.domain.profile import LodgePort

@@ -20,7 +20,7 @@ substring (`LIKE`) instead: a full scan, but correct, and off the GUI thread.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta, tzinfo
 from typing import Any, Final
@@ -309,6 +309,27 @@ def distinct(reading: Reading, column: str) -> list[tuple[str, int]]:
         f"GROUP BY {column} ORDER BY {column}"
     ).fetchall()
     return [(str(r[0]), int(r[1])) for r in rows]
+
+
+#: Message ids asked about in one statement (SQLite's default limit is far above it).
+STATUS_CHUNK: Final = 500
+
+
+def statuses(reading: Reading, message_ids: Iterable[str]) -> dict[str, str]:
+    """The status the cache holds of each of `message_ids` that it holds (one statement
+    per `STATUS_CHUNK` ids): what views showing sends read after each sync."""
+    wanted = sorted({m for m in message_ids if m})
+    found: dict[str, str] = {}
+    for start in range(0, len(wanted), STATUS_CHUNK):
+        chunk = wanted[start : start + STATUS_CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        for message_id, status in reading.sql.execute(
+            f"SELECT message_id, status FROM log_records WHERE message_id IN ({marks})",  # noqa: S608
+            chunk,
+        ):
+            if status:
+                found[str(message_id)] = str(status)
+    return found
 
 
 # ---- chart -----------------------------------------------------------------------------------

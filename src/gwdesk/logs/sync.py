@@ -94,6 +94,9 @@ class SyncReport:
     repaired: bool = False
     stalled: bool = False
     seconds: float = 0.0
+    active_left: bool = False
+    """One of the newest `REFRESH_WINDOW` records is still ACTIVE after the run: a
+    status change is still to come (the console syncs again sooner after a send)."""
 
     def add(self, result: WriteResult) -> None:
         self.new += result.inserted
@@ -178,6 +181,7 @@ class LogCacheSync:
                 await self._since(writer, state)
                 await self._check_old_active(writer)
             await self._call(writer.write, [], finished=True)
+            self.report.active_left = await self._call(self._any_recent_active, writer)
         finally:
             executor, self._executor = self._executor, None
             # After any write still under way (one worker, in order): commits what is open.
@@ -378,6 +382,10 @@ class LogCacheSync:
         self.report.pages += walk.pages
         self.report.stalled = walk.stalled
         self._tell("new records", done, done)
+
+    def _any_recent_active(self, writer: LogCacheWriter) -> bool:
+        start = writer.recent_window(self.refresh_window)
+        return writer.oldest_active(start) is not None
 
     async def _check_old_active(self, writer: LogCacheWriter) -> None:
         window_start = await self._call(writer.recent_window, self.refresh_window)

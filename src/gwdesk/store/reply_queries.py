@@ -18,7 +18,7 @@ case as Python's `casefold` does but for a few letters such as ß).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -269,6 +269,7 @@ def conversation(
             ConversationEntry(at, True, text, None, True, message_id, reply_id, order_at)
         )
     known: set[str] = set()
+    sends: list[ConversationEntry] = []
     for at, text, ok, status, message_id, operator in shared.execute(
         "SELECT at, text, ok, status, message_id, operator FROM history "
         "WHERE recipients IN (?, ?) ORDER BY at DESC, id DESC LIMIT ?",
@@ -276,7 +277,7 @@ def conversation(
     ):
         if message_id:
             known.add(message_id)
-        entries.append(
+        sends.append(
             ConversationEntry(
                 datetime.fromisoformat(at),
                 False,
@@ -287,6 +288,7 @@ def conversation(
                 operator=operator or "",
             )
         )
+    entries.extend(_with_logged_status(reading, sends))
     for message_id, lodged, sent, text, status in reading.sql.execute(
         "SELECT message_id, date_lodged, date_sent, message, status FROM log_records "
         "WHERE to_number IN (?, ?) ORDER BY date_lodged DESC LIMIT ?",
@@ -300,6 +302,29 @@ def conversation(
         entries.append(ConversationEntry(moment, False, text, status, True, message_id))
     entries.sort(key=lambda e: (e.order_at or e.at, e.incoming))
     return entries[-limit:]
+
+
+def _with_logged_status(
+    reading: Reading, sends: list[ConversationEntry]
+) -> list[ConversationEntry]:
+    """Sends as recorded, each that went showing the status the log cache holds of it
+    now (DELIVERED where the send said ACTIVE): one statement for them all."""
+    ids = sorted({e.message_id for e in sends if e.ok and e.message_id})
+    if not ids:
+        return sends
+    marks = ", ".join("?" * len(ids))
+    held = dict(
+        reading.sql.execute(
+            f"SELECT message_id, status FROM log_records WHERE message_id IN ({marks})",  # noqa: S608
+            ids,
+        ).fetchall()
+    )
+    return [
+        replace(e, status=held[e.message_id])
+        if e.ok and e.message_id and held.get(e.message_id)
+        else e
+        for e in sends
+    ]
 
 
 # ---- unread ----------------------------------------------------------------------------------

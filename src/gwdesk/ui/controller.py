@@ -17,6 +17,7 @@ from gwdesk.profiles import (
     SettingsError,
 )
 from gwdesk.ui.errors import ErrorReporter
+from gwdesk.ui.log_sync import session_sync
 from gwdesk.ui.main_window import MainWindow, TabFactory
 from gwdesk.ui.passwords import SessionPasswords
 from gwdesk.ui.sandbox_process import (
@@ -98,6 +99,7 @@ class AppController:
             self._closed.set()
         window.profiles_requested.connect(self.open_profiles)
         session.changed.connect(self.start_replies)
+        session.changed.connect(self.start_log_sync)
 
     async def run(
         self, *, profile: str | None = None, sandbox: bool = False, quit_after: float | None = None
@@ -154,6 +156,12 @@ class AppController:
                 key="reply-listener-start",
                 context="starting the reply listener",
             )
+
+    def start_log_sync(self) -> None:
+        """A profile was connected: the log cache syncs in the background, whatever tab is
+        open, so the statuses every view shows follow the gateway's."""
+        if self.session.active:
+            session_sync(self.session, self.tasks).start()
 
     def password_for(self, profile: Profile, *, team_server: bool = False) -> Secret | None:
         """The gateway's (or the team server's) password: kept for this session, else the

@@ -57,6 +57,9 @@ class Session(QObject):
     answering_changed = Signal(object)
     """(`Answering`) the profile's gateway stopped answering, or answers again: the
     watch on its client (`GatewayService.health`) said so, on the GUI thread's loop."""
+    sent = Signal(object)
+    """A send of this console ended (its `Outcome`), from any tab: the log sync and the
+    credits follow."""
 
     def __init__(self, paths: AppPaths, service_factory: ServiceFactory) -> None:
         super().__init__()
@@ -81,6 +84,9 @@ class Session(QObject):
         self.replies = ReplyHub(self)
         """The profile's reply listener and inbox (started by the controller, or on request)."""
         self._unwatch: Callable[[], None] | None = None
+        self.log_sync: QObject | None = None
+        """The session's log cache sync (`ui.log_sync.session_sync` makes it on the first
+        ask and keeps it here)."""
 
     @property
     def active(self) -> bool:
@@ -136,6 +142,7 @@ class Session(QObject):
         self._unwatch = self.service.health.subscribe(self.answering_changed.emit)
         self.data = data
         self.sending = sending_for(self.service, self.store, data)
+        self.sending.on_outcome = self.sent.emit
         self.profile = profile
         self.is_sandbox = sandbox
         if self.store.team:

@@ -25,6 +25,8 @@ from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 from gwdesk.app.profile_data import Answering
 from gwdesk.app.setting_changes import SettingChange
 from gwdesk.domain.errors import GatewayError
+from gwdesk.logs.sync import SyncReport
+from gwdesk.ui.log_sync import session_sync
 from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
 from gwdesk.ui.replies.listener_status import ListenerStatusWidget
 from gwdesk.ui.reply_state import unreadable_text
@@ -32,13 +34,16 @@ from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.team_hub import TeamHub
 from gwdesk.ui.theme import Theme
-from gwdesk.ui.timers import repeating
+from gwdesk.ui.timers import repeating, single_shot
 from gwdesk.ui.widgets.elided_label import ElidedLabel
 from gwdesk.ui.widgets.notice_label import NoticeLabel
 from gwdesk.ui.widgets.validity import set_role
 
 ACTIVITY_CHARS = 40
 """Longest activity text shown in the bar; the whole text is in its tooltip."""
+CREDITS_AFTER_MS = 300
+"""The balance is read again this long after a send ended, or a log sync brought new
+messages (sent elsewhere, or a batch the gateway went on creating): a burst, one read."""
 
 
 def team_text(team: TeamHub) -> tuple[str, str, str]:
@@ -133,6 +138,9 @@ class GatewayStatusBar(QStatusBar):
         self._activity: tuple[str, str, str] = ("Not connected", "", "")
         """The latest activity's (text, role, tooltip), shown again once the gateway answers."""
         self._silence_timer = repeating(self, 1000, self.show_silence, running=False)
+        self._credits_timer = single_shot(self, CREDITS_AFTER_MS, self._reread_credits)
+        session.sent.connect(lambda _outcome: self.credits_changed())
+        session_sync(session, tasks).synced.connect(self._synced)
         session.changed.connect(self.on_session_changed)
         session.activity.connect(self.on_activity)
         session.answering_changed.connect(self.on_answering)
@@ -251,13 +259,30 @@ class GatewayStatusBar(QStatusBar):
         if self._session.service is not None:
             self._tasks.run(self._load_balance(), key="balance", owner=self, context="balance")
 
-    async def _load_balance(self) -> None:
+    def credits_changed(self) -> None:
+        """The account's credits may have changed: read them again shortly (once for a
+        burst; the read starts after the last change asked for before it)."""
+        if self._session.service is not None and not self._credits_timer.isActive():
+            self._credits_timer.start()
+
+    def _synced(self, report: SyncReport) -> None:
+        if report.new:
+            self.credits_changed()
+
+    def _reread_credits(self) -> None:
+        if self._session.service is not None:
+            self._tasks.run(
+                self._load_balance(quiet=True), key="balance", owner=self, context="balance"
+            )
+
+    async def _load_balance(self, *, quiet: bool = False) -> None:
         """Money or credits, from whichever account resource the gateway answers; the
         text names the source and the tooltip says what it means."""
         service = self._session.service
         if service is None:
             return
-        self.balance_label.setText("Balance: …")
+        if not quiet:
+            self.balance_label.setText("Balance: …")
         try:
             funds = await service.funds()
         except GatewayError as exc:
@@ -269,4 +294,5 @@ class GatewayStatusBar(QStatusBar):
             return  # the profile switched while we waited
         self.balance_label.setText(funds.summary())
         self.balance_label.setToolTip(tooltip(funds.details()))
-        self._session.report("balance refreshed", True)
+        if not quiet:  # a read after a send leaves the send's own words in the bar
+            self._session.report("balance refreshed", True)

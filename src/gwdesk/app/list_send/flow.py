@@ -39,8 +39,9 @@ from gwdesk.app.list_send.totals import Totals, list_totals, plan_totals
 from gwdesk.app.optouts import Screened
 from gwdesk.app.personal import Cost, PersonalPlan, Recipients
 from gwdesk.app.questions import SendQuestion
+from gwdesk.app.send_history import shown_recipient
 from gwdesk.app.send_values import DEFAULT_LANES, Changed, StoreAwayError
-from gwdesk.app.sending import Outcome, Sending, shown_recipient
+from gwdesk.app.sending import Outcome, Sending
 from gwdesk.app.sms import SmsForm, SmsMessage, check_message, check_options
 from gwdesk.app.status import follow
 from gwdesk.domain.errors import GatewayError, ValidationError

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from gwdesk.app.list_send import FOLLOWING, EntryState, FollowEnd, ListRun, OutboxEntry
 from gwdesk.app.recovery import settled_by_status
-from gwdesk.app.sending import progress_text
+from gwdesk.app.send_history import progress_text
 from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import tooltip
 from gwdesk.ui.theme import Theme

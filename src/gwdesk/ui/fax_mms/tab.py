@@ -42,6 +42,7 @@ from gwdesk.ui.theme import Theme
 from gwdesk.ui.widgets.history_view import HistoryView
 from gwdesk.ui.widgets.panes import column, on_ctrl_enter, panes, titled
 from gwdesk.ui.widgets.send_controls import busy_bar, cancel_button, result_line, send_button
+from gwdesk.ui.widgets.sent_statuses import SentStatuses
 from gwdesk.ui.widgets.validity import set_role
 
 SEND_TASK: Final = "fax-mms-send"
@@ -125,6 +126,7 @@ class FaxMmsTab(BaseTab):
             detail_beside=True,
             external_ids=False,
         )
+        SentStatuses(self.history, session, tasks)  # statuses follow the log sync
 
         top = QHBoxLayout()
         top.addLayout(segments)

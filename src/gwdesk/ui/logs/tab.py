@@ -1,7 +1,8 @@
 """Logs tab: the account's log records from the local cache, kept in sync in the background.
 
-The table reads the cache a window at a time (`LogTableModel`), the sync runs on its
-own (`LogSyncController`), and everything that touches many rows (counts, the
+The table reads the cache a window at a time (`LogTableModel`), the session's sync
+runs on its own (`ui.log_sync`: this tab starts it, shows it, and re-reads its view
+whenever it commits, so a send of this console shows here without F5), and everything that touches many rows (counts, the
 chart, the value lists, exports) runs on worker threads. The selection belongs to
 a record, not a row: the tab remembers the selected messageId and puts the
 selection (and the scroll position) back on it whenever the view is re-read.
@@ -32,12 +33,12 @@ from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.domain.settings import LOGS_HEADER
 from gwdesk.logs.cache import LogCache
 from gwdesk.logs.query import DayCounts, LogFilter, LogQuery, Reading, count, distinct, per_day
+from gwdesk.ui.log_sync import session_sync
 from gwdesk.ui.logs.chart import LogChart
 from gwdesk.ui.logs.columns import LogColumns
 from gwdesk.ui.logs.detail import LogDetailPane
 from gwdesk.ui.logs.export import LogExport
 from gwdesk.ui.logs.filters import LogFilterBar
-from gwdesk.ui.logs.sync import LogSyncController
 from gwdesk.ui.logs.table import Anchor, LogTableModel, Refreshed
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.session import Session
@@ -143,11 +144,12 @@ class LogsTab(BaseTab):
 
         self._build_layout()
         self._connect_buttons()
-        self.sync = LogSyncController(session, tasks, parent=self)
-        self.sync.progress.connect(self.sync_label.setText)
-        self.sync.running_changed.connect(self._sync_running)
-        self.sync.committed.connect(self._cache_changed)
-        self.sync.finished.connect(self._sync_finished)
+        self.sync = session_sync(session, tasks)
+        """The session's sync: it runs whatever tab is open; this tab shows it."""
+        self.connect_tracked(self.sync.progress, self.sync_label.setText)
+        self.connect_tracked(self.sync.running_changed, self._sync_running)
+        self.connect_tracked(self.sync.committed, self._cache_changed)
+        self.connect_tracked(self.sync.finished, self._sync_finished)
         self._refresh_timer = single_shot(self, REFRESH_MS, self.refresh)
         self._stats_timer = single_shot(self, STATS_AFTER_FILTER_MS, self._load_stats)
         self.on_session_changed()
@@ -197,7 +199,6 @@ class LogsTab(BaseTab):
     # ---- session -------------------------------------------------------------------------------
 
     def _teardown(self) -> None:
-        self.sync.stop()
         self._refresh_timer.stop()
         self._stats_timer.stop()
         if self.export is not None:
@@ -270,6 +271,7 @@ class LogsTab(BaseTab):
         self._show_empty(None)
         self._stats_timer.start(0)
         self.sync.start()
+        self._sync_running(self.sync.active)  # it may have been running before this tab
 
     # ---- the view ------------------------------------------------------------------------------
 

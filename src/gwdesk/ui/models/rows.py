@@ -49,6 +49,14 @@ class RowsModel(QAbstractTableModel, Generic[R]):
         self.rows.insert(0, row)
         self.endInsertRows()
 
+    def replace(self, changed: dict[int, R]) -> None:
+        """Rows that now read otherwise (by position): repainted where they stand, the
+        selection kept."""
+        for row, value in changed.items():
+            if 0 <= row < len(self.rows):
+                self.rows[row] = value
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.columns) - 1))
+
     def row_at(self, row: int) -> R:
         return self.rows[row]
 

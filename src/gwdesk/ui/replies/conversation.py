@@ -2,7 +2,9 @@
 
 Sent messages come from this console's send history and from the log cache (sends
 made elsewhere: batches, other tools), replies from the reply store; they are read
-on a worker thread and shown as a transcript, newest at the bottom. The reply box
+on a worker thread and shown as a transcript, newest at the bottom. A send shows the
+status the log cache holds of it, read again whenever the session's log sync commits
+(DELIVERED, not the ACTIVE it was sent as). The reply box
 sends an SMS back to that number through the single send's flow, as the Send tab
 does (same checks, credits question, exactly-once send and history); a send that
 fails keeps its text in the box, with the reason under it. A number that opted out
@@ -51,10 +53,12 @@ from gwdesk.app.team import Claim, conversation_subject
 from gwdesk.domain.errors import AmbiguousSendError, GatewayError, StoreError
 from gwdesk.domain.numbers import display
 from gwdesk.ui.formatting import optout_sentence, refusal_sentence
+from gwdesk.ui.log_sync import session_sync
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.transcript import transcript_html, typing_text
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import NOT_CONNECTED, Session
+from gwdesk.ui.tab_base import drop_connections
 from gwdesk.ui.tasks import StoreReads, TaskRunner, alive, off_thread
 from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
@@ -173,6 +177,10 @@ class ConversationPane(QWidget):
         TableWatch(session.team, {"claims"}, self.refresh_typists, self)
         TableWatch(session.team, {"history"}, self._reload_soon, self)
         session.closing.connect(self.stop_typing)
+        # The statuses of the sends shown follow the log: read again when the sync commits.
+        sync = session_sync(session, tasks)
+        followed = [(sync.committed, sync.committed.connect(self._reload_soon))]
+        self.destroyed.connect(lambda: drop_connections(followed))
         self._listener_changed()
         self._enable()
 

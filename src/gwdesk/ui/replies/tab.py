@@ -259,7 +259,7 @@ class RepliesTab(BaseTab):
         for column, width in WIDTHS.items():
             self.table.setColumnWidth(column, width)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
-        model.set_search(ReplySearch(self.search_edit.text()))
+        model.set_search(self._search())
         self._update_counts()
         self.refresh_opted_out()
 
@@ -373,10 +373,15 @@ class RepliesTab(BaseTab):
 
     # ---- search --------------------------------------------------------------------------------
 
+    def _search(self) -> ReplySearch:
+        """What was typed, a number read in the profile's region (as every search box)."""
+        region = self.model.region if self.model is not None else DEFAULT_REGION
+        return ReplySearch(self.search_edit.text(), region)
+
     def apply_search(self) -> None:
         self._search_timer.stop()
         if self.model is not None:
-            search = ReplySearch(self.search_edit.text())
+            search = self._search()
             if search != self.model.search:
                 self.model.set_search(search)
 

@@ -67,6 +67,7 @@ from gwdesk.ui.widgets.panes import column, on_ctrl_enter, panes, titled
 from gwdesk.ui.widgets.phone_preview import PreviewDialog, PreviewItem
 from gwdesk.ui.widgets.question import answered, question_box
 from gwdesk.ui.widgets.send_controls import busy_bar, cancel_button, result_line, send_button
+from gwdesk.ui.widgets.sent_statuses import SentStatuses
 from gwdesk.ui.widgets.template_picker import TemplatePicker
 from gwdesk.ui.widgets.validity import set_role
 
@@ -137,6 +138,7 @@ class SendTab(BaseTab):
         self.cost_label.setWordWrap(True)
         self.cost_label.hide()
         self.history = HistoryView()
+        SentStatuses(self.history, session, tasks)  # statuses follow the log sync
         self.picker = TemplatePicker(tasks, theme, self.form.editor.text)
         self.template_note = PlainLabel("")
         self.template_note.setAccessibleName("Templates result")

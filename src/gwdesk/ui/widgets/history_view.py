@@ -296,6 +296,16 @@ class HistoryView(QWidget):
         self.table.selectRow(0)
         self.table.scrollToTop()
 
+    def update_rows(self, changed: dict[int, HistoryEntry]) -> None:
+        """Rows whose status changed (by position; `gwdesk.app.live_status.followed`):
+        repainted in place, the selected one's detail too."""
+        if not changed:
+            return
+        self.model.replace(changed)
+        entry = self.selected()
+        if entry is not None:
+            self.detail.setText(describe(entry, self.names))
+
     def entries(self) -> list[HistoryEntry]:
         return list(self.model.rows)
 
