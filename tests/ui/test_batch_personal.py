@@ -52,7 +52,7 @@ async def test_the_totals_give_the_parts_as_a_range_and_name_the_ucs2_recipients
     assert tab.totals.figures["valid"].text() == "247"
     assert tab.totals.figures["invalid"].text() == "3"
     assert tab.totals.figures["parts"].text() == "1"
-    assert tab.totals.figures["messages"].text() == "247"
+    assert tab.totals.figures["total_parts"].text() == "247"
     assert tab.totals.figures["requests"].text() == "30"  # 10 names x 3 clinics, each text shared
     line = tab.totals.ucs2_label.text()
     assert line.startswith("UCS-2 (70 characters a part) for 74 recipients")

@@ -391,7 +391,7 @@ async def test_the_batch_totals_say_one_opted_out_number_is_excluded(
     tab = await batch_tab(ui, qtbot)
     await wait_until(lambda: tab.totals.figures["excluded"].text() == "1")
     assert tab.totals.figures["valid"].text() == "250"
-    assert tab.totals.figures["messages"].text() == "249"
+    assert tab.totals.figures["total_parts"].text() == "249"
     assert tab.totals.optout_line.text().startswith("Opted out: 1 excluded")
     assert not tab.totals.export_excluded_button.isHidden()
 
@@ -436,7 +436,7 @@ async def test_marking_the_batch_purely_factual_keeps_the_opted_out_number(
     await wait_until(lambda: tab.totals.figures["excluded"].text() == "1")
     tab.compose.marking.factual.setChecked(True)
     await wait_until(lambda: tab.totals.figures["excluded"].text() == "0")
-    assert tab.totals.figures["messages"].text() == "20"
+    assert tab.totals.figures["total_parts"].text() == "20"
     assert "purely factual" in tab.totals.optout_line.text()
 
 
@@ -462,7 +462,7 @@ async def test_the_batch_counts_the_instruction_of_a_marketing_message(
     assert tab.totals.figures["parts"].text() == "1"
     tab.compose.marking.marketing.setChecked(True)
     await wait_until(lambda: tab.totals.figures["parts"].text() == "2")
-    assert tab.totals.figures["messages"].text() == "10"
+    assert tab.totals.figures["total_parts"].text() == "10"
 
 
 async def test_the_batch_from_field_shows_the_sender_rules(ui: UiBundle, qtbot: QtBot) -> None:

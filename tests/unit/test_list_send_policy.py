@@ -193,20 +193,20 @@ def test_the_totals_leave_out_the_opted_out_and_count_the_rest() -> None:
         "invalid": "1",
         "excluded": "1",
         "parts": "2",
-        "messages": "498",
+        "total_parts": "498",
         "requests": "3",
     }
     assert totals.excluded == (optout,)
     assert totals.optouts.text.startswith("Opted out: 1 excluded.")
     assert totals.parts == 498
-    assert "Messages: 498" in totals.text()
+    assert "SMS parts in all: 498" in totals.text()
 
 
 def test_a_factual_message_keeps_the_opted_out_in_the_totals() -> None:
     listed = RecipientList(tuple(sorted(numbers(20))), (), 0, 0)
     optout = OPTED_OUT
     totals = list_totals(listed, Screened(listed.numbers, (optout,), factual=True), 1)
-    assert (totals.figures["excluded"], totals.figures["messages"]) == ("0", "20")
+    assert (totals.figures["excluded"], totals.figures["total_parts"]) == ("0", "20")
     assert totals.excluded == ()
     assert (totals.optouts.tone, totals.opted_out) == ("warning", 1)
     assert "purely factual" in totals.optouts.text

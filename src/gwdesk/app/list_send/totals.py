@@ -44,9 +44,10 @@ FIGURES: Final = (
         "the fewest to the most any recipient's needs",
     ),
     (
-        "messages",
-        "Messages",
-        "Recipients × parts (each recipient's own, for personal messages): what the batch costs",
+        "total_parts",
+        "SMS parts in all",
+        "Recipients × parts (each recipient's own, for personal messages): what the batch "
+        "costs, in credits. One message to each recipient, each message in this many parts",
     ),
     ("requests", "Requests", "Requests of up to 100 recipients the batch is sent in"),
 )
@@ -91,7 +92,7 @@ class Totals:
     stays)."""
 
     def text(self) -> str:
-        """The figures in words, one a line: `Messages: 12`."""
+        """The figures in words, one a line: `SMS parts in all: 12`."""
         names = {key: caption for key, caption, _tip in FIGURES}
         return "\n".join(f"{names[k]}: {v}" for k, v in self.figures.items())
 
@@ -146,7 +147,7 @@ def list_totals(
         invalid=len(invalid),
         excluded=len(left_out),
         parts=parts_each,
-        messages=sent * parts_each,
+        total_parts=sent * parts_each,
         requests=math.ceil(sent / MAX_RECIPIENTS_PER_REQUEST),
     )
     if screened is None and valid:
@@ -181,7 +182,7 @@ def plan_totals(
         invalid=len(plan.invalid),
         excluded=len(plan.excluded),
         parts=parts_range(plan) if plan.recipients else "0",
-        messages=plan.parts[2],
+        total_parts=plan.parts[2],
         requests=plan.request_count,
     )
     ucs2, ucs2_tip = ucs2_line(plan)
