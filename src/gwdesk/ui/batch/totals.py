@@ -1,6 +1,6 @@
 """The Batch tab's totals: what the send comes to, its cost, its buttons and its last word.
 
-The figures (valid recipients, duplicates, invalid, opted out, parts, messages,
+The figures (valid recipients, duplicates, invalid, opted out, parts each, SMS parts in all,
 requests) and the lines under them (the personal plan, who turns it into UCS-2 or
 adds a part, who the opt-out list leaves out, the cost) are the flow's
 (`gwdesk.app.list_send.Totals`), shown as they come; names and values in them come
