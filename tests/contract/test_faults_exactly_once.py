@@ -13,7 +13,7 @@ import asyncio
 from collections import Counter
 from pathlib import Path
 
-from gwdesk.app.send_values import Sent
+from gwdesk.app.send_values import RequestOutcome
 from gwdesk.gateway.http import HttpSettings
 from gwdesk.gateway.retry import RetryPolicy
 from tests.conftest import SandboxFactory
@@ -45,7 +45,7 @@ async def test_a_thousand_sends_under_faults_are_each_lodged_exactly_once(
         sending_with(service, tmp_path) as sending,
     ):
 
-        async def one(number: str) -> Sent:
+        async def one(number: str) -> RequestOutcome:
             async with gate:
                 outcome = await send_one(sending, f"Message to {number}", number)
             [sent] = outcome.sent

@@ -37,8 +37,8 @@ from gwdesk.app.recovery import Recovery
 from gwdesk.app.send_values import (
     CANCELLED_NOT_SENT,
     OPERATOR_CANCELLED,
+    RequestOutcome,
     RunReport,
-    Sent,
 )
 from gwdesk.domain.errors import AmbiguousSendError, GatewayError
 from gwdesk.store.database import StoreError
@@ -143,7 +143,7 @@ async def _claim(runner: OutboxRunner, batch_id: int, stack: contextlib.AsyncExi
 
 async def _settle(
     runner: OutboxRunner, batch: OutboxBatch, entry: OutboxEntry, limit: float
-) -> Sent:
+) -> RequestOutcome:
     db, outbox = runner.db, runner.outbox
     try:
         if entry.state is EntryState.PENDING:
@@ -154,7 +154,7 @@ async def _settle(
                 error_kind=OPERATOR_CANCELLED,
                 retryable=False,
             )
-            return Sent(now, error=GatewayError(NOT_STARTED))
+            return RequestOutcome(now, error=GatewayError(NOT_STARTED))
         if entry.state in (EntryState.IN_FLIGHT, EntryState.UNKNOWN):
             marked = await db(
                 outbox.unknown, entry.id, reason=CHECKING, error_kind=OPERATOR_CANCELLED
@@ -168,13 +168,13 @@ async def _settle(
     return _as_found(entry, entry.reason)
 
 
-def _as_found(entry: OutboxEntry, detail: str) -> Sent:
+def _as_found(entry: OutboxEntry, detail: str) -> RequestOutcome:
     """An entry as the settle left it, with the error a single send's result reads."""
     if entry.state is EntryState.LODGED:
-        return Sent(entry)
+        return RequestOutcome(entry)
     if entry.state is EntryState.FAILED:
-        return Sent(entry, error=GatewayError(entry.reason or CANCELLED_NOT_SENT))
-    return Sent(
+        return RequestOutcome(entry, error=GatewayError(entry.reason or CANCELLED_NOT_SENT))
+    return RequestOutcome(
         entry,
         error=AmbiguousSendError(
             detail or entry.reason,

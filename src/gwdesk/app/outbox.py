@@ -25,7 +25,7 @@ flight (see `gwdesk.app.recovery`). Lodge requests carry no ExternalSystemId: th
 caller hands the runner the call to make, and one whose answer is lost stays unknown
 for the operator to check.
 
-The entries the runner hands out (`Sent.entry`, `on_change`) are the outbox's own
+The entries the runner hands out (`RequestOutcome.entry`, `on_change`) are the outbox's own
 rows: one state model for a send, which the Batch tab shows as it is. Database work
 runs on worker threads, one short transaction each, so neither the event loop (the
 console's GUI thread) nor a transaction waits on the other.
@@ -49,8 +49,8 @@ from gwdesk.app.send_values import (
     SETTLED_BY_STATUS,
     Attempt,
     Changed,
+    RequestOutcome,
     RunReport,
-    Sent,
     StoreAwayError,
     Transmit,
     attempt_from,
@@ -100,7 +100,7 @@ class _Run:
     halted: str = ""
     cause: GatewayError | None = None
     """The refusal that halted the run."""
-    sent: dict[int, Sent] = field(default_factory=dict)
+    sent: dict[int, RequestOutcome] = field(default_factory=dict)
 
 
 @dataclass(eq=False, repr=False)
@@ -290,7 +290,7 @@ class OutboxRunner:
         for entry in left:
             held = replace(entry, reason=why) if why else entry
             error = not_attempted(run.cause) if run.cause else GatewayError(why or "not sent")
-            run.sent[entry.id] = Sent(held, error=error)
+            run.sent[entry.id] = RequestOutcome(held, error=error)
             tell(held)
 
     async def _send_entry(
@@ -300,29 +300,29 @@ class OutboxRunner:
         transmit: Transmit,
         tell: Changed,
         screened: bool = False,
-    ) -> Sent:
+    ) -> RequestOutcome:
         if entry.damaged:
             reason = (
                 f"The outbox record of this request is damaged ({entry.damaged}); it was not sent."
             )
-            return Sent(await self._give_up(entry, reason), error=GatewayError(reason))
+            return RequestOutcome(await self._give_up(entry, reason), error=GatewayError(reason))
         screen = self.guard is not None and entry.channel == SMS and not screened
         if screen and not entry.body.get("factual"):
             try:
                 entry = await self._screen(entry)
             except StoreError as exc:
                 reason = f"The opt-out list could not be read ({exc}), so it was not sent."
-                return Sent(entry, error=GatewayError(reason))
+                return RequestOutcome(entry, error=GatewayError(reason))
             if entry.state is EntryState.FAILED:
                 refused = ValidationError(entry.reason, field="Recipients", status=None)
-                return Sent(entry, error=refused)
+                return RequestOutcome(entry, error=refused)
         try:
             started, current = await self.db(self.outbox.begin, entry.id)
         except StoreError as exc:
             reason = f"The outbox could not record this request ({exc}), so it was not sent."
-            return Sent(entry, error=GatewayError(reason))
+            return RequestOutcome(entry, error=GatewayError(reason))
         if not started:
-            return Sent(current, error=not_pending(current))
+            return RequestOutcome(current, error=not_pending(current))
         tell(current)
         attempt = await transmit(batch, current)
         return await self._finish(current, attempt)
@@ -349,7 +349,7 @@ class OutboxRunner:
             return await self.db(self.outbox.give_up, entry.id, reason)
         return replace(entry, state=EntryState.FAILED, reason=reason)
 
-    async def _finish(self, entry: OutboxEntry, attempt: Attempt) -> Sent:
+    async def _finish(self, entry: OutboxEntry, attempt: Attempt) -> RequestOutcome:
         """Record what became of a request. A store failure leaves it in flight in the
         file (settled on the next start); the caller still learns the outcome."""
         error = attempt.error
@@ -382,7 +382,7 @@ class OutboxRunner:
         except StoreError as exc:
             log.warning("outbox entry %d: outcome not recorded: %s", entry.id, exc)
             now = replace(entry, state=state, **values)
-        return Sent(
+        return RequestOutcome(
             now, attempt.messages, attempt.resolved, attempt.attempts, error, attempt.answer
         )
 

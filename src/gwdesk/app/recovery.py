@@ -29,9 +29,9 @@ from gwdesk.app.send_values import (
     CANCELLED_NOT_SENT,
     OPERATOR_CANCELLED,
     SETTLED_BY_STATUS,
+    RequestOutcome,
     Requests,
     RunReport,
-    Sent,
 )
 from gwdesk.domain.errors import GatewayError
 from gwdesk.store.outbox import OPEN_STATES as OPEN_STATES
@@ -101,7 +101,7 @@ class ResumeReport(Requests):
     """What settling and sending an account's open batches came to."""
 
     reconcile: ReconcileReport
-    sent: tuple[Sent, ...] = ()
+    sent: tuple[RequestOutcome, ...] = ()
     batches: tuple[int, ...] = ()
     """Batches worked on."""
     given_up: int = 0
@@ -243,7 +243,7 @@ class Recovery:
     ) -> ResumeReport:
         """Settle, then send what is left of this account's open batches (oldest first)."""
         settled: list[Reconciled] = []
-        sent: list[Sent] = []
+        sent: list[RequestOutcome] = []
         busy: list[int] = []
         worked: list[int] = []
         given_up = 0

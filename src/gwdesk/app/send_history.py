@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
-from gwdesk.app.send_values import RunReport, Sent
+from gwdesk.app.send_values import RequestOutcome, RunReport
 from gwdesk.app.sms import SmsMessage
 from gwdesk.domain.errors import AmbiguousSendError
 from gwdesk.domain.numbers import display
@@ -23,7 +23,9 @@ BATCH_CHANNEL: Final = "REST batch"
 LOST_ANSWER: Final = "The answer was lost; a status query by ExternalSystemId found the message."
 
 
-def message_history(message: SmsMessage, sent: Sent, at: datetime, note: str = "") -> HistoryEntry:
+def message_history(
+    message: SmsMessage, sent: RequestOutcome, at: datetime, note: str = ""
+) -> HistoryEntry:
     """The history row of one message to one recipient."""
     entry, error = sent.entry, sent.error
     recipient = entry.recipients[0] if entry.recipients else ""
@@ -110,7 +112,7 @@ def _shown_state(entry: OutboxEntry) -> str:
     return STATE_NOUNS.get(entry.state, "")
 
 
-def shown_recipient(sent: Sent) -> str:
+def shown_recipient(sent: RequestOutcome) -> str:
     """The number a single send went to, as the gateway wrote it when it said."""
     first = sent.message
     return display(first.phone_number if first else sent.entry.recipients[0])

@@ -4,7 +4,7 @@ The ExternalSystemIds of a send (`gwd-20250101T093000Z-3f9c2a7b1d04-0001`: the U
 time, 48 random bits shared by the send, the request's number), how a list is cut
 into requests of 100, which messages a status query shows are a request's own, the
 outcome of one attempt on the wire (`Attempt`) and of each request once recorded
-(`Sent`, holding the outbox's own row), and the rules read off a failure: whether it
+(`RequestOutcome`, holding the outbox's own row), and the rules read off a failure: whether it
 halts a run and whether another try may pass. Pure values; `gwdesk.app.outbox`
 makes and records them.
 """
@@ -136,7 +136,7 @@ class Attempt:
 
 
 @dataclass(frozen=True, slots=True)
-class Sent:
+class RequestOutcome:
     """One request's outcome. `entry` is the outbox's row as it now stands (its state is
     the send's state); the rest is what the attempt learnt for whoever shows it."""
 
@@ -159,10 +159,10 @@ class Sent:
 
 class Requests:
     """What some requests came to, read off their rows: the one reading of a run's
-    `Sent` (a run's report, a send's outcome, a resumed outbox's report all have it)."""
+    `RequestOutcome` (a run's report, a send's outcome, a resumed outbox's report all have it)."""
 
     __slots__ = ()
-    sent: tuple[Sent, ...]
+    sent: tuple[RequestOutcome, ...]
 
     @property
     def ok(self) -> bool:
@@ -178,7 +178,7 @@ class Requests:
         return sum(s.entry.recipient_count for s in self.sent if s.lodged)
 
     @property
-    def failed(self) -> tuple[Sent, ...]:
+    def failed(self) -> tuple[RequestOutcome, ...]:
         return tuple(s for s in self.sent if not s.lodged)
 
     @property
@@ -196,7 +196,7 @@ class RunReport(Requests):
     """What one run of a batch's entries came to, in the entries' order."""
 
     batch: OutboxBatch
-    sent: tuple[Sent, ...] = ()
+    sent: tuple[RequestOutcome, ...] = ()
     halted: str = ""
     """Why the run stopped early (a refusal every request would meet), or ''."""
     cancelled: bool = False

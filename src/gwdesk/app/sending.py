@@ -38,9 +38,9 @@ from gwdesk.app.send_values import (
     DEFAULT_LANES,
     Attempt,
     Changed,
+    RequestOutcome,
     Requests,
     RunReport,
-    Sent,
     Transmit,
     chunked,
 )
@@ -67,11 +67,11 @@ class SingleMessage:
 
 @dataclass(frozen=True, slots=True)
 class Outcome(Requests):
-    """What one send came to: its batch in the outbox, each request's `Sent` (the
+    """What one send came to: its batch in the outbox, each request's `RequestOutcome` (the
     outbox's rows as they now stand), and the history rows it wrote."""
 
     batch: OutboxBatch
-    sent: tuple[Sent, ...]
+    sent: tuple[RequestOutcome, ...]
     halted: str = ""
     cancelled: bool = False
     history: tuple[HistoryEntry, ...] = ()

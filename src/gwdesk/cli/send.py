@@ -37,7 +37,7 @@ from gwdesk.app.list_send import (
 )
 from gwdesk.app.merge import with_group_numbers
 from gwdesk.app.questions import Ask, Concern, credits_line, plural
-from gwdesk.app.send_values import Sent
+from gwdesk.app.send_values import RequestOutcome
 from gwdesk.app.sender_rules import sender_notes
 from gwdesk.app.sending import Outcome
 from gwdesk.app.sms import Channel, SmsForm
@@ -245,7 +245,7 @@ async def answer(prepared: PreparedSend, args: argparse.Namespace, out: Output) 
 # ---- what each request came to -----------------------------------------------------------
 
 
-def sent_json(sent: Sent) -> dict[str, Any]:
+def sent_json(sent: RequestOutcome) -> dict[str, Any]:
     """One request as `--json` shows it: the answer's message, or those a status query
     found when the answer was lost."""
     entry, error = sent.entry, sent.error
@@ -264,7 +264,7 @@ def sent_json(sent: Sent) -> dict[str, Any]:
     }
 
 
-def sent_line(sent: Sent) -> str:
+def sent_line(sent: RequestOutcome) -> str:
     entry = sent.entry
     count = entry.recipient_count
     ref = f"ExternalSystemId {entry.external_system_id}"
