@@ -135,9 +135,19 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
         return (yield)
     finally:
         bundle = getattr(item, "funcargs", {}).get("ui")
-        loop = bundle.loop if isinstance(bundle, UiBundle) else None
-        if loop is not None and not loop.is_closed() and not loop.is_running():
-            loop.run_until_complete(bundle.tasks.drain())
+        if isinstance(bundle, UiBundle):
+            loop = bundle.loop
+            if not loop.is_closed() and not loop.is_running():
+                loop.run_until_complete(settle(bundle))
+
+
+async def settle(bundle: UiBundle) -> None:
+    """End what the test started, on its own loop: its tasks, then its session, so no
+    worker thread finishes a write and calls back once the loop has stopped (a
+    conversation's history callback did, once in a while, under load)."""
+    await bundle.tasks.drain()
+    await bundle.session.close()
+    await bundle.tasks.drain()
 
 
 @pytest.fixture

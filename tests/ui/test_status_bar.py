@@ -7,11 +7,14 @@ import asyncio
 from datetime import UTC, datetime
 
 import httpx
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QMainWindow
 from pytestqt.qtbot import QtBot
 
 from gwdesk.app.setting_changes import SettingChange
 from gwdesk.sandbox.server import SandboxThread
-from gwdesk.ui.status_bar import ACTIVITY_CHARS, GatewayStatusBar
+from gwdesk.ui.plain_text import visible
+from gwdesk.ui.status_bar import ACTIVITY_CHARS, MESSAGE_MIN_WIDTH, GatewayStatusBar
 from gwdesk.ui.widgets.notice_label import HEADING, KEPT
 from tests.conftest import SandboxFactory
 from tests.ui.conftest import UiBundle, wait_until
@@ -179,3 +182,56 @@ def test_replies_passed_over_are_said_with_where_the_log_is(ui: UiBundle, qtbot:
     ui.session.changed.emit()  # another profile: its notices are its own
     assert notice.isHidden()
     assert notice.notices == []
+
+
+async def test_a_long_message_is_seen_beside_the_permanent_items_shortened_and_kept_whole(
+    ui: UiBundle, qtbot: QtBot
+) -> None:
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    bar = GatewayStatusBar(ui.session, ui.tasks, ui.theme)
+    window.setStatusBar(bar)
+    window.resize(1024, 120)
+    window.show()
+    bar.profile_label.setText("Head office (operations.team @ https://gateway.example.com/api)")
+    long_text = "Outbox: 3 interrupted requests checked: " + "1 lodged, 2 not lodged; " * 12
+
+    bar.showMessage(long_text)
+    await wait_until(lambda: bar.message_label.width() >= MESSAGE_MIN_WIDTH, 5, "its room")
+
+    label = bar.message_label
+    assert label.geometry().right() < bar.history.geometry().left()
+    assert label.shown_text().endswith("…")
+    assert bar.currentMessage() == long_text
+    assert tooltip_shows(label.toolTip()) == long_text
+    assert bar.listener.geometry().right() <= bar.width()  # every item still in view
+
+
+async def test_a_message_with_a_timeout_goes_and_leaves_the_bar_as_it_was(
+    ui: UiBundle, qtbot: QtBot
+) -> None:
+    bar = GatewayStatusBar(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(bar)
+    bar.showMessage("Connected to the sandbox gateway.", 50)
+    assert bar.currentMessage() == "Connected to the sandbox gateway."
+    await wait_until(lambda: bar.currentMessage() == "", 5, "the message gone")
+    assert bar.message_label.isHidden()
+
+
+async def test_the_recent_messages_are_listed_whole_newest_first_as_plain_text(
+    ui: UiBundle, qtbot: QtBot
+) -> None:
+    bar = GatewayStatusBar(ui.session, ui.tasks, ui.theme)
+    qtbot.addWidget(bar)
+    hostile = "<b>Not sent</b> & \x1b[31mred\u202e " + "x" * 300
+    bar.showMessage("Connected to the sandbox gateway.")
+    bar.showMessage(hostile)
+
+    bar.history.list_menu.aboutToShow.emit()
+    newest, older = bar.history.list_menu.actions()
+    assert "<b>Not sent</b> && ␛[31mred" in newest.text()
+    assert newest.text().endswith("…")
+    assert tooltip_shows(newest.toolTip()) == visible(hostile)
+    assert older.text().endswith("Connected to the sandbox gateway.")
+    newest.trigger()
+    assert QGuiApplication.clipboard().text() == hostile

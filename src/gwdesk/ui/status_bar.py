@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Final
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
@@ -36,9 +37,12 @@ from gwdesk.ui.team_hub import TeamHub
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.timers import repeating, single_shot
 from gwdesk.ui.widgets.elided_label import ElidedLabel
+from gwdesk.ui.widgets.message_history import MessageHistory
 from gwdesk.ui.widgets.notice_label import NoticeLabel
 from gwdesk.ui.widgets.validity import set_role
 
+MESSAGE_MIN_WIDTH: Final = 160
+"""What a status message keeps of the bar at least (px): the permanent items give way."""
 ACTIVITY_CHARS = 40
 """Longest activity text shown in the bar; the whole text is in its tooltip."""
 CREDITS_AFTER_MS = 300
@@ -120,9 +124,18 @@ class GatewayStatusBar(QStatusBar):
         self.listener = ListenerStatusWidget(session.replies, tasks, theme)
         self.listener.message.connect(lambda text: self.showMessage(text, 5000))
         self.notice_label = NoticeLabel("Team notices")
+        self.history = MessageHistory()
+        self.message_label = ElidedLabel("")
+        self.message_label.setAccessibleName("Status message")
+        self.message_label.setMinimumWidth(MESSAGE_MIN_WIDTH)
+        self.message_label.hide()
+        self.addWidget(self.message_label, 1)
+        self._message_timer = single_shot(self, 0, self.clearMessage)
+        self._message = ""
         # All permanent: a temporary message (showMessage) hides the normal widgets, and
         # which gateway this is, the SANDBOX badge above all, must never disappear.
-        for widget in (
+        permanent: tuple[QWidget, ...] = (
+            self.history,
             self.notice_label,
             self.sandbox_badge,
             self.profile_label,
@@ -132,7 +145,8 @@ class GatewayStatusBar(QStatusBar):
             self.token_label,
             self.team_label,
             self.listener,
-        ):
+        )
+        for widget in permanent:
             self.addPermanentWidget(widget)
         self._timer = repeating(self, 5000, self.update_token)
         self._activity: tuple[str, str, str] = ("Not connected", "", "")
@@ -151,8 +165,36 @@ class GatewayStatusBar(QStatusBar):
         self.on_session_changed()
 
     def showMessage(self, text: str, timeout: int | None = 0) -> None:
-        """A temporary message; it often quotes an error from outside, so no control codes."""
-        super().showMessage(visible(text), timeout or 0)
+        """A message for a while (`timeout` ms, 0: until the next), in a label of its own
+        that takes the room the permanent items leave and gives way to them, shortened
+        with … (whole in its tooltip and in the recent messages). It often quotes an
+        error from outside: plain text, no control codes.
+
+        Not QStatusBar's own temporary message: that is painted only left of the
+        permanent items, which fill the bar, so it was not seen at all."""
+        whole = visible(text)
+        self.history.record(text)
+        self._message = whole
+        self.message_label.setText(" ".join(whole.split()))
+        self.message_label.setToolTip(tooltip(whole))
+        self.message_label.setVisible(bool(whole.strip()))
+        if timeout:
+            self._message_timer.start(timeout)
+        else:
+            self._message_timer.stop()
+        self.messageChanged.emit(whole)
+
+    def clearMessage(self) -> None:
+        self._message_timer.stop()
+        self._message = ""
+        self.message_label.clear()
+        self.message_label.setToolTip("")
+        self.message_label.hide()
+        self.messageChanged.emit("")
+
+    def currentMessage(self) -> str:
+        """The message shown, whole (the label paints it shortened to fit)."""
+        return self._message
 
     def on_session_changed(self) -> None:
         session = self._session
