@@ -93,7 +93,7 @@ class GatewayStatusBar(QStatusBar):
         self.balance_button.setAccessibleName("Refresh balance")
         self.balance_button.setAutoRaise(True)
         self.balance_button.clicked.connect(self.refresh_balance)
-        self.token_label = QLabel("")
+        self.token_label = ElidedLabel("")  # gives way too on a narrow window
         # Plain text: operators' and hosts' names come from the other consoles.
         self.team_label = PlainLabel("")
         self.team_label.setAccessibleName("Team store")

@@ -52,6 +52,7 @@ from gwdesk.ui.fax_mms.attachment_preview import AttachmentPreview
 from gwdesk.ui.plain_text import PlainLabel, tooltip
 from gwdesk.ui.tasks import TaskRunner, off_thread
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.elided_label import ElidedLabel
 from gwdesk.ui.widgets.panes import column, panes
 from gwdesk.ui.widgets.validity import repolish, set_role
 
@@ -164,7 +165,7 @@ class AttachmentRow(QWidget):
         self.thumb = QLabel()
         self.thumb.setFixedSize(THUMB, THUMB)
         self.thumb.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.name = PlainLabel(name)
+        self.name = ElidedLabel(name, Qt.TextElideMode.ElideMiddle)  # keeps the extension
         font = self.name.font()
         font.setBold(True)
         self.name.setFont(font)
@@ -183,8 +184,8 @@ class AttachmentRow(QWidget):
         self.remove.clicked.connect(self.remove_requested.emit)
         self.name.setToolTip(tooltip(name))  # a file name is anyone's text
         for label in (self.name, self.info, self.reason):
-            # A long file name is cut at the row's edge (full in the tooltip) rather
-            # than widening the list past its pane.
+            # A long file name is shortened with "…" at the row's edge (full in the
+            # tooltip) rather than widening the list past its pane.
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         words = QVBoxLayout()
         words.setSpacing(1)

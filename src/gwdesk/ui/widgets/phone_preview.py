@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
@@ -34,6 +34,7 @@ from gwdesk.domain.numbers import DEFAULT_REGION, NumberError, display, normalis
 from gwdesk.domain.segments import count_segments
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.fitting import fit_on_screen
 
 PHONE_WIDTH: Final = 300
 PHONE_HEIGHT: Final = 540
@@ -370,4 +371,4 @@ class PreviewDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.panel, 1)
         layout.addWidget(close)
-        self.resize(460, 760)
+        fit_on_screen(self, QSize(460, 760))
