@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 from gwdesk.ui.widgets.fitting import scrolling
 from gwdesk.ui.widgets.panes import column, panes
 
-
 MESSAGE_LINES = 12
 """Lines of the message's form kept in view before it scrolls: its tools and text box."""
 
@@ -48,7 +47,7 @@ def lay_out(
     sending = column(totals, (results, 1))
     # The message's form scrolls in its pane on a small screen, so the totals and the
     # send buttons under it stay in view.
-    message = scrolling(compose)
+    message = scrolling(compose, sideways=False)
     message.setMinimumHeight(MESSAGE_LINES * compose.fontMetrics().lineSpacing())
     right = panes(Qt.Orientation.Vertical, message, sending, stretch=(0, 1))
     left = panes(Qt.Orientation.Vertical, recipients, merge, stretch=(1, 0))

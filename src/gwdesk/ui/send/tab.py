@@ -153,7 +153,7 @@ class SendTab(BaseTab):
         actions.addWidget(self.send_button)
         # The form scrolls on a small screen, keeping room for the recipient and the
         # message; the result, the cost and Send stay in view under it.
-        form_area = scrolling(self.form)
+        form_area = scrolling(self.form, sideways=False)
         form_area.setMinimumHeight(FORM_LINES * self.fontMetrics().lineSpacing())
         left = column(
             (form_area, 1),

@@ -8,7 +8,7 @@ free area, and long forms sit in `scrolling`, which scrolls what does not fit.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
@@ -24,11 +24,16 @@ def fit_on_screen(widget: QWidget, wanted: QSize) -> None:
     widget.resize(wanted.boundedTo(screen_room(widget)))
 
 
-def scrolling(content: QWidget) -> QScrollArea:
+def scrolling(content: QWidget, *, sideways: bool = True) -> QScrollArea:
     """`content` in a frameless scroll area: as wide and tall as it is given, scrolled when
-    that is less than `content` needs."""
+    that is less than `content` needs (up and down only, never cut at the side, when not
+    `sideways`: the area then asks for the width `content` needs)."""
     area = QScrollArea()
     area.setFrameShape(QFrame.Shape.NoFrame)
     area.setWidgetResizable(True)
     area.setWidget(content)
+    if not sideways:
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        bar = area.verticalScrollBar().sizeHint().width()
+        area.setMinimumWidth(content.minimumSizeHint().width() + bar)
     return area
