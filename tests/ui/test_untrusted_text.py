@@ -146,8 +146,8 @@ REQUIRED = {
     "canary-file": ["Imported file (label)", "Imported file tooltip"],
     "canary-cell": ["Invalid rows tooltip", "Invalid rows cell", "File preview cell"],
     "canary-att": [
-        "AttachmentRow PlainLabel (label)",
-        "AttachmentRow PlainLabel tooltip",
+        "AttachmentRow ElidedLabel (label)",
+        "AttachmentRow ElidedLabel tooltip",
         "Previewed file (label)",
     ],
     "canary-sent": ["Sent messages tooltip", "Sent messages cell", "Selected send (label)"],

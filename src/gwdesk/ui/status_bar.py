@@ -95,7 +95,7 @@ class GatewayStatusBar(QStatusBar):
         self.balance_button.clicked.connect(self.refresh_balance)
         self.token_label = ElidedLabel("")  # gives way too on a narrow window
         # Plain text: operators' and hosts' names come from the other consoles.
-        self.team_label = PlainLabel("")
+        self.team_label = ElidedLabel("")  # gives way too; its tooltip says it all
         self.team_label.setAccessibleName("Team store")
         self.team_label.hide()
         self.listener = ListenerStatusWidget(session.replies, tasks, theme)
