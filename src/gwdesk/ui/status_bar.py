@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
 from gwdesk.app.setting_changes import SettingChange
 from gwdesk.domain.errors import GatewayError
-from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
+from gwdesk.ui.plain_text import tooltip, visible
 from gwdesk.ui.replies.listener_status import ListenerStatusWidget
 from gwdesk.ui.reply_state import unreadable_text
 from gwdesk.ui.session import Session
