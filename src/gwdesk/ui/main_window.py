@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, Signal
+from PySide6.QtCore import QByteArray, QRect, QSettings, QSize, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QVBoxLayout, QWidget
 
 from gwdesk.domain.settings import WINDOW_GEOMETRY, WINDOW_TAB
+from gwdesk.ui.widgets.scrolling_tabs import ScrollingTabs
 from gwdesk.ui.window_state import keep, kept
 
 if TYPE_CHECKING:
@@ -31,6 +32,9 @@ SANDBOX_TEXT = (
     "are pretend; nothing reaches real phones."
 )
 STARTING_TEXT = "Starting gwdesk…"
+DEFAULT_SIZE = QSize(1280, 800)
+MINIMUM_SIZE = QSize(480, 320)
+"""A 1024x700 screen at scale 2.0 offers 512x350: each tab scrolls in what it is given."""
 
 
 class MainWindow(QMainWindow):
@@ -48,14 +52,14 @@ class MainWindow(QMainWindow):
         self._attached = False
         self.tabs: list[BaseTab] = []
         self.setWindowTitle("gwdesk")
-        self.setMinimumSize(960, 640)
+        self.setMinimumSize(MINIMUM_SIZE)
 
         self.banner = QLabel(SANDBOX_TEXT)
         self.banner.setObjectName("SandboxBanner")
         self.banner.setWordWrap(True)
         self.banner.setAccessibleName("Sandbox notice")
         self.banner.hide()
-        self.tab_widget = QTabWidget()
+        self.tab_widget = ScrollingTabs()
         self.tab_widget.setDocumentMode(True)
         self.starting = QLabel(STARTING_TEXT)
         self.starting.setObjectName("StartingLabel")  # centred by the stylesheet
@@ -106,7 +110,7 @@ class MainWindow(QMainWindow):
         for factory in tab_factories:
             tab = factory(session, tasks, theme)
             self.tabs.append(tab)
-            self.tab_widget.addTab(tab, theme.icon(tab.icon_name), tab.title)
+            self.tab_widget.add_page(tab, theme.icon(tab.icon_name), tab.title)
         self.starting.hide()
         self.tab_widget.show()
         self.status: GatewayStatusBar = GatewayStatusBar(session, tasks, theme, self)
@@ -172,9 +176,12 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(window_title(title))  # the profile's name is the operator's text
 
     def _restore_geometry(self) -> None:
+        """The window as it was left, but never bigger than the screen it opens on (a window
+        saved on a larger screen, or at a smaller scale factor, would hang off the edges)."""
         geometry = kept(self.settings, WINDOW_GEOMETRY)
         if not geometry or not self.restoreGeometry(QByteArray(geometry)):
-            self.resize(1280, 800)
+            self.resize(DEFAULT_SIZE)
+        self.setGeometry(clamped(self.geometry(), self.screen().availableGeometry()))
 
     def _restore_tab(self) -> None:
         index = kept(self.settings, WINDOW_TAB)
@@ -197,3 +204,11 @@ class MainWindow(QMainWindow):
             if isinstance(tab, kind):
                 return tab
         raise LookupError(kind.__name__)
+
+
+def clamped(window: QRect, screen: QRect) -> QRect:
+    """`window` made to fit `screen`: no bigger, and moved inside it."""
+    size = window.size().boundedTo(screen.size())
+    left = min(max(window.left(), screen.left()), screen.right() + 1 - size.width())
+    top = min(max(window.top(), screen.top()), screen.bottom() + 1 - size.height())
+    return QRect(left, top, size.width(), size.height())

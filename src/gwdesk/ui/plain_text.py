@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Final
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 REPLACEMENT: Final = "\ufffd"
@@ -88,6 +89,20 @@ class PlainLabel(QLabel):
 
     def setText(self, text: str) -> None:
         super().setText(visible(text))
+        self._hold_wrapped_height()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._hold_wrapped_height()
+
+    def _hold_wrapped_height(self) -> None:
+        """A wrapped label asks for the height its lines take at its width: splitters and
+        group boxes do not pass height-for-width on, and a label squeezed to one line
+        would cut the rest off."""
+        if self.wordWrap() and self.width() > 0:
+            needed = self.heightForWidth(self.width()) if self.text() else 0
+            if needed != self.minimumHeight():
+                self.setMinimumHeight(max(needed, 0))
 
 
 def wrapped_label(name: str, text: str = "") -> PlainLabel:

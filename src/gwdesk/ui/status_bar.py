@@ -28,7 +28,7 @@ from gwdesk.app.setting_changes import SettingChange
 from gwdesk.domain.errors import GatewayError
 from gwdesk.logs.sync import SyncReport
 from gwdesk.ui.log_sync import session_sync
-from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
+from gwdesk.ui.plain_text import tooltip, visible
 from gwdesk.ui.replies.listener_status import ListenerStatusWidget
 from gwdesk.ui.reply_state import unreadable_text
 from gwdesk.ui.session import Session
@@ -116,9 +116,9 @@ class GatewayStatusBar(QStatusBar):
         self.balance_button.setAccessibleName("Refresh balance")
         self.balance_button.setAutoRaise(True)
         self.balance_button.clicked.connect(self.refresh_balance)
-        self.token_label = QLabel("")
+        self.token_label = ElidedLabel("")  # gives way too on a narrow window
         # Plain text: operators' and hosts' names come from the other consoles.
-        self.team_label = PlainLabel("")
+        self.team_label = ElidedLabel("")  # gives way too; its tooltip says it all
         self.team_label.setAccessibleName("Team store")
         self.team_label.hide()
         self.listener = ListenerStatusWidget(session.replies, tasks, theme)

@@ -81,7 +81,7 @@ class BatchCompose(QGroupBox):
         )
         self.sender_error = error_label("From error")
         self.tags_error = error_label("Tags error")
-        self.send_at = SendAtPicker(zone_beside=True)
+        self.send_at = SendAtPicker()  # the zone line under the time: beside it, it wraps
         self.send_at_error = error_label("Send at error")
         self.replies = ReplyOptions()
         self.reply_error = error_label("Replies error")

@@ -1,7 +1,8 @@
 """Where the Batch tab's parts sit: recipients and merge fields on the left, the message,
 totals and requests on the right, each split draggable.
 
-The message keeps its natural height and the requests table the rest (the operator
+The message keeps its natural height (scrolled when the window is smaller) and the
+requests table the rest (the operator
 drags the split to see more requests of a big batch); the merge fields, when a
 template shows them, take the height they need and the recipients the rest.
 """
@@ -13,7 +14,11 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
+from gwdesk.ui.widgets.fitting import scrolling
 from gwdesk.ui.widgets.panes import column, panes
+
+MESSAGE_LINES = 12
+"""Lines of the message's form kept in view before it scrolls: its tools and text box."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +45,11 @@ def lay_out(
     results: QWidget,
 ) -> Splits:
     sending = column(totals, (results, 1))
-    right = panes(Qt.Orientation.Vertical, compose, sending, stretch=(0, 1))
+    # The message's form scrolls in its pane on a small screen, so the totals and the
+    # send buttons under it stay in view.
+    message = scrolling(compose, sideways=False)
+    message.setMinimumHeight(MESSAGE_LINES * compose.fontMetrics().lineSpacing())
+    right = panes(Qt.Orientation.Vertical, message, sending, stretch=(0, 1))
     left = panes(Qt.Orientation.Vertical, recipients, merge, stretch=(1, 0))
     outer = panes(Qt.Orientation.Horizontal, left, right, stretch=(3, 7), sizes=(360, 900))
     layout = QVBoxLayout(tab)

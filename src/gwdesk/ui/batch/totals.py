@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -53,6 +53,13 @@ def _plain(name: str) -> PlainLabel:
     return label
 
 
+def keep_room(label: QLabel) -> None:
+    """`label` keeps its place in the layout while hidden (what follows it stays put)."""
+    policy = label.sizePolicy()
+    policy.setRetainSizeWhenHidden(True)
+    label.setSizePolicy(policy)
+
+
 class TotalsPanel(QGroupBox):
     """The totals, the lines under them, and the send's buttons."""
 
@@ -69,7 +76,7 @@ class TotalsPanel(QGroupBox):
         """Who the send shown leaves out because they opted out (what the export writes)."""
         self.figures: dict[str, QLabel] = {}
         grid = QGridLayout()
-        grid.setHorizontalSpacing(18)
+        grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(0)
         for column, (key, caption, tip) in enumerate(FIGURES):
             value = QLabel("0")
@@ -77,11 +84,14 @@ class TotalsPanel(QGroupBox):
             value.setAccessibleName(caption)
             value.setToolTip(tip)
             value.setStyleSheet("font-size: 15pt; font-weight: 600;")
-            label = QLabel(caption)
+            label = PlainLabel(caption)  # wraps at a narrow window rather than being cut
             label.setProperty("role", "hint")
             label.setToolTip(tip)
+            label.setWordWrap(True)
+            label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
             grid.addWidget(value, 0, column)
             grid.addWidget(label, 1, column)
+            grid.setColumnStretch(column, 1)
             self.figures[key] = value
         self.concurrency = QComboBox()
         for choice in PARALLEL_CHOICES:
@@ -150,6 +160,12 @@ class TotalsPanel(QGroupBox):
         return button
 
     def _lay_out(self, grid: QGridLayout) -> None:
+        """Each line of text keeps its room when hidden and the buttons sit at the top right
+        of theirs, so no button moves when a line (the cost, the outcome) appears or
+        wraps; the lines wrap rather than widen the tab."""
+        for line in (self.cost_label, self.outcome, self.optout_line):
+            keep_room(line)
+        top = Qt.AlignmentFlag.AlignTop
         parallel = QLabel("Pa&rallel")
         parallel.setBuddy(self.concurrency)
         buttons = QHBoxLayout()
@@ -157,16 +173,16 @@ class TotalsPanel(QGroupBox):
         buttons.addWidget(self.error, 1)
         buttons.addWidget(parallel)
         buttons.addWidget(self.concurrency)
-        buttons.addWidget(self.remaining_button)
-        buttons.addWidget(self.cancel_button)
-        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.remaining_button, 0, top)
+        buttons.addWidget(self.cancel_button, 0, top)
+        buttons.addWidget(self.send_button, 0, top)
         optouts = QHBoxLayout()
         optouts.addWidget(self.optout_line, 1)
-        optouts.addWidget(self.export_excluded_button)
+        optouts.addWidget(self.export_excluded_button, 0, top)
         before = QHBoxLayout()
         before.addWidget(self.cost_label, 1)
-        before.addWidget(self.preview_button)
-        before.addWidget(self.test_button)
+        before.addWidget(self.preview_button, 0, top)
+        before.addWidget(self.test_button, 0, top)
         layout = QVBoxLayout(self)
         layout.addLayout(grid)
         for line in (self.plan_label, self.ucs2_label, self.longer_label):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, MutableMapping
 from typing import Final
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
@@ -46,6 +46,7 @@ from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.passwords import SessionPasswords
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip
 from gwdesk.ui.tasks import TaskRunner
+from gwdesk.ui.widgets.fitting import fit_on_screen, scrolling
 from gwdesk.ui.widgets.validity import set_role
 
 NO_KEYRING_TEXT: Final = "No system keyring: the password is kept for this session only."
@@ -107,7 +108,7 @@ class ProfilesDialog(QDialog):
 
         self.setWindowTitle("Gateway profiles")
         self.setModal(True)
-        self.resize(940, 760)
+        fit_on_screen(self, QSize(940, 760))
         self._build()
         self.keyring_warning.setVisible(not self._keyring_works())
         self.reload(select=current or self._default)
@@ -149,7 +150,7 @@ class ProfilesDialog(QDialog):
         self.form = ProfileForm()
         self.form.edited.connect(self._form_edited)
         self.form_box = QGroupBox("Profile")
-        QVBoxLayout(self.form_box).addWidget(self.form)
+        QVBoxLayout(self.form_box).addWidget(scrolling(self.form))
         sandbox_page = QGroupBox(SANDBOX_LABEL)
         sandbox_text = QLabel(SANDBOX_TEXT)
         sandbox_text.setWordWrap(True)
@@ -192,13 +193,16 @@ class ProfilesDialog(QDialog):
         left_box.setFixedWidth(260)
         columns.addWidget(left_box)
         columns.addWidget(self.pages, 1)
+        both = QWidget()  # scrolled sideways on a small screen; the buttons stay in view
+        both.setLayout(columns)
+        columns.setContentsMargins(0, 0, 0, 0)
         buttons = QHBoxLayout()
         buttons.addWidget(self.test_button)
         buttons.addStretch(1)
         for button in (self.save_button, self.connect_button, self.close_button):
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
-        layout.addLayout(columns, 1)
+        layout.addWidget(scrolling(both), 1)
         layout.addWidget(self.keyring_warning)
         layout.addWidget(self.message)
         layout.addLayout(buttons)

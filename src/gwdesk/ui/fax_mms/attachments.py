@@ -171,7 +171,7 @@ class AttachmentRow(QWidget):
         self.thumb = QLabel()
         self.thumb.setFixedSize(THUMB, THUMB)
         self.thumb.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.name = ElidedLabel(name)
+        self.name = ElidedLabel(name, Qt.TextElideMode.ElideMiddle)  # keeps the extension
         font = self.name.font()
         font.setBold(True)
         self.name.setFont(font)
@@ -189,8 +189,8 @@ class AttachmentRow(QWidget):
         self.remove.clicked.connect(self.remove_requested.emit)
         self.name.setToolTip(tooltip(name))  # a file name is anyone's text
         for label in (self.name, self.info, self.reason):
-            # A long file name is cut at the row's edge (full in the tooltip) rather
-            # than widening the list past its pane.
+            # A long file name is shortened with "…" at the row's edge (full in the
+            # tooltip) rather than widening the list past its pane.
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         words = QVBoxLayout()
         words.setSpacing(1)

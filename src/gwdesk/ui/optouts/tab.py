@@ -141,6 +141,7 @@ class OptOutsTab(ListingTab):
         self.table = _table(self.model, "Opt-out list")
         self.history_model: RowsModel[OptOutChange] = RowsModel(HISTORY, self)
         self.history_table = _table(self.history_model, "History of the number")
+        self.history_table.setMinimumHeight(8 * self.history_table.fontMetrics().height())
         self.history_box = titled("History", self.history_table)
         lists = panes(
             Qt.Orientation.Vertical,

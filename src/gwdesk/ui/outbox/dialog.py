@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Final
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -43,6 +43,7 @@ from gwdesk.app.recovery import (
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip, visible
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner, alive
+from gwdesk.ui.widgets.fitting import fit_on_screen
 from gwdesk.ui.widgets.validity import set_role
 
 RESUME_KEY: Final = "outbox-resume"
@@ -78,7 +79,7 @@ class OutboxDialog(QDialog):
         self.tasks = tasks
         self.setWindowTitle("Outbox: interrupted sends")
         self.setModal(False)
-        self.resize(860, 460)
+        fit_on_screen(self, QSize(860, 460))
         self.batches: list[OutboxBatch] = []
         self.confirm_box: QMessageBox | None = None
 

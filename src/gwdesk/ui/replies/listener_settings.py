@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from gwdesk.domain.profile import is_loopback
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.reply_state import LOOPBACK, ListenerSettings
+from gwdesk.ui.widgets.fitting import screen_room
 from gwdesk.ui.widgets.validity import set_invalid
 
 ALL_INTERFACES: Final = "0.0.0.0"  # noqa: S104 - offered as a choice, with a warning
@@ -99,7 +100,7 @@ class ListenerSettingsDialog(QDialog):
         self._enabled = settings.enabled
         self.host_combo.currentTextChanged.connect(lambda _text: self._host_changed())
         self._host_changed()
-        self.setMinimumWidth(520)
+        self.setMinimumWidth(min(520, screen_room(self).width()))
 
     def host(self) -> str:
         """The address chosen: an offered one by its label, or what was typed."""

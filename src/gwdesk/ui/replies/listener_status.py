@@ -9,11 +9,12 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
-from gwdesk.ui.plain_text import PlainLabel, tooltip
+from gwdesk.ui.plain_text import tooltip
 from gwdesk.ui.reply_hub import ReplyHub
 from gwdesk.ui.reply_state import ListenerState, ListenerStatus
 from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.elided_label import ElidedLabel
 from gwdesk.ui.widgets.validity import set_role
 
 TASK_KEY = "reply-listener-toggle"
@@ -29,7 +30,8 @@ class ListenerStatusWidget(QWidget):
         super().__init__(parent)
         self.hub = hub
         self.tasks = tasks
-        self.label = PlainLabel()  # an address and the system's error text
+        # An address and the system's error text; shortened with "…" on a narrow window.
+        self.label = ElidedLabel()
         self.label.setAccessibleName("Reply listener")
         self._start_icon = theme.icon("listener")
         self._stop_icon = theme.icon("cancel")

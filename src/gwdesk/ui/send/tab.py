@@ -62,6 +62,7 @@ from gwdesk.ui.theme import Theme
 from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.contact_completer import ContactCompleter
 from gwdesk.ui.widgets.cost import CostWatch, cost_line
+from gwdesk.ui.widgets.fitting import scrolling
 from gwdesk.ui.widgets.history_view import HistoryView
 from gwdesk.ui.widgets.panes import column, on_ctrl_enter, panes, titled
 from gwdesk.ui.widgets.phone_preview import PreviewDialog, PreviewItem
@@ -101,6 +102,10 @@ def success_text(form: SmsForm, result: SingleResult) -> str:
     if form.send_at is not None:
         return f"Scheduled for {to} at {local_time(form.send_at, False)} (your time): {what}."
     return f"Sent to {to}: {what}."
+
+
+FORM_LINES = 20
+"""Lines of the form kept in view before it scrolls: the recipient and the message box."""
 
 
 class SendTab(BaseTab):
@@ -162,8 +167,16 @@ class SendTab(BaseTab):
         actions.addWidget(self.cancel_button)
         actions.addWidget(self.preview_button)
         actions.addWidget(self.send_button)
+        # The form scrolls on a small screen, keeping room for the recipient and the
+        # message; the result, the cost and Send stay in view under it.
+        form_area = scrolling(self.form, sideways=False)
+        form_area.setMinimumHeight(FORM_LINES * self.fontMetrics().lineSpacing())
         left = column(
-            (self.form, 1), self.status_label, self.cost_label, actions, margins=(0, 0, 6, 0)
+            (form_area, 1),
+            self.status_label,
+            self.cost_label,
+            actions,
+            margins=(0, 0, 6, 0),
         )
         # The form is comfortable at ~540 px; the history's columns need the rest.
         splitter = panes(

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from gwdesk.ui.plain_text import PlainLabel
 
-MIN_WIDTH = 72
+MIN_WIDTH = 40
 
 
 class ElidedLabel(PlainLabel):

@@ -179,6 +179,7 @@ class HistoryView(QWidget):
         )
         self.model: RowsModel[HistoryEntry] = RowsModel(columns, self)
         self.table = row_table("Sent messages", self.model)
+        self.table.setMinimumHeight(8 * self.table.fontMetrics().height())  # header + 3 rows
         self._elide = MiddleElide(self.table)
         self.table.setItemDelegateForColumn(EXTERNAL_COLUMN, self._elide)
         header = self.table.horizontalHeader()

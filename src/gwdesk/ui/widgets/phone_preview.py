@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
@@ -36,6 +36,7 @@ from gwdesk.domain.numbers import DEFAULT_REGION, NumberError, display, normalis
 from gwdesk.domain.segments import count_segments
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.fitting import fit_on_screen
 
 PHONE_WIDTH: Final = 300
 PHONE_HEIGHT: Final = 540
@@ -405,4 +406,4 @@ class PreviewDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.panel, 1)
         layout.addWidget(close)
-        self.resize(460, 760)
+        fit_on_screen(self, QSize(460, 760))

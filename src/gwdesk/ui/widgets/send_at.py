@@ -18,8 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.plain_text import tooltip
 from gwdesk.ui.widgets.drafts import Draft, draft_moment
+from gwdesk.ui.widgets.elided_label import ElidedLabel
 from gwdesk.ui.widgets.validity import set_invalid
 
 DEFAULT_LEAD = timedelta(hours=1)
@@ -74,10 +75,11 @@ class SendAtPicker(QWidget):
         self.edit.setCalendarPopup(True)
         self.edit.setDisplayFormat("ddd d MMM yyyy  HH:mm")
         self.edit.setToolTip("The time on your clock; the line beside shows the gateway's zone.")
-        self.zone_label = PlainLabel()  # names the gateway's zone
+        # Names the gateway's zone: one line, shortened with "…" on a narrow window (the
+        # tooltip has it all), so the form below never jumps as the time changes.
+        self.zone_label = ElidedLabel()
         self.zone_label.setAccessibleName("Send at time zones")
         self.zone_label.setProperty("role", "hint")
-        self.zone_label.setWordWrap(True)
         self.gateway_zone: tzinfo | None = None
         self.gateway_name = ""
         row = QHBoxLayout()
@@ -154,8 +156,8 @@ class SendAtPicker(QWidget):
         if not self.is_scheduled():
             now = datetime.now(UTC)
             gateway = f" · Gateway zone: {self.gateway_name}" if self.gateway_name else ""
-            self.zone_label.setText(
-                f"Off: sent at once. Your zone: {local_zone_label(now)}{gateway}"
-            )
-            return
-        self.zone_label.setText(zone_text(self.moment(), self.gateway_zone, self.gateway_name))
+            text = f"Off: sent at once. Your zone: {local_zone_label(now)}{gateway}"
+        else:
+            text = zone_text(self.moment(), self.gateway_zone, self.gateway_name)
+        self.zone_label.setText(text)
+        self.zone_label.setToolTip(tooltip(text))

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -46,6 +46,7 @@ from gwdesk.domain.templates import TemplateError
 from gwdesk.ui.plain_text import PlainLabel, plain_box, tooltip, visible
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.theme import Theme
+from gwdesk.ui.widgets.fitting import fit_on_screen
 from gwdesk.ui.widgets.message_editor import Ucs2Highlighter
 from gwdesk.ui.widgets.template_editor import TemplateEditor
 from gwdesk.ui.widgets.validity import set_role
@@ -343,7 +344,7 @@ class TemplatesDialog(QDialog):
         super().__init__(picker.window())
         self.picker = picker
         self.setWindowTitle("Templates")
-        self.resize(720, 420)
+        fit_on_screen(self, QSize(720, 420))
         self.names = QListWidget()
         self.names.setAccessibleName("Saved templates")
         self.text = QPlainTextEdit()

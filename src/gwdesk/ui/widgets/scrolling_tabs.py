@@ -1,0 +1,44 @@
+"""Tabs whose pages scroll when the window is smaller than a page needs.
+
+A 1366x768 laptop at 150% offers the console 910x512 logical pixels, a 1024x700
+screen at 200% only 512x350: a tab squeezed below its minimum size lays its widgets
+over each other and shrinks its text boxes to slivers. Each page here sits in a
+frameless scroll area that gives it at least its minimum size and the whole window
+when there is more, so nothing is squeezed and everything stays reachable.
+
+The tab widget still answers for the tab itself (`indexOf`, `setCurrentWidget`), not
+for the scroll area around it.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QScrollArea, QTabWidget, QWidget
+
+from gwdesk.ui.widgets.fitting import scrolling
+
+
+class ScrollingTabs(QTabWidget):
+    def add_page(self, page: QWidget, icon: QIcon, title: str) -> int:
+        """Add `page` in a scroll area of its own; its index."""
+        area = scrolling(page)
+        area.setObjectName("TabScroller")
+        area.viewport().setAutoFillBackground(False)
+        page.setAutoFillBackground(False)
+        return self.addTab(area, icon, title)
+
+    def page(self, index: int) -> QWidget | None:
+        """The page at `index`, without its scroll area."""
+        area = self.widget(index)
+        return area.widget() if isinstance(area, QScrollArea) else area
+
+    def indexOf(self, page: QWidget) -> int:
+        for index in range(self.count()):
+            if page is self.widget(index) or page is self.page(index):
+                return index
+        return -1
+
+    def setCurrentWidget(self, page: QWidget) -> None:
+        index = self.indexOf(page)
+        if index >= 0:
+            self.setCurrentIndex(index)
