@@ -193,6 +193,36 @@ async def test_a_filter_without_matches_says_so(
     assert not tab.empty.isVisible()
 
 
+async def test_the_detail_pane_empties_when_the_filter_hides_its_record(
+    ui: UiBundle, seeded: SandboxThread, qtbot: object
+) -> None:
+    tab = await open_tab(ui, seeded, qtbot, SEEDED)
+    assert tab.model is not None
+    tab.select_row(0)
+    chosen = tab.model.message_id_at(0)
+    assert tab.detail.message_id == chosen
+    tab.filters.recipient.setText("999999")
+    tab.filters.flush()
+    await settled(tab, 0)
+    assert tab.detail.message_id is None
+    assert tab.selected is None
+
+
+async def test_the_detail_pane_keeps_its_record_when_the_filter_still_shows_it(
+    ui: UiBundle, seeded: SandboxThread, qtbot: object
+) -> None:
+    tab = await open_tab(ui, seeded, qtbot, SEEDED)
+    assert tab.model is not None
+    tab.select_row(0)
+    chosen = tab.model.message_id_at(0)
+    number = seeded.query("SELECT to_number FROM messages WHERE message_id = ?", (chosen,))[0][0]
+    tab.filters.recipient.setText(number)
+    tab.filters.flush()
+    await wait_until(lambda: tab.model is not None and tab.model.rowCount() >= 1)
+    await wait_until(lambda: tab.table.currentIndex().isValid(), 10, "the record chosen again")
+    assert tab.detail.message_id == chosen
+
+
 async def test_an_empty_account_says_it_is_syncing_then_what_to_do(
     ui: UiBundle, sandbox_factory: SandboxFactory, qtbot: object
 ) -> None:

@@ -290,6 +290,8 @@ class LogsTab(BaseTab):
         self._update_summary()
         row = self.model.row_of(self.selected) if self.model and self.selected else None
         self._select(row)
+        if row is None:
+            self._forget_selected()  # the filter hides it: the pane shows what the list shows
 
     def _update_summary(self) -> None:
         if self.model is None:
@@ -342,8 +344,16 @@ class LogsTab(BaseTab):
     def _refreshed(self, outcome: Refreshed) -> None:
         self.table.verticalScrollBar().setValue(outcome.first_row)  # per item: a row number
         self._select(outcome.selected_row)
+        if outcome.selected_row is None:
+            self._forget_selected()
         self._update_summary()
         self._reload_detail()
+
+    def _forget_selected(self) -> None:
+        """No record is selected any more: the detail pane empties rather than keep
+        showing one the view no longer holds."""
+        self.selected = None
+        self.detail.show_record(None)
 
     def _select(self, row: int | None) -> None:
         model = self.model
