@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import io
+import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+from PIL import Image
 from PySide6.QtCore import QUrl
 
 from gwdesk.sandbox.server import SandboxThread
 from tests.contract.lodge_client_support import png, sized
 from tests.ui.conftest import UiBundle, wait_until
-from tests.ui.fax_mms_support import attach, drop, lodged, open_tab, picture, send, write
+from tests.ui.fax_mms_support import attach, drop, lodged, open_tab, picture, send, sha, write
 
 
 async def test_each_attachment_shows_its_preview_type_and_size(
@@ -167,3 +171,57 @@ async def test_a_file_with_a_long_reason_keeps_the_height_of_every_other_row(
     assert ".exe files cannot be sent in an MMS" in refused.reason.toolTip()
     rows = [panel.list.visualItemRect(panel.list.item(i)) for i in range(2)]
     assert all(panel.list.viewport().rect().contains(rect) for rect in rows)
+
+
+def photo_png(width: int = 1600, height: int = 1200) -> bytes:
+    """A photo too big for an MMS: noise compresses badly, as a camera's picture does."""
+    rng = random.Random(11)
+    noise = bytes(rng.randrange(256) for _ in range(width * height * 3))
+    out = io.BytesIO()
+    Image.frombytes("RGB", (width, height), noise).save(out, "PNG")
+    return out.getvalue()
+
+
+async def test_a_photo_too_big_is_shrunk_on_request_and_sent(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: Any, tmp_path: Path
+) -> None:
+    tab = await open_tab(ui, sandbox, qtbot)
+    panel = tab.mms.attachments
+    await attach(panel, write(tmp_path, "<b>holiday<i>.png", photo_png()))
+    row = panel.row_widget(0)
+    assert row.fit_button.isVisibleTo(row)
+    assert row.fit_button.text() == "Shrink to fit"
+    assert lodged(sandbox) == []  # nothing happens by itself
+
+    row.fit_button.click()
+    await wait_until(lambda: row.name.text() == "<b>holiday<i>.jpg", 20, "the picture fitted")
+    loaded = panel.files()[0]
+    assert loaded is not None
+    assert not loaded.error
+    assert loaded.size <= panel.rules.max_bytes
+    assert loaded.note.startswith("Made to fit from")
+    assert panel.preview.stack.currentWidget() is panel.preview.image  # the result shown
+    assert not row.fit_button.isVisibleTo(row)
+
+    tab.mms.recipient.set_text("0412 345 678")
+    await send(tab)
+    [message] = lodged(sandbox)
+    [stored] = message["attachments"]
+    assert stored["file_name"] == "<b>holiday<i>.jpg"
+    assert stored["sha256"] == sha(loaded.content or b"")
+
+
+async def test_a_heic_picture_is_offered_as_jpeg(ui: UiBundle, qtbot: Any, tmp_path: Path) -> None:
+    pillow_heif = pytest.importorskip("pillow_heif")
+    heif = pillow_heif.from_pillow(Image.new("RGB", (320, 240), (0, 150, 0)))
+    out = io.BytesIO()
+    heif.save(out, quality=80)
+    tab = await open_tab(ui, None, qtbot)
+    panel = tab.mms.attachments
+    await attach(panel, write(tmp_path, "IMG_0042.HEIC", out.getvalue()))
+    row = panel.row_widget(0)
+    assert row.reason.isVisibleTo(row)  # the gateway does not take HEIC
+    assert row.fit_button.text() == "Convert to JPEG"
+    row.fit_button.click()
+    await wait_until(lambda: row.name.text() == "IMG_0042.jpg", 20, "the picture converted")
+    assert not row.reason.isVisibleTo(row)

@@ -10,9 +10,10 @@ freeze the console.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -40,11 +41,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.image_fit import FitError, can_fit, read_and_fit
 from gwdesk.app.media import FileRules
 from gwdesk.ui.fax_mms.attachment_files import (
     LoadedFile,
     file_badge,
     format_size,
+    load_bytes,
     load_path,
     with_pdf_pages,
 )
@@ -98,7 +101,7 @@ class DropZone(QFrame):
         self.setAccessibleName("Drop files here")
         self.icon = QLabel()
         self.icon.setPixmap(theme.icon("attach").pixmap(32, 32))
-        self.title = QLabel("Drop files here")
+        self.title = ElidedLabel("Drop files here")  # shortened beside the button, never cut
         font = self.title.font()
         font.setBold(True)
         self.title.setFont(font)
@@ -128,9 +131,13 @@ class DropZone(QFrame):
         """Big while there is nothing to show; one line once files are listed (the allowed
         types move to the tooltip)."""
         self.title.setText(title)
+        self.title.setToolTip(title)
         self.hint.setVisible(not compact)
         self.setToolTip(self.hint.text() if compact else "")
         self.setMinimumHeight(0 if compact else 160)
+        # One line once files are listed: the list below takes the room, not the stretch.
+        vertical = QSizePolicy.Policy.Fixed if compact else QSizePolicy.Policy.Preferred
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, vertical)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls():
@@ -165,6 +172,7 @@ class AttachmentRow(QWidget):
     a long reason never makes one row taller than the list and hides the others."""
 
     remove_requested = Signal()
+    fit_requested = Signal()
 
     def __init__(self, name: str, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -181,6 +189,14 @@ class AttachmentRow(QWidget):
         self.reason.setAccessibleName(f"Problem with {name}")
         self.reason.setProperty("role", "error")
         self.reason.hide()
+        self.fit_button = QToolButton()
+        self.fit_button.setAccessibleName(f"Make {name} fit")
+        self.fit_button.setToolTip(
+            "Shrink the picture (or convert it) to a JPEG that fits what the MMS has left; "
+            "the result is shown before anything is sent"
+        )
+        self.fit_button.clicked.connect(self.fit_requested.emit)
+        self.fit_button.hide()
         self.remove = QToolButton()
         self.remove.setIcon(theme.icon("cancel"))
         self.remove.setAutoRaise(True)
@@ -204,8 +220,20 @@ class AttachmentRow(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.thumb, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(words, 1)
+        layout.addWidget(self.fit_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.remove, 0, Qt.AlignmentFlag.AlignTop)
         self.thumb.setPixmap(QPixmap.fromImage(file_badge(name, "other", THUMB)))
+
+    def offer_fit(self, words: str) -> None:
+        """Show the button that makes the picture fit (`words`), or hide it ('')."""
+        self.fit_button.setText(words)
+        self.fit_button.setVisible(bool(words))
+
+    def rename(self, name: str) -> None:
+        self.name.setText(name)
+        self.name.setToolTip(tooltip(name))
+        self.remove.setAccessibleName(f"Remove {name}")
+        self.fit_button.setAccessibleName(f"Make {name} fit")
 
     def show_loaded(self, loaded: LoadedFile, flagged: str = "") -> None:
         picture = loaded.preview
@@ -234,6 +262,8 @@ class _Item:
     name: str
     row: AttachmentRow
     item: QListWidgetItem
+    path: Path | None = None
+    """Where it was read from (a picture made to fit is read whole from there)."""
     loaded: LoadedFile | None = None
     flagged: str = ""
 
@@ -358,8 +388,9 @@ class AttachmentsPanel(QWidget):
         item.setData(Qt.ItemDataRole.AccessibleTextRole, path.name)
         self.list.addItem(item)
         self.list.setItemWidget(item, row)
-        entry = _Item(key, path.name, row, item)
+        entry = _Item(key, path.name, row, item, path)
         row.remove_requested.connect(lambda: self.remove(self._index_of(key)))
+        row.fit_requested.connect(lambda: self.fit(self._index_of(key)))
         self._items.append(entry)
         self.list.setCurrentItem(item)
         self._fit_rows()
@@ -374,14 +405,62 @@ class AttachmentsPanel(QWidget):
         loaded = await off_thread(lambda: load_path(path, rules))
         if entry not in self._items:
             return
-        loaded = with_pdf_pages(loaded)
+        self._show_loaded(entry, with_pdf_pages(loaded))
+
+    def _show_loaded(self, entry: _Item, loaded: LoadedFile) -> None:
         entry.loaded = loaded
         entry.row.show_loaded(loaded)
+        entry.row.offer_fit(self._fit_offer(entry))
         self._fit_rows()
         self._update_state()
         if self.list.currentItem() is entry.item:
             self._preview_current()
         self.changed.emit()
+
+    # ---- a picture made to fit -----------------------------------------------------------
+
+    def _room_for(self, entry: _Item) -> int:
+        """The bytes a file may take: the allowance less the other files'."""
+        others = sum(e.loaded.size for e in self._items if e is not entry and e.loaded)
+        return max(self.rules.max_bytes - others, 0)
+
+    def _fit_offer(self, entry: _Item) -> str:
+        """The button's words when the picture can be made to fit, else ''."""
+        loaded = entry.loaded
+        if loaded is None or entry.path is None or "jpg" not in self.rules.types:
+            return ""
+        if not can_fit(loaded.name, loaded.size, self._room_for(entry), bool(loaded.error)):
+            return ""
+        return "Shrink to fit" if loaded.size > self._room_for(entry) else "Convert to JPEG"
+
+    def fit(self, index: int) -> asyncio.Task[None] | None:
+        """Make the picture fit what is left of the allowance, as JPEG, and show it."""
+        if not 0 <= index < len(self._items):
+            return None
+        entry = self._items[index]
+        entry.row.offer_fit("")
+        entry.row.info.setText("Making it fit…")
+        return self.tasks.run(
+            self._fit(entry), key=f"load-{entry.key}", owner=self, context="fitting a picture"
+        )
+
+    async def _fit(self, entry: _Item) -> None:
+        path, room, rules = entry.path, self._room_for(entry), self.rules
+        assert path is not None
+        try:
+            fitted = await off_thread(lambda: read_and_fit(path, room))
+        except FitError as exc:
+            if entry in self._items and entry.loaded is not None:
+                entry.row.show_loaded(entry.loaded, str(exc))
+                entry.row.offer_fit(self._fit_offer(entry))
+            return
+        loaded = await off_thread(lambda: load_bytes(fitted.name, fitted.data, rules))
+        if entry not in self._items:
+            return
+        entry.name, entry.path = fitted.name, None
+        entry.row.rename(fitted.name)
+        entry.item.setData(Qt.ItemDataRole.AccessibleTextRole, fitted.name)
+        self._show_loaded(entry, replace(loaded, note=fitted.summary()))
 
     def remove(self, index: int) -> None:
         if not 0 <= index < len(self._items):
@@ -436,7 +515,12 @@ class AttachmentsPanel(QWidget):
     def _update_state(self) -> None:
         count = len(self._items)
         self.list.setVisible(count > 0)
+        shown_before = self.preview.isVisibleTo(self)
         self.preview.setVisible(count > 0)
+        if count and not shown_before:
+            # Hidden, the preview's share of the split was given away: give it back.
+            whole = sum(self.splitter.sizes()) or self.width()
+            self.splitter.setSizes([whole // 2, whole - whole // 2])
         room = self.rules.max_files - count
         if count == 0:
             title = f"Drop up to {self.rules.max_files} files here"

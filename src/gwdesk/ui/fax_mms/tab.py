@@ -142,7 +142,7 @@ class FaxMmsTab(BaseTab):
             column(top, (self.stack, 1), actions),
             titled("Sent this session", self.history),
             stretch=(3, 1),
-            sizes=(400, 260),
+            sizes=(500, 160),
         )
         QVBoxLayout(self).addWidget(splitter)
         self.setStyleSheet(SEGMENT_STYLE)
