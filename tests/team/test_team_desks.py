@@ -105,7 +105,9 @@ def test_a_stop_taken_by_the_receiver_leaves_the_number_out_of_another_desks_lis
 
     others = [f"614120{n:05d}" for n in range(4)]
     sheet = write_list(tmp_path / "list.csv", [*others[:2], CUSTOMER, *others[2:]])
-    code, report, stderr = office.run("sam", "send", "Sale on now", "--csv", str(sheet), "--json")
+    code, report, stderr = office.run(
+        "sam", "send", "Sale on now", "--csv", str(sheet), "--json", "--yes"
+    )
 
     assert code == 0, stderr
     assert report["excluded_numbers"] == [CUSTOMER]

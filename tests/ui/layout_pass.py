@@ -18,9 +18,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QEvent, QSize
 from PySide6.QtGui import QGuiApplication, QScreen
-from PySide6.QtWidgets import QDialog, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QWidget
 
 from gwdesk.app.reply_state import ListenerSettings
 from gwdesk.domain.contacts import ContactCard
@@ -201,6 +201,9 @@ async def settle() -> None:
     inside a task, which would step other tasks inside this one)."""
     for _ in range(3):
         await asyncio.sleep(0.02)
+    # A text that changed meanwhile (the cost line, read off the GUI thread) posts a new
+    # layout: run the posted layouts now, and only those, so the check sees them done.
+    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def save(widget: QWidget, folder: Path | None, name: str) -> None:

@@ -192,7 +192,7 @@ class ContactsTab(ListingTab):
             return
         self.tasks.run(self._load(flow), key="load", owner=self, context="reading the contacts")
 
-    async def _load(self, flow: ContactEditing) -> None:
+    async def _load(self, flow: ContactEditing, select: int | None = None) -> None:
         search, group = self.search.text(), self.chosen_group()
         try:
             listing = await off_thread(lambda: flow.listing(search, group))
@@ -202,6 +202,8 @@ class ContactsTab(ListingTab):
         if not alive(self) or flow is not self.flow:
             return
         self._show(listing)
+        if select is not None:
+            self._select(select)
 
     def _show(self, listing: ContactListing) -> None:
         selected = self.selected()
@@ -351,9 +353,11 @@ class ContactsTab(ListingTab):
     async def _changed(self, flow: ContactEditing, select: int | None = None) -> None:
         """After a change: the others told, the listing read again."""
         self.session.contacts_changed.emit()
-        await self._load(flow)
-        if select is not None:
-            self._select(select)
+        # One reading of the list at a time (the "load" task): a search typed meanwhile
+        # reads it again, and this older reading never lands after that one.
+        self.tasks.run(
+            self._load(flow, select), key="load", owner=self, context="reading the contacts"
+        )
 
     def ask_delete(self) -> None:
         contact = self.selected()

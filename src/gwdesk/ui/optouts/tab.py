@@ -195,7 +195,7 @@ class OptOutsTab(ListingTab):
             return
         self.tasks.run(self._load(flow), key="load", owner=self, context="reading the opt-outs")
 
-    async def _load(self, flow: OptOutEditing) -> None:
+    async def _load(self, flow: OptOutEditing, select: str | None = None) -> None:
         search, opted_in = self.search.text(), self.show_opted_in.isChecked()
         try:
             listing = await off_thread(lambda: flow.listing(search, include_opted_in=opted_in))
@@ -205,6 +205,8 @@ class OptOutsTab(ListingTab):
         if flow is not self.flow:
             return  # the profile switched meanwhile: its own load follows
         self._show(listing)
+        if select is not None:
+            self._select(select)
 
     def _show(self, listing: OptOutListing) -> None:
         selected = self.selected()
@@ -356,8 +358,14 @@ class OptOutsTab(ListingTab):
         number = display(change.number)
         self.say(f"{number} {now.describe(sentence_time)}.", "ok")
         self.session.report(f"{number} {state_text(change.opt_out)}", True)
-        await self._load(flow)
-        self._select(change.number)
+        # One reading of the list at a time (the "load" task): a filter changed meanwhile
+        # reads it again, and this older reading never lands after that one.
+        self.tasks.run(
+            self._load(flow, select=change.number),
+            key="load",
+            owner=self,
+            context="reading the opt-outs",
+        )
 
     # ---- files -------------------------------------------------------------------------
 
@@ -380,7 +388,7 @@ class OptOutsTab(ListingTab):
             self.say(f"{path.name} was not imported: {exc}", "error")
             return
         self.say(f"{path.name}: {report.summary()}.", "ok" if not report.invalid else "hint")
-        await self._load(flow)
+        self.refresh()
 
     def choose_export(self) -> None:
         path = csv_to_save(self, "Export the opt-out list", dated_csv("optouts"))
