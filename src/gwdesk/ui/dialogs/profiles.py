@@ -34,12 +34,7 @@ from PySide6.QtWidgets import (
 from gwdesk.app.connection_check import CheckResult, check_connection
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
-from gwdesk.profiles import (
-    KeyringUnavailable,
-    PasswordVault,
-    ProfileStore,
-    SettingsError,
-)
+from gwdesk.profiles import KeyringUnavailable, PasswordVault, ProfileStore, SettingsError
 from gwdesk.ui.dialogs.profile_form import PASSWORD, ProfileForm
 from gwdesk.ui.dialogs.unsaved import UnsavedChanges
 from gwdesk.ui.errors import ErrorReporter
