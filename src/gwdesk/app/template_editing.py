@@ -38,11 +38,7 @@ def rename_template(store: TemplateStore, old: str, new: str) -> SavedTemplate:
     kept = store.get(old)
     if kept is None:
         raise TemplateNameError(f"There is no template called {old!r} any more.")
-    if name_key(old) == name_key(new):
-        return store.add(new, kept.text, replace=True)
-    saved = store.add(new, kept.text)
-    store.remove(old)
-    return saved
+    return _keep(store, old, new, kept.text, replace=False)
 
 
 def save_edited(
@@ -51,10 +47,18 @@ def save_edited(
     """Keep `text` as the template `name` (blocking): a new one when `old` is None, else
     `old` edited, renamed when `name` is another (`TemplateExists` when that name is kept
     already, unless `replace`). A text that does not parse changes nothing."""
+    if old is not None and name_key(old) != name_key(name) and store.get(old) is None:
+        raise TemplateNameError(f"There is no template called {old!r} any more.")
+    return _keep(store, old, name, text, replace=replace)
+
+
+def _keep(
+    store: TemplateStore, old: str | None, name: str, text: str, *, replace: bool
+) -> SavedTemplate:
+    """`text` as `name`; `old` replaced in place when only its letter case or spacing
+    changed, forgotten once the new name is kept when it is another name."""
     if old is None or name_key(old) == name_key(name):
         return store.add(name, text, replace=replace or old is not None)
-    if store.get(old) is None:
-        raise TemplateNameError(f"There is no template called {old!r} any more.")
     saved = store.add(name, text, replace=replace)
     store.remove(old)
     return saved
