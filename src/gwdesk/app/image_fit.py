@@ -22,6 +22,8 @@ from typing import Final
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from gwdesk.domain.files import extension_of, format_size
+
 #: Extensions of pictures that can be made to fit (the gateway takes the first three).
 FITS_FROM: Final = frozenset(
     {"jpg", "jpeg", "png", "gif", "heic", "heif", "webp", "bmp", "tif", "tiff"}
@@ -51,18 +53,14 @@ class FittedPicture:
     def summary(self) -> str:
         """`Shrunk from 2.3 MB (4032×3024) to 381 KB (1600×1200).`"""
         return (
-            f"Made to fit from {_size(self.from_size)} ({self.from_width}×{self.from_height}) "
-            f"to {_size(len(self.data))} ({self.width}×{self.height}), as JPEG."
+            f"Made to fit from {format_size(self.from_size)} ({self.from_width}×{self.from_height}) "
+            f"to {format_size(len(self.data))} ({self.width}×{self.height}), as JPEG."
         )
-
-
-def extension(name: str) -> str:
-    return name.rpartition(".")[2].lower() if "." in name else ""
 
 
 def can_fit(name: str, size: int, limit: int, refused: bool) -> bool:
     """Whether to offer it: a picture too big for `limit`, or one the gateway refuses."""
-    return extension(name) in FITS_FROM and (size > limit or refused)
+    return extension_of(name) in FITS_FROM and (size > limit or refused)
 
 
 def read_and_fit(path: Path, limit: int) -> FittedPicture:
@@ -74,14 +72,14 @@ def read_and_fit(path: Path, limit: int) -> FittedPicture:
         raise FitError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
     if len(data) > MAX_SOURCE_BYTES:
         raise FitError(
-            f"{path.name} is larger than {_size(MAX_SOURCE_BYTES)}: not a picture to send."
+            f"{path.name} is larger than {format_size(MAX_SOURCE_BYTES)}: not a picture to send."
         )
     return fit_picture(path.name, data, limit)
 
 
 def fit_picture(name: str, data: bytes, limit: int) -> FittedPicture:
     """`data`, a picture called `name`, as a JPEG of at most `limit` bytes."""
-    if extension(name) in HEIF:
+    if extension_of(name) in HEIF:
         _heif_opener(name)
     try:
         with Image.open(io.BytesIO(data)) as opened:
@@ -101,7 +99,7 @@ def fit_picture(name: str, data: bytes, limit: int) -> FittedPicture:
                 return FittedPicture(f"{stem}.jpg", encoded, *shown.size, len(data), width, height)
         if max(shown.size) <= MIN_SIDE:
             raise FitError(
-                f"{name} does not fit {_size(limit)} even at {shown.size[0]}×{shown.size[1]}: "
+                f"{name} does not fit {format_size(limit)} even at {shown.size[0]}×{shown.size[1]}: "
                 "remove another file to leave it more room."
             )
         # The bytes grow about with the pixels: aim under the limit, then step on.
@@ -145,9 +143,3 @@ def _jpeg(picture: Image.Image, quality: int) -> bytes:
 def _why(exc: BaseException) -> str:
     text = " ".join(str(exc).split())[:200]
     return text or type(exc).__name__
-
-
-def _size(count: int) -> str:
-    if count >= 1024 * 1024:
-        return f"{count / (1024 * 1024):.1f} MB"
-    return f"{count / 1024:.0f} KB"

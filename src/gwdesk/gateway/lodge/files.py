@@ -20,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
+from gwdesk.domain.files import extension_of
 from gwdesk.domain.hidden_chars import describe_hidden, first_hidden, visible
 from gwdesk.gateway.errors import ValidationError
 from gwdesk.gateway.lodge.xml import clean_text
@@ -203,7 +204,7 @@ def check_name(name: str, field: str) -> str:
 def check_file(name: str, data: bytes, rules: FileRules, field: str) -> CheckedFile:
     """Type by extension, confirmed by the first bytes; empty files are refused."""
     file_name = check_name(name, field)
-    extension = file_name.rpartition(".")[2].lower() if "." in file_name else ""
+    extension = extension_of(file_name)
     file_type = rules.types.get(extension)
     if file_type is None:
         shown = f".{extension} files" if extension else "files without an extension"

@@ -20,6 +20,7 @@ from PySide6.QtGui import QColor, QFont, QImage, QImageReader, QPainter, QPainte
 
 from gwdesk.app.media import FileRules, check_file
 from gwdesk.domain.errors import ValidationError
+from gwdesk.domain.files import extension_of, format_size
 from gwdesk.ui.fax_mms.pdf_preview import pdf_first_page
 
 #: Bytes read from a file too big to send: enough for every signature check.
@@ -36,19 +37,6 @@ KIND_COLOURS: Final = {
     "video": "#fb8c00",
     "other": "#78909c",
 }
-
-
-def format_size(size: int) -> str:
-    """Sizes as operators read them, in the 1024-byte units the limits are stated in."""
-    if size < 1024:
-        return f"{size} byte" if size == 1 else f"{size} bytes"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
-
-
-def extension_of(name: str) -> str:
-    return name.rpartition(".")[2].lower() if "." in name else ""
 
 
 def kind_of(content_type: str) -> str:

@@ -41,12 +41,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gwdesk.app.image_fit import FitError, can_fit, read_and_fit
+from gwdesk.app.image_fit import FitError, FittedPicture, can_fit, read_and_fit
 from gwdesk.app.media import FileRules
+from gwdesk.domain.files import format_size
 from gwdesk.ui.fax_mms.attachment_files import (
     LoadedFile,
     file_badge,
-    format_size,
     load_bytes,
     load_path,
     with_pdf_pages,
@@ -429,9 +429,10 @@ class AttachmentsPanel(QWidget):
         loaded = entry.loaded
         if loaded is None or entry.path is None or "jpg" not in self.rules.types:
             return ""
-        if not can_fit(loaded.name, loaded.size, self._room_for(entry), bool(loaded.error)):
+        room = self._room_for(entry)
+        if not can_fit(loaded.name, loaded.size, room, bool(loaded.error)):
             return ""
-        return "Shrink to fit" if loaded.size > self._room_for(entry) else "Convert to JPEG"
+        return "Shrink to fit" if loaded.size > room else "Convert to JPEG"
 
     def fit(self, index: int) -> asyncio.Task[None] | None:
         """Make the picture fit what is left of the allowance, as JPEG, and show it."""
@@ -447,14 +448,18 @@ class AttachmentsPanel(QWidget):
     async def _fit(self, entry: _Item) -> None:
         path, room, rules = entry.path, self._room_for(entry), self.rules
         assert path is not None
+
+        def fit_and_read() -> tuple[FittedPicture, LoadedFile]:
+            fitted = read_and_fit(path, room)
+            return fitted, load_bytes(fitted.name, fitted.data, rules)
+
         try:
-            fitted = await off_thread(lambda: read_and_fit(path, room))
+            fitted, loaded = await off_thread(fit_and_read)
         except FitError as exc:
             if entry in self._items and entry.loaded is not None:
                 entry.row.show_loaded(entry.loaded, str(exc))
                 entry.row.offer_fit(self._fit_offer(entry))
             return
-        loaded = await off_thread(lambda: load_bytes(fitted.name, fitted.data, rules))
         if entry not in self._items:
             return
         entry.name, entry.path = fitted.name, None
