@@ -248,9 +248,13 @@ class GatewayStatusBar(QStatusBar):
         """The latest activity, shown unless the gateway is not answering (which says more)."""
         self._activity = (text, role, tip)
         if self._session.answering.answering:
-            self.connection_label.setText(text)
-            self.connection_label.setToolTip(tip)
-            set_role(self.connection_label, role)
+            self._show_activity()
+
+    def _show_activity(self) -> None:
+        text, role, tip = self._activity
+        self.connection_label.setText(text)
+        self.connection_label.setToolTip(tip)
+        set_role(self.connection_label, role)
 
     def on_answering(self, state: Answering) -> None:
         """The gateway stopped answering (said in the error colour, the seconds counted),
@@ -258,10 +262,7 @@ class GatewayStatusBar(QStatusBar):
         if state.answering:
             self._silence_timer.stop()
             self.connection_label.setMinimumWidth(0)
-            text, role, tip = self._activity
-            self.connection_label.setText(text)
-            self.connection_label.setToolTip(tip)
-            set_role(self.connection_label, role)
+            self._show_activity()
             return
         self._silence_timer.start()
         self.show_silence()
@@ -303,7 +304,7 @@ class GatewayStatusBar(QStatusBar):
 
     def credits_changed(self) -> None:
         """The account's credits may have changed: read them again shortly (once for a
-        burst; the read starts after the last change asked for before it)."""
+        burst: changes while a read is due join it)."""
         if self._session.service is not None and not self._credits_timer.isActive():
             self._credits_timer.start()
 
