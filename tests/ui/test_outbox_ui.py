@@ -23,6 +23,7 @@ from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.outbox import EntryState
 from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.controller import sandbox_profile
+from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.outbox.dialog import RESUME_KEY, OutboxDialog
 from gwdesk.ui.outbox.monitor import OutboxMonitor
 from gwdesk.ui.sandbox_process import SandboxAddresses
@@ -212,3 +213,25 @@ async def test_a_new_unfinished_send_opens_the_window_again(
     shown = monitor.dialog
     assert isinstance(shown, OutboxDialog)
     assert shown.table.rowCount() == 2
+
+
+async def test_file_outbox_opens_the_window_for_a_send_already_shown(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    await crashed_batch(ui, sandbox)
+    window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, [])
+    qtbot.addWidget(window)
+    monitor = OutboxMonitor(window, ui.session, ui.tasks, opened_by=window.outbox_requested)
+    await ui.connect(sandbox)
+    await wait_until(lambda: isinstance(monitor.dialog, OutboxDialog), 15, "the outbox window")
+    first = monitor.dialog
+    assert isinstance(first, OutboxDialog)
+    first.close()
+
+    assert window.outbox_action.isEnabled()
+    window.outbox_action.trigger()
+
+    shown = monitor.dialog
+    assert isinstance(shown, OutboxDialog)
+    assert shown.isVisible()
+    assert shown.table.item(0, 0).text() == "List of 250 recipients"

@@ -6,10 +6,10 @@ Every activation settles what a crash or a lost answer left in flight
 discard it. The Outbox window opens by itself only when something needs them: a
 request settled just now, or an unfinished send they have not been shown yet (the
 newest shown is kept in the profile's file, `OUTBOX_TOLD_UP_TO`). Sends already shown
-stay in the window's menu entry and the status bar's line, so the window does not
-reopen at every start until they are discarded.
+stay a menu item away (File ▸ Outbox…) and in the status bar's line, so the window
+does not reopen at every start until they are discarded.
 
-A send is named as the operator made it: "Message to 0412 345 678" for a single
+A send is named as the operator made it: "Message to +61 412 345 678" for a single
 message, "List of 250 recipients" for a list, never by the outbox's own numbers.
 """
 

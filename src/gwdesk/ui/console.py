@@ -88,8 +88,9 @@ def run_console(
     controller = AppController(
         window, session, tasks, ProfileStore(), PasswordVault(), paths, reporter
     )
-    # Interrupted sends are settled on each profile activation, and offered for resuming.
-    OutboxMonitor(window, session, tasks)
+    # Interrupted sends are settled on each profile activation, and offered for resuming
+    # (by itself when something needs the operator, and always from File ▸ Outbox…).
+    OutboxMonitor(window, session, tasks, opened_by=window.outbox_requested)
     quit_on_signals(window, loop)
     with loop:
         code: int = loop.run_until_complete(

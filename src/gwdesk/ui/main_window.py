@@ -43,6 +43,8 @@ class MainWindow(QMainWindow):
     closing = Signal()
     """Emitted once when the operator closes the window (the app then shuts down)."""
     profiles_requested = Signal()
+    outbox_requested = Signal()
+    """File ▸ Outbox…: the sends left unfinished, to resume or discard."""
 
     def __init__(self, settings: QSettings) -> None:
         """The frame alone: what can be shown before any service exists."""
@@ -127,6 +129,11 @@ class MainWindow(QMainWindow):
         self.profiles_action.triggered.connect(self.profiles_requested.emit)
         self.profiles_action.setEnabled(False)  # until there is a session to connect
         self.file_menu.addAction(self.profiles_action)
+        self.outbox_action = QAction("&Outbox…", self)
+        self.outbox_action.setToolTip("The sends left unfinished: resume or discard them")
+        self.outbox_action.triggered.connect(self.outbox_requested.emit)
+        self.outbox_action.setEnabled(False)  # until there is a session's outbox
+        self.file_menu.addAction(self.outbox_action)
         self.file_menu.addSeparator()
         self.quit_action = QAction("&Quit", self)
         self.quit_action.triggered.connect(self.close)
@@ -149,6 +156,7 @@ class MainWindow(QMainWindow):
         self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         self.profiles_action.setIcon(theme.icon("settings"))
         self.profiles_action.setEnabled(True)
+        self.outbox_action.setEnabled(True)
         self.about_action.setIcon(theme.icon("about"))
         self.about_action.setEnabled(True)
         for index, tab in enumerate(self.tabs):

@@ -7,7 +7,8 @@ ExternalSystemId, before anything could send them again. Then the status bar say
 what it found, and when something needs the operator (a request settled just now, or
 an unfinished send they were not shown yet: `gwdesk.app.outbox_check`) the small
 `OutboxDialog` lists the unfinished sends with Resume and Discard; sends already shown
-do not reopen it at every start (the status bar's line and Outbox in the menu stay).
+do not reopen it at every start (the status bar's line says so, and File ▸ Outbox…
+opens it: the monitor is handed that action's signal, `opened_by`).
 Nothing is resent without the operator asking. Both use the session's `Recovery`
 (`session.sending.recovery`), the application core's, as `gwdesk outbox` does.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 import logging
 from typing import Final
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, SignalInstance
 from PySide6.QtWidgets import QMainWindow
 
 from gwdesk.app.outbox_check import check_outbox, shown
@@ -50,7 +51,7 @@ def describe(report: ReconcileReport, batches: list[OutboxBatch]) -> str:
         noun = "batch" if len(batches) == 1 else "batches"
         parts.append(
             f"{len(batches)} unfinished {noun} ({left:,} recipient(s) not lodged yet): "
-            "see the Outbox window to resume"
+            "File ▸ Outbox… resumes them"
         )
     if report.busy:
         parts.append(f"{len(report.busy)} batch(es) being sent by another gwdesk")
@@ -70,7 +71,9 @@ class OutboxMonitor(QObject):
         tasks: TaskRunner,
         *,
         show_dialog: bool = True,
+        opened_by: SignalInstance | None = None,
     ) -> None:
+        """`opened_by`: a signal (File ▸ Outbox…) that opens the window whenever asked."""
         super().__init__(window)
         self.window = window
         self.session = session
@@ -82,6 +85,8 @@ class OutboxMonitor(QObject):
         self._reload_timer = single_shot(self, RELOAD_MS, self.reload)
         session.changed.connect(self._session_changed)
         TableWatch(session.team, OUTBOX_TABLES, self._reload_timer.start, self)
+        if opened_by is not None:
+            opened_by.connect(self.open_dialog)
 
     def _session_changed(self) -> None:
         if self.session.active:
