@@ -43,6 +43,7 @@ class SentStatuses(QObject):
         connections = [
             (sync.committed, sync.committed.connect(self._timer.start)),
             (session.changed, session.changed.connect(self._session_changed)),
+            (session.closing, session.closing.connect(self._closing)),
         ]
         # The sync and the session outlive the view: their connections go with it.
         self.destroyed.connect(lambda: drop_connections(connections))
@@ -53,14 +54,20 @@ class SentStatuses(QObject):
         path = store.path if store is not None and keeps_cache(store.path) else None
         if path == self._path:
             return
-        if self._reads is not None:
-            self._reads.close()
-            self._reads.deleteLater()
-            self._reads = None
+        self._closing()
         self._path = path
         if path is not None:
             self._reads = StoreReads(path, "sent statuses", self)
             self._timer.start()  # the list the tab shows now may be older than the cache
+
+    def _closing(self) -> None:
+        """The profile's store is closing (or another opens): no read of it is due."""
+        self._timer.stop()
+        self._path = None
+        if self._reads is not None:
+            self._reads.close()
+            self._reads.deleteLater()
+            self._reads = None
 
     def read(self) -> None:
         """Read the statuses of the messages listed (one batched read), then repaint."""
