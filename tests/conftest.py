@@ -44,10 +44,16 @@ def garbage_collected_on_the_main_thread() -> Iterator[None]:
     thread (whichever thread allocates when the threshold is crossed) may destroy
     their leftovers there, and Qt later crashes in the main thread's event
     processing. The console does the same with `gwdesk.ui.gc_guard.GuiThreadCollector`.
+
+    What survives the collection is frozen, so the next one walks only what the next
+    test made: a worker keeps what its tests leave alive (about 1,000 objects a test),
+    and walking all of it after each of ~900 tests cost each worker over a minute of
+    CPU, growing with every test (measured: 147 tests, teardowns 4.3 s -> 0.8 s CPU).
     """
     gc.disable()
     yield
     gc.collect()
+    gc.freeze()
     gc.enable()
 
 
