@@ -108,15 +108,27 @@ async def test_requests_gathered_when_the_inbox_closes_are_refused_not_lost(
     assert store.count() == 0
 
 
-def test_a_checkpoint_left_short_is_finished_by_the_writer_after_its_next_group(
+def test_a_checkpoint_left_short_of_a_long_wal_is_finished_by_the_writer_after_its_next_group(
     tmp_path: Path,
 ) -> None:
     store = ShortCheckpoints(tmp_path / "profile.sqlite3")
-    with ReplyInbox(store, checkpoint_every=0.01) as inbox:
+    with ReplyInbox(store, checkpoint_every=0.01, wal_limit=0) as inbox:
         inbox.add([reply("1")])
         assert store.taken.wait(10)
         inbox.add([reply("2")])
-        assert "gwdesk-reply-writer" in store.threads
+        inbox.add([reply("3")])
+    assert "gwdesk-reply-writer" in store.threads  # closing waited for the writer
+    store.close()
+
+
+def test_a_checkpoint_left_short_of_a_short_wal_is_left_to_the_next_one(tmp_path: Path) -> None:
+    store = ShortCheckpoints(tmp_path / "profile.sqlite3")
+    with ReplyInbox(store, checkpoint_every=0.01, wal_limit=1 << 40) as inbox:
+        inbox.add([reply("1")])
+        assert store.taken.wait(10)
+        inbox.add([reply("2")])
+        inbox.add([reply("3")])
+    assert "gwdesk-reply-writer" not in store.threads
     store.close()
 
 

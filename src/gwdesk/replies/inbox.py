@@ -20,9 +20,9 @@ lags behind what the gateway was told. WAL checkpoints run on a thread of their
 own once a second, not inside whichever commit crosses SQLite's threshold. Under
 a flood the commits made while one runs leave it short of the WAL's end, and
 SQLite starts a WAL again from its beginning only once all of it is copied: so
-the writer copies that remainder itself, between two groups (a few commits'
-pages, nothing appended meanwhile), and the WAL stays at about a second of
-commits instead of growing for as long as the flood lasts.
+once the WAL is past `wal_limit` the writer copies that remainder itself, between
+two groups (a few commits' pages, nothing appended meanwhile), and the WAL stops
+growing instead of growing for as long as the flood lasts.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ log = logging.getLogger("gwdesk.replies.inbox")
 MAX_GROUP: Final = 4096
 """Replies per commit at most: bounds one transaction's time under a deep backlog."""
 CHECKPOINT_EVERY: Final = 1.0
+WAL_LIMIT: Final = 64 * 1024 * 1024
+"""Bytes of WAL past which the writer finishes a checkpoint a flood left short (a stall of
+a few milliseconds: rarer the larger this is; the WAL is at most this and a second more)."""
 """Seconds between WAL checkpoints, taken beside the writer instead of inside a commit."""
 
 Results: TypeAlias = list[AddResult]
@@ -99,9 +102,11 @@ class ReplyInbox:
         *,
         max_group: int = MAX_GROUP,
         checkpoint_every: float = CHECKPOINT_EVERY,
+        wal_limit: int = WAL_LIMIT,
     ) -> None:
         self.store = store
         self.checkpoint_every = checkpoint_every
+        self.wal_limit = wal_limit
         self.feed = ReplyFeed()
         self.stats = InboxStats()
         self._max_group = max_group
@@ -162,7 +167,8 @@ class ReplyInbox:
             if self.stats.commits != done:
                 done = self.stats.commits
                 try:
-                    if not self.store.checkpoint():
+                    complete = self.store.checkpoint() and self.stats.commits == done
+                    if not complete and self.store.wal_size() > self.wal_limit:
                         self._catch_up.set()
                 except StoreError as exc:
                     log.warning("WAL checkpoint failed (%s); the next one will catch up", exc)

@@ -36,6 +36,7 @@ rather than refusing the reply and losing it once the gateway stops retrying.
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
 import threading
@@ -205,9 +206,10 @@ class ReplyStore(ReplyReads):
     def checkpoint(self, *, wait: bool = True) -> bool:
         """Copy what the WAL holds into the database file, beside the writer (PASSIVE).
 
-        True when it copied the whole WAL, so the writer's next transaction starts it
-        again from its beginning; False when commits made meanwhile (or a reader's older
-        view) left some behind, or when `wait` is False and another checkpoint is running.
+        True when it copied every commit the WAL held when it began (a reader's older view
+        holds later ones back), so that if none was made meanwhile the writer's next
+        transaction starts the WAL again from its beginning; False when some were left,
+        or when `wait` is False and another checkpoint is running.
         """
         data = self.data
         if not isinstance(data, FileData) or str(data.path) == ":memory:":
@@ -225,6 +227,16 @@ class ReplyStore(ReplyReads):
         finally:
             self._maintenance_lock.release()
         return not busy and frames == copied
+
+    def wal_size(self) -> int:
+        """Bytes of the file's WAL (0 on a server or in memory, or when there is none)."""
+        data = self.data
+        if not isinstance(data, FileData) or str(data.path) == ":memory:":
+            return 0
+        try:
+            return os.stat(f"{data.path}-wal").st_size
+        except OSError:
+            return 0
 
     # ---- writing ---------------------------------------------------------------------------
 
