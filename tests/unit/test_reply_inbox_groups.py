@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gwdesk.replies.inbox import InboxClosed, ReplyInbox
-from gwdesk.store.replies import AddResult, IncomingReply, ReplyStore
+from gwdesk.store.replies import AddResult, IncomingReply, ReplyStore, WalCheckpoint
 
 AT = datetime(2024, 1, 5, 3, 4, 7, tzinfo=UTC)
 
@@ -32,19 +32,19 @@ class RefusingStore(ReplyStore):
 
 
 class ShortCheckpoints(ReplyStore):
-    """A real store whose first checkpoint says it left commits behind; records the thread
-    each checkpoint ran on."""
+    """A real store whose first checkpoint says it left half of a long WAL behind; records
+    the thread each checkpoint ran on."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self.threads: list[str] = []
         self.taken = threading.Event()
 
-    def checkpoint(self, *, wait: bool = True) -> bool:
+    def checkpoint(self, *, wait: bool = True) -> WalCheckpoint | None:
         self.threads.append(threading.current_thread().name)
-        complete = super().checkpoint(wait=wait)
+        done = super().checkpoint(wait=wait)
         self.taken.set()
-        return complete and len(self.threads) > 1
+        return WalCheckpoint(2000, 1000) if len(self.threads) == 1 else done
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ def test_a_checkpoint_left_short_of_a_long_wal_is_finished_by_the_writer_after_i
     tmp_path: Path,
 ) -> None:
     store = ShortCheckpoints(tmp_path / "profile.sqlite3")
-    with ReplyInbox(store, checkpoint_every=0.01, wal_limit=0) as inbox:
+    with ReplyInbox(store, checkpoint_every=0.01, wal_pages=0) as inbox:
         inbox.add([reply("1")])
         assert store.taken.wait(10)
         inbox.add([reply("2")])
@@ -123,7 +123,7 @@ def test_a_checkpoint_left_short_of_a_long_wal_is_finished_by_the_writer_after_i
 
 def test_a_checkpoint_left_short_of_a_short_wal_is_left_to_the_next_one(tmp_path: Path) -> None:
     store = ShortCheckpoints(tmp_path / "profile.sqlite3")
-    with ReplyInbox(store, checkpoint_every=0.01, wal_limit=1 << 40) as inbox:
+    with ReplyInbox(store, checkpoint_every=0.01, wal_pages=5000) as inbox:
         inbox.add([reply("1")])
         assert store.taken.wait(10)
         inbox.add([reply("2")])
@@ -141,8 +141,12 @@ def test_a_checkpoint_says_whether_it_copied_the_whole_wal(tmp_path: Path) -> No
     reader.execute("BEGIN")
     reader.execute("SELECT COUNT(*) FROM replies").fetchall()  # holds its view of the file
     store.add([reply("2")])
-    assert not store.checkpoint()  # the frames after the reader's view stay in the WAL
+    first = store.checkpoint()
+    assert first is not None
+    assert not first.complete  # the frames after the reader's view stay in the WAL
     reader.execute("COMMIT")
-    assert store.checkpoint()
+    second = store.checkpoint()
+    assert second is not None
+    assert second.complete
     reader.close()
     store.close()

@@ -20,9 +20,11 @@ lags behind what the gateway was told. WAL checkpoints run on a thread of their
 own once a second, not inside whichever commit crosses SQLite's threshold. Under
 a flood the commits made while one runs leave it short of the WAL's end, and
 SQLite starts a WAL again from its beginning only once all of it is copied: so
-once the WAL is past `wal_limit` the writer copies that remainder itself, between
-two groups (a few commits' pages, nothing appended meanwhile), and the WAL stops
-growing instead of growing for as long as the flood lasts.
+the writer copies that remainder itself, between two groups (the pages of the few
+commits made meanwhile; a stall of a few milliseconds once a second). Otherwise
+the WAL grows for as long as the flood lasts, and every commit extends the file:
+syncing a commit that extends it costs a journal commit of the file system's too
+(fdatasync of 360 KB measured here: 2.1 ms extending, 0.2 ms overwriting).
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ log = logging.getLogger("gwdesk.replies.inbox")
 MAX_GROUP: Final = 4096
 """Replies per commit at most: bounds one transaction's time under a deep backlog."""
 CHECKPOINT_EVERY: Final = 1.0
-WAL_LIMIT: Final = 64 * 1024 * 1024
-"""Bytes of WAL past which the writer finishes a checkpoint a flood left short (a stall of
-a few milliseconds: rarer the larger this is; the WAL is at most this and a second more)."""
+WAL_PAGES: Final = 1000
+"""Pages of WAL past which the writer finishes a checkpoint a flood left short (SQLite's
+own automatic checkpoint threshold: below it, the next checkpoint is soon enough)."""
 """Seconds between WAL checkpoints, taken beside the writer instead of inside a commit."""
 
 Results: TypeAlias = list[AddResult]
@@ -102,11 +104,11 @@ class ReplyInbox:
         *,
         max_group: int = MAX_GROUP,
         checkpoint_every: float = CHECKPOINT_EVERY,
-        wal_limit: int = WAL_LIMIT,
+        wal_pages: int = WAL_PAGES,
     ) -> None:
         self.store = store
         self.checkpoint_every = checkpoint_every
-        self.wal_limit = wal_limit
+        self.wal_pages = wal_pages
         self.feed = ReplyFeed()
         self.stats = InboxStats()
         self._max_group = max_group
@@ -167,9 +169,10 @@ class ReplyInbox:
             if self.stats.commits != done:
                 done = self.stats.commits
                 try:
-                    complete = self.store.checkpoint() and self.stats.commits == done
-                    if not complete and self.store.wal_size() > self.wal_limit:
-                        self._catch_up.set()
+                    wal = self.store.checkpoint()
+                    short = wal is None or not wal.complete or self.stats.commits != done
+                    if short and wal is not None and wal.frames > self.wal_pages:
+                        self._catch_up.set()  # some left behind, or commits made meanwhile
                 except StoreError as exc:
                     log.warning("WAL checkpoint failed (%s); the next one will catch up", exc)
             if stop:

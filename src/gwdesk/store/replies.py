@@ -36,11 +36,11 @@ rather than refusing the reply and losing it once the gateway stops retrying.
 
 from __future__ import annotations
 
-import os
 import secrets
 import sqlite3
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import chain
 from pathlib import Path
@@ -87,6 +87,7 @@ __all__ = [
     "ReplySource",
     "ReplyStore",
     "StoredReply",
+    "WalCheckpoint",
     "believable",
     "plausible",
     "utc_seconds",
@@ -125,6 +126,18 @@ _FILL: Final = (
     "reply_id = COALESCE(reply_id, ?), keyword = COALESCE(keyword, ?) WHERE id = ? "
     "RETURNING " + COLUMNS
 )
+
+
+@dataclass(frozen=True, slots=True)
+class WalCheckpoint:
+    """What a checkpoint found: the WAL's pages when it began, and how many it copied."""
+
+    frames: int
+    copied: int
+
+    @property
+    def complete(self) -> bool:
+        return self.copied >= self.frames
 
 
 @store_methods
@@ -204,19 +217,19 @@ class ReplyStore(ReplyReads):
             with self._writer.session() as session:
                 session.execute(f"PRAGMA wal_autocheckpoint={pages}")
 
-    def checkpoint(self, *, wait: bool = True) -> bool:
+    def checkpoint(self, *, wait: bool = True) -> WalCheckpoint | None:
         """Copy what the WAL holds into the database file, beside the writer (PASSIVE).
 
-        True when it copied every commit the WAL held when it began (a reader's older view
-        holds later ones back), so that if none was made meanwhile the writer's next
-        transaction starts the WAL again from its beginning; False when some were left,
-        or when `wait` is False and another checkpoint is running.
+        None when `wait` is False and another checkpoint is running. A checkpoint that
+        copied every commit the WAL held when it began (a reader's older view holds later
+        ones back) lets the writer's next transaction start the WAL again from its
+        beginning, unless commits were made meanwhile.
         """
         data = self.data
         if not isinstance(data, FileData) or str(data.path) == ":memory:":
-            return True
+            return WalCheckpoint(0, 0)
         if not self._maintenance_lock.acquire(blocking=wait):
-            return False
+            return None
         try:
             if self._maintenance is None:
                 self._maintenance = sqlite3.connect(
@@ -227,17 +240,7 @@ class ReplyStore(ReplyReads):
             ).fetchone()
         finally:
             self._maintenance_lock.release()
-        return not busy and frames == copied
-
-    def wal_size(self) -> int:
-        """Bytes of the file's WAL (0 on a server or in memory, or when there is none)."""
-        data = self.data
-        if not isinstance(data, FileData) or str(data.path) == ":memory:":
-            return 0
-        try:
-            return os.stat(f"{data.path}-wal").st_size
-        except OSError:
-            return 0
+        return WalCheckpoint(max(frames, 0), copied if not busy else min(copied, frames - 1))
 
     # ---- writing ---------------------------------------------------------------------------
 
