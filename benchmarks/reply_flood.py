@@ -15,6 +15,10 @@ Python HTTP stack can do, so the gap is the cost of storing.
 Afterwards every reply the client saw acknowledged is looked up in the store:
 `missing` must be 0.
 
+Each run also prints this process's CPU time per acknowledged request (every thread:
+the server's loop, and for the listener its writer too; the client is another
+process): a figure that a busy machine disturbs far less than requests a second.
+
 The console's side (UI event-loop lag while the Replies view consumes the feed)
 plugs in through `run_listener_flood(..., foreground=...)`: the flood runs on a
 helper thread while `foreground(inbox, finished)` runs on the calling thread (the
@@ -209,6 +213,11 @@ def flood(
     return Flood(**data), acked
 
 
+def cpu_per_request_us(cpu_seconds: float, flood: Flood) -> float:
+    """This process's CPU microseconds per acknowledged request."""
+    return cpu_seconds * 1e6 / flood.acknowledged if flood.acknowledged else 0.0
+
+
 @contextmanager
 def bare_server() -> Iterator[str]:
     """An aiohttp server on its own thread answering `OK` to everything: the ceiling."""
@@ -258,6 +267,7 @@ def run_listener_flood(
         listener = ReplyListener(inbox, ZONE, port=0)
         info = listener.start()
         outcome: list[tuple[Flood, list[list[int]]]] = []
+        cpu_before = time.process_time()
         runner = threading.Thread(
             target=lambda: outcome.append(flood(info.template.base_url, seconds, connections)),
             name="flood",
@@ -265,6 +275,7 @@ def run_listener_flood(
         runner.start()
         extra = foreground(inbox, lambda: not runner.is_alive()) if foreground else {}
         runner.join()
+        cpu_seconds = time.process_time() - cpu_before
         listener.stop()
         inbox.close()
         stats = inbox.stats
@@ -280,6 +291,7 @@ def run_listener_flood(
         "commits": stats.commits,
         "duplicates": stats.duplicates,
         "missing": missing,
+        "cpu_seconds": cpu_seconds,
         **extra,
     }
 
@@ -306,16 +318,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     if not args.no_ceiling:
         with bare_server() as url:
+            cpu_before = time.process_time()
             ceiling, _ = flood(url, args.seconds, args.connections)
+            ceiling_cpu = cpu_per_request_us(time.process_time() - cpu_before, ceiling)
         say(
             f"ceiling: bare aiohttp 'OK', {args.connections} connections, {ceiling.seconds:.1f} s: "
             f"{ceiling.per_second:,.0f} requests/s, p50 {ceiling.p50_ms:.2f} ms, "
-            f"p99 {ceiling.p99_ms:.2f} ms"
+            f"p99 {ceiling.p99_ms:.2f} ms, {ceiling_cpu:.0f} us CPU a request"
         )
-        figures["ceiling"] = {**asdict(ceiling), "per_second": round(ceiling.per_second, 1)}
+        figures["ceiling"] = {
+            **asdict(ceiling),
+            "per_second": round(ceiling.per_second, 1),
+            "cpu_us_per_request": round(ceiling_cpu, 1),
+        }
     run = run_listener_flood(args.seconds, args.connections)
     result: Flood = run.pop("flood")
     stored_per_second = run["stored"] / result.seconds
+    listener_cpu = cpu_per_request_us(run["cpu_seconds"], result)
     say(
         f"listener: {args.connections} connections, {result.seconds:.1f} s: "
         f"{stored_per_second:,.0f} replies/s stored and acknowledged, "
@@ -323,8 +342,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     say(
         f"          {run['stored']:,} stored in {run['commits']:,} commits "
-        f"({run['stored'] / max(run['commits'], 1):.1f} a commit), {result.failures} refused"
+        f"({run['stored'] / max(run['commits'], 1):.1f} a commit), {result.failures} refused, "
+        f"{listener_cpu:.0f} us CPU a request"
     )
+    if "ceiling" in figures:
+        ceiling_figures = figures["ceiling"]
+        say(
+            f"vs bare:  {stored_per_second / max(ceiling_figures['per_second'], 1):.0%} of its "
+            f"requests/s, ack p99 {result.p99_ms / max(ceiling_figures['p99_ms'], 1e-9):.1f}x its p99, "
+            f"CPU a request {listener_cpu / max(ceiling_figures['cpu_us_per_request'], 1e-9):.1f}x"
+        )
     say(
         f"check:    {result.acknowledged:,} acknowledged, {run['missing']} of them missing "
         "from the store"
@@ -340,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "stored_per_second": round(stored_per_second, 1),
         "commits": run["commits"],
         "missing": run["missing"],
+        "cpu_us_per_request": round(listener_cpu, 1),
     }
     figures["targets_met"] = met and run["missing"] == 0
     print(json.dumps(figures))

@@ -66,6 +66,14 @@ class HeadLimitedHandler(web.RequestHandler):
         self._busy = busy
 
     def data_received(self, data: bytes) -> None:
+        heads = self._request_count
+        if heads != self._heads:
+            self._heads = heads
+            self._room = self._budget
+        if 0 < len(data) <= self._room:  # the usual read: it fits whole, so no copies of it
+            self._room -= len(data)
+            super().data_received(data)
+            return
         while True:
             heads = self._request_count  # complete heads so far, however they were parsed
             if heads != self._heads:

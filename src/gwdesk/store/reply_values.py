@@ -7,6 +7,7 @@ writes them and `reply_reads.ReplyReads` reads them back; see `replies` for why.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
@@ -169,6 +170,18 @@ def believable(reply: IncomingReply, stored_at: datetime) -> IncomingReply:
         received_claimed=None if received_ok else reply.received_at.isoformat(),
         sent_at=reply.sent_at if sent_ok else None,
     )
+
+
+def believable_all(replies: Sequence[IncomingReply], stored_at: datetime) -> list[IncomingReply]:
+    """`believable` of a whole group: the bounds worked out once, not once a reply."""
+    latest = stored_at + FUTURE_TOLERANCE
+    return [
+        reply
+        if EARLIEST <= reply.received_at <= latest
+        and (reply.sent_at is None or EARLIEST <= reply.sent_at <= latest)
+        else believable(reply, stored_at)
+        for reply in replies
+    ]
 
 
 def without_nul(reply: IncomingReply) -> IncomingReply:
