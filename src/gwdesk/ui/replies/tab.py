@@ -46,6 +46,7 @@ from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.conversation import ConversationPane
 from gwdesk.ui.replies.notifier import ReplyNotifier
+from gwdesk.ui.replies.pacing import DeliveryPacer
 from gwdesk.ui.replies.table import (
     FROM,
     IN_REPLY_TO,
@@ -182,6 +183,7 @@ class RepliesTab(BaseTab):
         layout.addWidget(self.notices)
         layout.addWidget(splitter, 1)
 
+        self.pacer = DeliveryPacer(self._show_delivery, self)
         self.notifier = ReplyNotifier(self.hub, self.watching, self)
         self.notifier.open_requested.connect(self.bring_forward)
         self._search_timer = single_shot(self, SEARCH_DELAY_MS, self.apply_search)
@@ -216,6 +218,7 @@ class RepliesTab(BaseTab):
         self._attach()
 
     def _teardown(self) -> None:
+        self.pacer.clear()  # the next listing reads them from the store
         if self.model is not None:
             self.table.setModel(None)
             self.model.close()
@@ -315,17 +318,24 @@ class RepliesTab(BaseTab):
         return Anchor(self.at_newest(), top, visible)
 
     def on_delivery(self, delivery: ReplyDelivery) -> None:
+        """A drain of the hub: shown by the pacer, at most one slice a frame."""
+        if self.model is None:
+            return
+        self.conversation.on_delivery(delivery)
+        if delivery.new or delivery.dropped:
+            self._opted_timer.start()  # a STOP among them changed the list
+        self.pacer.add(delivery)
+
+    def _show_delivery(self, delivery: ReplyDelivery) -> None:
         model = self.model
         if model is None:
             return
         following = self.at_newest()
         if model.apply(delivery) is Applied.APPENDED and following:
             self.table.scrollToBottom()
-        self.conversation.on_delivery(delivery)
-        if delivery.new or delivery.dropped:
-            self._opted_timer.start()  # a STOP among them changed the list
         self._update_counts()
-        self.mark_seen_if_watching()
+        if self.pacer.idle:  # seen once every reply handed over is in the table
+            self.mark_seen_if_watching()
 
     def _refreshed(self, refreshed: Refreshed) -> None:
         model = self.model
