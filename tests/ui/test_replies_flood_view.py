@@ -28,10 +28,10 @@ async def shown_tab(ui: UiBundle, qtbot: QtBot, sandbox: SandboxThread) -> Repli
 
 def painted(tab: RepliesTab, row: int, column: int) -> tuple[str, str]:
     """What a paint of the cell shows: its text and its colour (as the table's delegate
-    asks the model for them)."""
-    assert tab.model is not None
+    asks the view's model for them, right after a paint)."""
+    tab.table.viewport().repaint()
     option = QStyleOptionViewItem()
-    QStyledItemDelegate().initStyleOption(option, tab.model.index(row, column))
+    QStyledItemDelegate().initStyleOption(option, tab.table.model().index(row, column))
     return option.text, option.palette.brush(QPalette.ColorRole.Text).color().name()
 
 

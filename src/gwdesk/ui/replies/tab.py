@@ -47,6 +47,7 @@ from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.conversation import ConversationPane
 from gwdesk.ui.replies.notifier import ReplyNotifier
 from gwdesk.ui.replies.pacing import DeliveryPacer
+from gwdesk.ui.replies.shown import ShownRows
 from gwdesk.ui.replies.table import (
     FROM,
     IN_REPLY_TO,
@@ -220,7 +221,11 @@ class RepliesTab(BaseTab):
     def _teardown(self) -> None:
         self.pacer.clear()  # the next listing reads them from the store
         if self.model is not None:
+            shown = self.table.model()
             self.table.setModel(None)
+            if shown is not None:
+                self.table.viewport().removeEventFilter(shown)
+                shown.deleteLater()
             self.model.close()
             self.model.deleteLater()
             self.model = None
@@ -254,7 +259,7 @@ class RepliesTab(BaseTab):
         model.rowsInserted.connect(lambda *_args: self._update_counts())
         model.failed.connect(lambda text: self._show_result(text, "error"))
         self.model = model
-        self.table.setModel(model)
+        self.table.setModel(ShownRows(model, self.table))  # painted without calling Python
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -345,7 +350,8 @@ class RepliesTab(BaseTab):
             self.table.scrollToBottom()
         else:
             self.table.scrollTo(
-                model.index(refreshed.first_row, 0), QAbstractItemView.ScrollHint.PositionAtTop
+                self.table.model().index(refreshed.first_row, 0),
+                QAbstractItemView.ScrollHint.PositionAtTop,
             )
         self._reselect()
         self._update_counts()

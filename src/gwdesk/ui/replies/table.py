@@ -31,17 +31,15 @@ or the opt-out list change; and `index` is answered in one call, not Qt's two.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from PySide6.QtCore import (
     QModelIndex,
-    QModelRoleData,
-    QModelRoleDataSpan,
     QObject,
     QPersistentModelIndex,
     Qt,
@@ -128,13 +126,6 @@ class Refreshed:
     at_bottom: bool
 
 
-def role_entries(span: QModelRoleDataSpan | QModelRoleData) -> Sequence[QModelRoleData]:
-    """The entries of a `multiData` request (a span is a sequence; the stubs do not say so)."""
-    if isinstance(span, QModelRoleData):
-        return (span,)
-    return cast(Sequence[QModelRoleData], span)
-
-
 class RepliesTableModel(WindowedModel[ReplyRow]):
     """Stored replies matching a `ReplySearch`, oldest first, newest at the bottom."""
 
@@ -196,43 +187,7 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         row = self.row(index.row()) if wanted else None
         return self._value(row, column, role)
 
-    def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
-        """Every role a view asks of a cell in one Python call, not one call per role.
-
-        A repaint then enters Python once per cell instead of about ten times, and under
-        a flood each entry competes for the GIL with the listener's threads.
-        """
-        entries = role_entries(roleDataSpan)
-        if not index.isValid():
-            for data in entries:
-                data.clearData()
-            return
-        column = index.column()
-        row = self.row(index.row())
-        if row is None:
-            for data in entries:
-                role = data.role()
-                value = self._value(row, column, role) if role in ROLES else None
-                if value is None:
-                    data.clearData()
-                else:
-                    data.setData(value)
-            return
-        display, colour = self._painted(row)[column]
-        for data in entries:
-            role = data.role()
-            if role == DISPLAY:
-                value = display
-            elif role == FOREGROUND:
-                value = colour
-            else:
-                value = self._value(row, column, role) if role in ROLES else None
-            if value is None:
-                data.clearData()
-            else:
-                data.setData(value)
-
-    def _painted(self, row: ReplyRow) -> Painted:
+    def painted(self, row: ReplyRow) -> Painted:
         """What a paint shows of each cell of `row` (text, colour): worked out once per
         row and kept until the row, the day, a name or the opt-out marks change, so a
         repaint under a flood only looks them up."""
@@ -245,12 +200,33 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
             return held[1]
         if len(self._painted_rows) > DISPLAY_CACHE:
             self._painted_rows.clear()
-        painted = tuple(
-            (self._value(row, column, DISPLAY), self._value(row, column, FOREGROUND))
-            for column in range(len(COLUMNS))
+        texts = row_texts(row, today, self._number)
+        name = self.name(row.from_number)
+        painted: Painted = (
+            (texts[RECEIVED], None),
+            (
+                f"{one_line(name, 60)} · {texts[FROM]}" if name else texts[FROM],
+                OPTED_OUT_COLOUR if self.opted_out_now(row) else None,
+            ),
+            (texts[TO], None),
+            (texts[MESSAGE], None),
+            (self._badge(row, False) or None, self._badge_colour(row)),
+            (texts[IN_REPLY_TO], self.muted),
         )
         self._painted_rows[row.id] = (row, painted)  # a row read again (answers known) anew
         return painted
+
+    def placeholder(self) -> Painted:
+        """What a paint shows of a row not read yet."""
+        return tuple(
+            (self._value(None, column, DISPLAY), self._value(None, column, FOREGROUND))
+            for column in range(len(COLUMNS))
+        )
+
+    def tip(self, row: ReplyRow, column: int) -> str | None:
+        """A cell's tooltip (plain text shown as such, whatever the customer wrote)."""
+        found = self._value(row, column, Qt.ItemDataRole.ToolTipRole)
+        return found if isinstance(found, str) and found else None
 
     def _repaint_all(self) -> None:
         """Names, keywords or opt-out marks changed: every row's cells are worked out again."""
@@ -352,23 +328,24 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         if not wanted or contacts is None:
             return
         self._asking |= wanted
-        listed = {number: list_number(number, self.region) for number in wanted}
+        region = self.region
 
         def read(_reading: Reading) -> dict[str, str]:
-            return contacts.names(set(listed.values()))
+            # Each number read in list form here, off the GUI thread (a phonenumbers parse each).
+            listed = {number: list_number(number, region) for number in wanted}
+            names = contacts.names(set(listed.values()))
+            return {number: names.get(key, "") for number, key in listed.items()}
 
         def done(result: Any, error: BaseException | None) -> None:
             self._asking -= wanted
             if error is not None:
                 self._report(error)
-                found: dict[str, str] = {}
-            else:
-                found = result
+            found: dict[str, str] = {} if error is not None else result
             if len(self._names) > DISPLAY_CACHE:
                 self._names.clear()
             named = set()
-            for number, key in listed.items():
-                self._names[number] = name = found.get(key, "")
+            for number in wanted:
+                self._names[number] = name = found.get(number, "")
                 if name:
                     named.add(number)
             self._named(named)
