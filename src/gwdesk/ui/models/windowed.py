@@ -81,6 +81,14 @@ class WindowedModel(QAbstractTableModel, Generic[R]):
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else self._total
 
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        """Answered here in one Python call: Qt's own `index` asks `rowCount` and
+        `columnCount` (both Python) for every cell a view paints, and each call into
+        Python waits for the GIL the listener's threads hold under a flood."""
+        if parent.isValid() or not (0 <= row < self._total and 0 <= column < self.columnCount()):
+            return QModelIndex()
+        return self.createIndex(row, column)
+
     # ---- rows --------------------------------------------------------------------------------
 
     @property

@@ -46,6 +46,8 @@ from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.conversation import ConversationPane
 from gwdesk.ui.replies.notifier import ReplyNotifier
+from gwdesk.ui.replies.pacing import DeliveryPacer
+from gwdesk.ui.replies.shown import ShownRows
 from gwdesk.ui.replies.table import (
     FROM,
     IN_REPLY_TO,
@@ -182,6 +184,7 @@ class RepliesTab(BaseTab):
         layout.addWidget(self.notices)
         layout.addWidget(splitter, 1)
 
+        self.pacer = DeliveryPacer(self._show_delivery, self)
         self.notifier = ReplyNotifier(self.hub, self.watching, self)
         self.notifier.open_requested.connect(self.bring_forward)
         self._search_timer = single_shot(self, SEARCH_DELAY_MS, self.apply_search)
@@ -216,8 +219,13 @@ class RepliesTab(BaseTab):
         self._attach()
 
     def _teardown(self) -> None:
+        self.pacer.clear()  # the next listing reads them from the store
         if self.model is not None:
+            shown = self.table.model()
             self.table.setModel(None)
+            if shown is not None:
+                self.table.viewport().removeEventFilter(shown)
+                shown.deleteLater()
             self.model.close()
             self.model.deleteLater()
             self.model = None
@@ -251,7 +259,7 @@ class RepliesTab(BaseTab):
         model.rowsInserted.connect(lambda *_args: self._update_counts())
         model.failed.connect(lambda text: self._show_result(text, "error"))
         self.model = model
-        self.table.setModel(model)
+        self.table.setModel(ShownRows(model, self.table))  # painted without calling Python
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -315,17 +323,24 @@ class RepliesTab(BaseTab):
         return Anchor(self.at_newest(), top, visible)
 
     def on_delivery(self, delivery: ReplyDelivery) -> None:
+        """A drain of the hub: shown by the pacer, at most one slice a frame."""
+        if self.model is None:
+            return
+        self.conversation.on_delivery(delivery)
+        if delivery.new or delivery.dropped:
+            self._opted_timer.start()  # a STOP among them changed the list
+        self.pacer.add(delivery)
+
+    def _show_delivery(self, delivery: ReplyDelivery) -> None:
         model = self.model
         if model is None:
             return
         following = self.at_newest()
         if model.apply(delivery) is Applied.APPENDED and following:
             self.table.scrollToBottom()
-        self.conversation.on_delivery(delivery)
-        if delivery.new or delivery.dropped:
-            self._opted_timer.start()  # a STOP among them changed the list
         self._update_counts()
-        self.mark_seen_if_watching()
+        if self.pacer.idle:  # seen once every reply handed over is in the table
+            self.mark_seen_if_watching()
 
     def _refreshed(self, refreshed: Refreshed) -> None:
         model = self.model
@@ -335,7 +350,8 @@ class RepliesTab(BaseTab):
             self.table.scrollToBottom()
         else:
             self.table.scrollTo(
-                model.index(refreshed.first_row, 0), QAbstractItemView.ScrollHint.PositionAtTop
+                self.table.model().index(refreshed.first_row, 0),
+                QAbstractItemView.ScrollHint.PositionAtTop,
             )
         self._reselect()
         self._update_counts()

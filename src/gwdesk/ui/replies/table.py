@@ -19,23 +19,27 @@ of opted-out numbers the tab refreshes when replies arrive), never a query per r
 A sender that is one of the profile's contacts shows the contact's name beside the
 number. Names are remembered per number; the numbers a paint shows whose names are
 not known yet are read together, once the paint is done (`ContactStore.names`, one
-batched read on the reader thread), and land with one `dataChanged`.
+batched read on the reader thread), and land with one `dataChanged` over the rows of
+those that are contacts (none for strangers: a flood from new numbers repaints nothing).
+
+A paint under a flood must stay short: every call into Python from the view waits for
+the GIL the listener's threads hold. So a row's cells (texts, colours) are worked out
+once and looked up by the paints after it, until the row, the day, a name, the keywords
+or the opt-out list change; and `index` is answered in one call, not Qt's two.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from PySide6.QtCore import (
     QModelIndex,
-    QModelRoleData,
-    QModelRoleDataSpan,
     QObject,
     QPersistentModelIndex,
     Qt,
@@ -57,11 +61,13 @@ from gwdesk.app.reply_inbox import (
     row_of,
 )
 from gwdesk.domain.numbers import DEFAULT_REGION, display
-from gwdesk.domain.optout_words import Intent, Keywords
+from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.optout_words import Reading as KeywordReading
 from gwdesk.ui.formatting import local_time
 from gwdesk.ui.models.windowed import WindowedModel
 from gwdesk.ui.plain_text import tooltip, visible
+from gwdesk.ui.replies.cells import OPTED_OUT_COLOUR, badge, badge_colour, one_line, row_texts
+from gwdesk.ui.replies.cells import received_text as received_text  # where tests look
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.tasks import Read
 from gwdesk.ui.timers import single_shot
@@ -70,8 +76,6 @@ Index = QModelIndex | QPersistentModelIndex
 WINDOW: Final = 200
 MAX_WINDOWS: Final = 30
 PLACEHOLDER: Final = "…"
-UNKNOWN: Final = "–"
-"""In reply to, when the call did not say (reply webhooks never do; a backfill fills it in)."""
 ROW_ROLE: Final = Qt.ItemDataRole.UserRole + 1
 COLUMNS: Final = ("Received", "From", "To", "Message", "Opt-out", "In reply to")
 COLUMN_TIPS: Final = (
@@ -84,16 +88,6 @@ COLUMN_TIPS: Final = (
     "The message they answered, when it is known (a backfill or keyword forward says)",
 )
 RECEIVED, FROM, TO, MESSAGE, OPT_OUT, IN_REPLY_TO = range(len(COLUMNS))
-OPTED_OUT_COLOUR: Final = QColor("#d32f2f")
-OPTED_IN_COLOUR: Final = QColor("#2e7d32")
-MENTION_COLOUR: Final = QColor("#e65100")
-BADGE_TIPS: Final = {
-    Intent.OPT_OUT: "The reply opted the number out: every send from this account leaves it out.",
-    Intent.OPT_IN: "The reply opted the number back in.",
-    Intent.MENTION: "A keyword stands later in the reply: nothing changed, but read it (the "
-    "customer may want to opt out).",
-}
-NOW_OPTED_OUT: Final = "opted out"
 ROLES: Final = frozenset(
     {
         Qt.ItemDataRole.DisplayRole,
@@ -102,8 +96,11 @@ ROLES: Final = frozenset(
         ROW_ROLE,
     }
 )
-SHOWN_TEXT: Final = 300
 DISPLAY_CACHE: Final = 4096
+DISPLAY: Final = Qt.ItemDataRole.DisplayRole
+FOREGROUND: Final = Qt.ItemDataRole.ForegroundRole
+Painted = tuple[tuple[Any, Any], ...]
+"""A row's cells as a paint asks for them: (text, colour) by column."""
 
 
 class Applied(Enum):
@@ -129,28 +126,6 @@ class Refreshed:
     at_bottom: bool
 
 
-def role_entries(span: QModelRoleDataSpan | QModelRoleData) -> Sequence[QModelRoleData]:
-    """The entries of a `multiData` request (a span is a sequence; the stubs do not say so)."""
-    if isinstance(span, QModelRoleData):
-        return (span,)
-    return cast(Sequence[QModelRoleData], span)
-
-
-def received_text(moment: datetime, today: date | None = None) -> str:
-    """Local time, as short as stays unambiguous: today's by the clock, older with the date."""
-    local = moment.astimezone()
-    today = today or datetime.now().astimezone().date()
-    if local.date() == today:
-        return local.strftime("%H:%M:%S")
-    return local.strftime("%d %b %H:%M" if local.year == today.year else "%Y-%m-%d %H:%M")
-
-
-def one_line(text: str, limit: int = SHOWN_TEXT) -> str:
-    """A customer's text for a cell: one line, control codes made visible, clipped."""
-    flat = " ".join(visible(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 class RepliesTableModel(WindowedModel[ReplyRow]):
     """Stored replies matching a `ReplySearch`, oldest first, newest at the bottom."""
 
@@ -171,6 +146,9 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         self.search = ReplySearch()
         self._last: tuple[str, int] | None = None
         self._numbers: dict[str, str] = {}
+        self._painted_rows: dict[int, tuple[ReplyRow, Painted]] = {}
+        """Each row's cells as painted, by reply id, with the row they were worked out for."""
+        self._painted_day = date.min
         self._day = (0.0, date.min)
         self.muted: QColor | QBrush | None = None
         """The colour of the In reply to column (quieter than the reply itself)."""
@@ -209,26 +187,50 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         row = self.row(index.row()) if wanted else None
         return self._value(row, column, role)
 
-    def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
-        """Every role a view asks of a cell in one Python call, not one call per role.
+    def painted(self, row: ReplyRow) -> Painted:
+        """What a paint shows of each cell of `row` (text, colour): worked out once per
+        row and kept until the row, the day, a name or the opt-out marks change, so a
+        repaint under a flood only looks them up."""
+        today = self._today
+        if today != self._painted_day:
+            self._painted_day = today
+            self._painted_rows.clear()  # yesterday's times gain their date
+        held = self._painted_rows.get(row.id)
+        if held is not None and held[0] is row:
+            return held[1]
+        if len(self._painted_rows) > DISPLAY_CACHE:
+            self._painted_rows.clear()
+        texts = row_texts(row, today, self._number)
+        name = self.name(row.from_number)
+        painted: Painted = (
+            (texts[RECEIVED], None),
+            (
+                f"{one_line(name, 60)} · {texts[FROM]}" if name else texts[FROM],
+                OPTED_OUT_COLOUR if self.opted_out_now(row) else None,
+            ),
+            (texts[TO], None),
+            (texts[MESSAGE], None),
+            (self._badge(row, False) or None, self._badge_colour(row)),
+            (texts[IN_REPLY_TO], self.muted),
+        )
+        self._painted_rows[row.id] = (row, painted)  # a row read again (answers known) anew
+        return painted
 
-        A repaint then enters Python once per cell instead of about ten times, and under
-        a flood each entry competes for the GIL with the listener's threads.
-        """
-        entries = role_entries(roleDataSpan)
-        if not index.isValid():
-            for data in entries:
-                data.clearData()
-            return
-        column = index.column()
-        row = self.row(index.row())
-        for data in entries:
-            role = data.role()
-            value = self._value(row, column, role) if role in ROLES else None
-            if value is None:
-                data.clearData()
-            else:
-                data.setData(value)
+    def placeholder(self) -> Painted:
+        """What a paint shows of a row not read yet."""
+        return tuple(
+            (self._value(None, column, DISPLAY), self._value(None, column, FOREGROUND))
+            for column in range(len(COLUMNS))
+        )
+
+    def tip(self, row: ReplyRow, column: int) -> str | None:
+        """A cell's tooltip (plain text shown as such, whatever the customer wrote)."""
+        found = self._value(row, column, Qt.ItemDataRole.ToolTipRole)
+        return found if isinstance(found, str) and found else None
+
+    def _repaint_all(self) -> None:
+        """Names, keywords or opt-out marks changed: every row's cells are worked out again."""
+        self._painted_rows.clear()
 
     def _value(self, row: ReplyRow | None, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.ForegroundRole:
@@ -263,19 +265,11 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
                     )
                 return contact or None
             return None
-        if column == RECEIVED:
-            return received_text(row.received_at, self._today)
+        shown = row_texts(row, self._today, self._number)
         if column == FROM:
-            shown = self._number(row.from_number)
             name = self.name(row.from_number)
-            return f"{one_line(name, 60)} · {shown}" if name else shown
-        if column == TO:
-            return self._number(row.to_number)
-        if column == MESSAGE:
-            return one_line(row.text)
-        if row.answers:
-            return one_line(row.answers, 120)
-        return one_line(f"MessageId {row.message_id}", 120) if row.message_id else UNKNOWN
+            return f"{one_line(name, 60)} · {shown[FROM]}" if name else shown[FROM]
+        return shown[column]
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
@@ -324,6 +318,7 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         """The address book changed: the names are read again as rows are shown."""
         self._names.clear()
         self._asking.clear()
+        self._repaint_all()
         if self._total:
             self.dataChanged.emit(self.index(0, FROM), self.index(self._total - 1, FROM))
 
@@ -333,30 +328,49 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         if not wanted or contacts is None:
             return
         self._asking |= wanted
-        listed = {number: list_number(number, self.region) for number in wanted}
+        region = self.region
 
         def read(_reading: Reading) -> dict[str, str]:
-            return contacts.names(set(listed.values()))
+            # Each number read in list form here, off the GUI thread (a phonenumbers parse each).
+            listed = {number: list_number(number, region) for number in wanted}
+            names = contacts.names(set(listed.values()))
+            return {number: names.get(key, "") for number, key in listed.items()}
 
         def done(result: Any, error: BaseException | None) -> None:
             self._asking -= wanted
             if error is not None:
                 self._report(error)
-                found: dict[str, str] = {}
-            else:
-                found = result
+            found: dict[str, str] = {} if error is not None else result
             if len(self._names) > DISPLAY_CACHE:
                 self._names.clear()
-            for number, key in listed.items():
-                self._names[number] = found.get(key, "")
-            if self._total:
-                self.dataChanged.emit(self.index(0, FROM), self.index(self._total - 1, FROM))
+            named = set()
+            for number in wanted:
+                self._names[number] = name = found.get(number, "")
+                if name:
+                    named.add(number)
+            self._named(named)
 
         self._reads.submit(read, done)
+
+    def _named(self, numbers: set[str]) -> None:
+        """Names were found for `numbers`: repaint the From cells of the rows held from
+        them (none for strangers: a flood of new numbers repaints nothing more)."""
+        if not numbers:
+            return
+        self._repaint_all()
+        found = [
+            window * WINDOW + offset
+            for window, rows in self._windows.items()
+            for offset, row in enumerate(rows)
+            if row.from_number in numbers
+        ]
+        if found:
+            self.dataChanged.emit(self.index(min(found), FROM), self.index(max(found), FROM))
 
     def _supersede(self) -> None:
         super()._supersede()
         self._asking.clear()  # a names read dropped with the rest is asked again
+        self._repaint_all()  # ... when the rows that wanted it are worked out again
 
     # ---- opt-outs -----------------------------------------------------------------------------
 
@@ -392,27 +406,13 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         return listed in self._opted
 
     def _badge(self, row: ReplyRow, tip: bool) -> str:
-        found = self.reading(row)
-        now = self.opted_out_now(row)
-        if found is None:
-            if not now:
-                return ""
-            return "The number is on the opt-out list now." if tip else NOW_OPTED_OUT
-        if tip:
-            return BADGE_TIPS[found.intent] + (" The number is opted out now." if now else "")
-        return f"mentions {found.keyword}" if found.intent is Intent.MENTION else found.keyword
+        return badge(self.reading(row), self.opted_out_now(row), tip)
 
     def _badge_colour(self, row: ReplyRow) -> QColor | None:
-        found = self.reading(row)
-        if found is None:
-            return OPTED_OUT_COLOUR if self.opted_out_now(row) else None
-        return {
-            Intent.OPT_OUT: OPTED_OUT_COLOUR,
-            Intent.OPT_IN: OPTED_IN_COLOUR,
-            Intent.MENTION: MENTION_COLOUR,
-        }[found.intent]
+        return badge_colour(self.reading(row), self.opted_out_now(row))
 
     def _opt_out_changed(self) -> None:
+        self._repaint_all()
         if self._total:
             last = self.index(self._total - 1, OPT_OUT)
             self.dataChanged.emit(self.index(0, FROM), last)
@@ -447,9 +447,14 @@ class RepliesTableModel(WindowedModel[ReplyRow]):
         if delivery.dropped:
             self.refresh()
             return Applied.REREAD
+        applied = self._append(delivery, read_up_to)
+        if applied is not Applied.REREAD:  # a re-read holds the updates already
+            for reply in delivery.updated:  # after the new rows: it may be one of them
+                self._update(reply.id)
+        return applied
+
+    def _append(self, delivery: ReplyDelivery, read_up_to: int) -> Applied:
         search = self.search
-        for reply in delivery.updated:
-            self._update(reply.id)
         last = self._last
         rows = sorted(
             (row_of(r) for r in delivery.new if r.id > read_up_to and search.matches_reply(r)),
