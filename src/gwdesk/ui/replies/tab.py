@@ -68,6 +68,7 @@ from gwdesk.ui.tasks import TaskRunner
 from gwdesk.ui.team_hub import TableWatch
 from gwdesk.ui.theme import Theme
 from gwdesk.ui.timers import after_events, single_shot
+from gwdesk.ui.widgets.column_fit import ColumnFit
 from gwdesk.ui.widgets.field_errors import text_field
 from gwdesk.ui.widgets.listing import row_table
 from gwdesk.ui.widgets.panes import panes, titled
@@ -155,6 +156,7 @@ class RepliesTab(BaseTab):
         self.notices.hide()
 
         self.table = row_table("Replies", row_height=ROW_HEIGHT)
+        self.column_fit = ColumnFit(self.table, WIDTHS)  # Message keeps room at 1024 px
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.empty_label = QLabel(NOT_CONNECTED)
@@ -264,8 +266,7 @@ class RepliesTab(BaseTab):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(MESSAGE, QHeaderView.ResizeMode.Stretch)
-        for column, width in WIDTHS.items():
-            self.table.setColumnWidth(column, width)
+        self.column_fit.reset()
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         model.set_search(self._search())
         self._update_counts()
