@@ -144,6 +144,7 @@ class BatchTab(BaseTab):
         self.connect_tracked(session.contacts_changed, self._contacts_changed)
         self.connect_tracked(session.replies.replies_arrived, lambda _d: self._screen_timer.start())
         self.connect_tracked(session.closing, self.save_draft)
+        self.connect_tracked(session.closing, self.cost.stop_asking)
         on_ctrl_enter(self, self.send)
 
     @property

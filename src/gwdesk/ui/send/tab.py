@@ -209,6 +209,7 @@ class SendTab(BaseTab):
         self.cancel_button.clicked.connect(self.cancel)
         on_ctrl_enter(self, self.send)
         self.connect_tracked(session.closing, self.save_draft)
+        self.connect_tracked(session.closing, self.cost.stop_asking)
         self._attach_session()
 
     # ---- sessions and drafts -----------------------------------------------------------

@@ -106,6 +106,18 @@ class CostWatch(QObject):
         """The cost a send about to go is weighed against (fresh, or asked now)."""
         return self.known(parts) or await self.fetch(sending, parts)
 
+    @property
+    def read_due(self) -> bool:
+        """A read of the credits is waiting for a pause in typing."""
+        return self._timer.isActive()
+
+    def stop_asking(self) -> None:
+        """The profile's session is closing: a read not yet asked would reach a closed
+        client (reported as an error, or after the loop stopped); a read under way ends
+        with the session."""
+        self._timer.stop()
+        self._wanted = None
+
     def forget(self) -> None:
         """The balance changed (a send went) or the profile switched: ask again next time."""
         self._timer.stop()
