@@ -1,6 +1,7 @@
 """Console start to first window painted, beside a bare PySide6 `QMainWindow`.
 
-    python -m benchmarks.startup              # 5 runs of each (target: within 1.5x of bare)
+    python -m benchmarks.startup              # 5 runs of each (targets: first paint within
+                                              # 1.3x of bare, every tab ready within 4x)
     python -m benchmarks.startup --runs 2     # a smoke run
 
 Each run is a fresh process (`QT_QPA_PLATFORM=offscreen`, empty config and data
@@ -13,7 +14,9 @@ event filter and then exits. Measured:
   console. It paints its frame (menus, saved geometry, "Starting gwdesk…") before
   importing the gateway stack and building the tabs, so the figure is when the
   operator sees the window;
-- tabs: for the console runs, also the moment every tab is in the window;
+- tabs: for the console runs, also the moment every tab is built and in the window
+  (the console builds the tab on screen first and the others in the idle time after;
+  this is the moment the last of them is built, not when the tab bar first shows);
 - connected: and the moment the status bar says the sandbox is connected (the
   embedded gateway started and signed in).
 
@@ -40,7 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-TARGET_RATIO = 1.5
+TARGET_RATIO = 1.3
+TABS_TARGET_RATIO = 4.0
 
 CHILD = r"""
 import os, sys, time
@@ -66,7 +70,9 @@ class FirstPaint(QObject):
         return False
 
 def watch_tabs(window):
-    if window.tab_widget.count():
+    # Every tab built and in its place (a tab bar whose tabs wait for the idle time is
+    # not ready); a console that builds them all at once has none pending once it has any.
+    if window.tab_widget.count() and getattr(window, "tabs_ready", True):
         report("tabs")
         QTimer.singleShot(50, watch_connection)
         return
@@ -148,6 +154,8 @@ def measure(runs: int) -> dict[str, Any]:
         "ratio": round(console_ms / bare_ms, 2),
         "target_ratio": TARGET_RATIO,
         "console_tabs_ms": round(statistics.median(tabs) * 1000, 1) if tabs else None,
+        "tabs_ratio": round(statistics.median(tabs) * 1000 / bare_ms, 2) if tabs else None,
+        "tabs_target_ratio": TABS_TARGET_RATIO,
         "sandbox_connected_ms": round(statistics.median(connected) * 1000, 1)
         if connected
         else None,
@@ -177,7 +185,10 @@ def main() -> None:
         f"({result['ratio']}x bare; target {TARGET_RATIO}x)"
     )
     if result["console_tabs_ms"] is not None:
-        print(f"every tab in the window:       {result['console_tabs_ms']:8.1f} ms")
+        print(
+            f"every tab built and in place:  {result['console_tabs_ms']:8.1f} ms "
+            f"({result['tabs_ratio']}x bare; target {TABS_TARGET_RATIO}x)"
+        )
     if result["sandbox_connected_ms"] is not None:
         print(f"sandbox started and connected: {result['sandbox_connected_ms']:8.1f} ms")
     print(json.dumps(result))
