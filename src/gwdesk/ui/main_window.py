@@ -118,7 +118,11 @@ class MainWindow(QMainWindow):
 
         self.session = session
         self.tasks = tasks
-        slots = TabSlots(self.tab_widget, tab_factories, lambda make: make(session, tasks, theme))
+        slots = TabSlots(
+            self.tab_widget,
+            tab_factories,
+            lambda make, holder: make(session, tasks, theme, holder),
+        )
         self.slots = slots
         for factory in tab_factories:
             self.tab_widget.add_pending(theme.icon(factory.icon_name), factory.title)

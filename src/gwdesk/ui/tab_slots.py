@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
 
 from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QWidget
 
 from gwdesk.ui.widgets.scrolling_tabs import ScrollingTabs
 
@@ -36,7 +37,9 @@ class TabFactory(Protocol):
     @property
     def icon_name(self) -> str: ...
 
-    def __call__(self, session: Session, tasks: TaskRunner, theme: Theme, /) -> BaseTab: ...
+    def __call__(
+        self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None, /
+    ) -> BaseTab: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +59,10 @@ class LazyTab:
         kind: type[BaseTab] = getattr(importlib.import_module(self.module), self.name)
         return kind
 
-    def __call__(self, session: Session, tasks: TaskRunner, theme: Theme, /) -> BaseTab:
-        return self.kind()(session, tasks, theme)
+    def __call__(
+        self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None, /
+    ) -> BaseTab:
+        return self.kind()(session, tasks, theme, parent)
 
 
 def rank_of(factory: TabFactory, index: int) -> int:
@@ -82,7 +87,7 @@ class TabSlots(QObject):
         self,
         pages: ScrollingTabs,
         factories: Sequence[TabFactory],
-        make: Callable[[TabFactory], BaseTab],
+        make: Callable[[TabFactory, QWidget], BaseTab],
     ) -> None:
         super().__init__(pages)
         self._pages = pages
@@ -120,7 +125,7 @@ class TabSlots(QObject):
         """The tab at `index`, built now if it was not."""
         tab = self._built[index]
         if tab is None:
-            tab = self._make(self._factories[index])
+            tab = self._make(self._factories[index], self._pages.holder(index))
             self._built[index] = tab
             self._pages.fill(index, tab)
             self.built_order.append(index)

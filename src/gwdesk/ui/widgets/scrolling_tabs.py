@@ -33,6 +33,14 @@ class ScrollingTabs(QTabWidget):
         area.viewport().setAutoFillBackground(False)
         return self.addTab(area, icon, title)
 
+    def holder(self, index: int) -> QWidget:
+        """The widget a page for the pending tab at `index` is best made in: made there, it
+        is not styled again when it moves in (a move under the application's stylesheet
+        polishes every widget of the page once more)."""
+        area = self.widget(index)
+        assert isinstance(area, QScrollArea)
+        return area.viewport()
+
     def fill(self, index: int, page: QWidget) -> None:
         """Put `page` in the pending tab at `index`."""
         area = self.widget(index)
