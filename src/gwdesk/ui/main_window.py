@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QRect, QSettings, QSize, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QVBoxLayout, QWidget
 
 from gwdesk.domain.settings import WINDOW_GEOMETRY, WINDOW_TAB
@@ -22,6 +22,8 @@ from gwdesk.ui.widgets.scrolling_tabs import ScrollingTabs
 from gwdesk.ui.window_state import keep, kept
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QCloseEvent
+
     from gwdesk.ui.session import Session
     from gwdesk.ui.status_bar import GatewayStatusBar
     from gwdesk.ui.tab_base import BaseTab
@@ -81,7 +83,9 @@ class MainWindow(QMainWindow):
         self.tab_widget.hide()
         layout.addWidget(inner, 1)
         self.setCentralWidget(central)
-        self.statusBar()  # there now, so the tabs do not shift when the real one replaces it
+        # No status bar yet: `attach` adds the real one with the tabs, in the same turn of
+        # the event loop (the first QStatusBar made costs ~6 ms, a twentieth of a bare
+        # window's start).
         self._build_menus()
         self._restore_geometry()
 
@@ -185,6 +189,8 @@ class MainWindow(QMainWindow):
         Standard shortcuts wait until now: the first one costs ~25 ms (PySide6 builds
         the key enums), which would delay the first paint by as much again.
         """
+        from PySide6.QtGui import QKeySequence  # its 70-odd standard keys: after the first paint
+
         self.profiles_action.setShortcut(QKeySequence.StandardKey.Preferences)
         self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         self.profiles_action.setIcon(theme.icon("settings"))

@@ -13,10 +13,14 @@ for the scroll area around it. A page may come after its tab (`add_pending`, the
 
 from __future__ import annotations
 
-from PySide6.QtGui import QIcon
+from typing import TYPE_CHECKING
+
 from PySide6.QtWidgets import QScrollArea, QTabWidget, QWidget
 
 from gwdesk.ui.widgets.fitting import scroll_area
+
+if TYPE_CHECKING:  # not at run time: importing QIcon builds its 150 theme-icon names
+    from PySide6.QtGui import QIcon
 
 
 class ScrollingTabs(QTabWidget):
