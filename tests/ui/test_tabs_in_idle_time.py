@@ -3,7 +3,7 @@ start in the operator's likely order, and one asked for sooner built before it s
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
 
 from gwdesk.ui.controller import default_tabs
@@ -133,3 +133,31 @@ def test_each_tab_named_ahead_has_its_class_title_and_icon() -> None:
         assert isinstance(factory, LazyTab)
         kind = factory.kind()
         assert (kind.title, kind.icon_name) == (factory.title, factory.icon_name)
+
+
+async def test_a_window_closed_before_every_tab_is_built_builds_no_more(
+    ui: UiBundle, qtbot
+) -> None:
+    window = console_window(ui, qtbot)
+    assert window.slots is not None
+    pending = window.slots.pending()
+
+    quits = ui.app.quitOnLastWindowClosed()
+    ui.app.setQuitOnLastWindowClosed(False)  # as the console runs: it ends its loop itself
+    try:
+        window.close()
+    finally:
+        ui.app.setQuitOnLastWindowClosed(quits)
+    turns = 0
+
+    def turn() -> None:
+        nonlocal turns
+        turns += 1
+
+    ticker = QTimer()  # fires once a turn of the loop, after the idle time's own timer
+    ticker.timeout.connect(turn)
+    ticker.start(0)
+    await wait_until(lambda: turns >= 5, 10, "five turns of the event loop")
+    ticker.stop()
+
+    assert window.slots.pending() == pending

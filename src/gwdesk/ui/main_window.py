@@ -241,6 +241,8 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.slots is not None:
+            self.slots.stop_building()
         self.save_state()
         self.closed = True
         self.closing.emit()

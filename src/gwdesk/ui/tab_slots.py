@@ -151,6 +151,11 @@ class TabSlots(QObject):
         self._idle.timeout.connect(self._next)
         self._idle.start()
 
+    def stop_building(self) -> None:
+        """Build no more in the idle time (the window is closing: a tab built while the
+        session shuts down would only start reads of a closing store and service)."""
+        self._stop_idle()
+
     def _next(self) -> None:
         for index in self._turns:
             if self._built[index] is None:
