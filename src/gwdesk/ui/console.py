@@ -83,7 +83,7 @@ def run_console(
     reporter.install(loop)
     tasks = TaskRunner(reporter)
     session = Session(paths, default_service_factory)
-    window.attach(session, tasks, theme, default_tabs())
+    window.attach(session, tasks, theme, default_tabs(), in_idle_time=True)
     reporter.dialog_parent = lambda: window
     controller = AppController(
         window, session, tasks, ProfileStore(), PasswordVault(), paths, reporter

@@ -18,7 +18,7 @@ from gwdesk.profiles import (
 )
 from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.log_sync import session_sync
-from gwdesk.ui.main_window import MainWindow, TabFactory
+from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.passwords import SessionPasswords
 from gwdesk.ui.sandbox_process import (
     SANDBOX_ACCOUNT,
@@ -29,6 +29,7 @@ from gwdesk.ui.sandbox_process import (
     describe_exit,
 )
 from gwdesk.ui.session import Session
+from gwdesk.ui.tab_slots import LazyTab, TabFactory
 from gwdesk.ui.tasks import TaskRunner, off_thread, on_own_thread
 
 log = logging.getLogger("gwdesk.ui")
@@ -42,16 +43,19 @@ def default_service_factory(profile: Profile, password: Secret) -> GatewayServic
 
 
 def default_tabs() -> list[TabFactory]:
-    from gwdesk.ui.batch.tab import BatchTab
-    from gwdesk.ui.contacts.tab import ContactsTab
-    from gwdesk.ui.fax_mms.tab import FaxMmsTab
-    from gwdesk.ui.logs.tab import LogsTab
-    from gwdesk.ui.optouts.tab import OptOutsTab
-    from gwdesk.ui.replies.tab import RepliesTab
-    from gwdesk.ui.send.tab import SendTab
-    from gwdesk.ui.status.tab import StatusTab
-
-    return [SendTab, BatchTab, StatusTab, RepliesTab, ContactsTab, OptOutsTab, LogsTab, FaxMmsTab]
+    """The console's tabs in the tab bar's order; `rank` is each one's turn to be built
+    in the idle time after start: what an operator reaches for first (a send, the replies
+    it brings) before what is looked at now and then."""
+    return [
+        LazyTab("gwdesk.ui.send.tab", "SendTab", "Send", "send", rank=0),
+        LazyTab("gwdesk.ui.batch.tab", "BatchTab", "Batch", "batch", rank=2),
+        LazyTab("gwdesk.ui.status.tab", "StatusTab", "Status", "status", rank=3),
+        LazyTab("gwdesk.ui.replies.tab", "RepliesTab", "Replies", "replies", rank=1),
+        LazyTab("gwdesk.ui.contacts.tab", "ContactsTab", "Contacts", "contacts", rank=5),
+        LazyTab("gwdesk.ui.optouts.tab", "OptOutsTab", "Opt-outs", "optout", rank=6),
+        LazyTab("gwdesk.ui.logs.tab", "LogsTab", "Logs", "logs", rank=4),
+        LazyTab("gwdesk.ui.fax_mms.tab", "FaxMmsTab", "Fax / MMS", "mms", rank=7),
+    ]
 
 
 def sandbox_profile(addresses: SandboxAddresses) -> Profile:

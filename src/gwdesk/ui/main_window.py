@@ -3,30 +3,34 @@
 It is built in two steps so the console paints at once: the frame (title, geometry,
 menus, an empty tab area saying it is starting) needs only Qt, and is shown before
 the gateway stack is imported; `attach` then adds the tabs and the status bar that
-work through the session.
+work through the session. The console's `attach` builds only the tab on screen at
+once, the others in the idle time after (`ui.tab_slots`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QRect, QSettings, QSize, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QVBoxLayout, QWidget
 
 from gwdesk.domain.settings import WINDOW_GEOMETRY, WINDOW_TAB
+from gwdesk.ui.tab_slots import TabFactory, TabSlots
 from gwdesk.ui.widgets.scrolling_tabs import ScrollingTabs
 from gwdesk.ui.window_state import keep, kept
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QCloseEvent
+
     from gwdesk.ui.session import Session
     from gwdesk.ui.status_bar import GatewayStatusBar
     from gwdesk.ui.tab_base import BaseTab
     from gwdesk.ui.tasks import TaskRunner
     from gwdesk.ui.theme import Theme
 
-TabFactory = Callable[["Session", "TaskRunner", "Theme"], "BaseTab"]
+__all__ = ["MainWindow", "TabFactory", "clamped"]
 SANDBOX_TEXT = (
     "SANDBOX: connected to the local simulated gateway. Messages, replies and balances "
     "are pretend; nothing reaches real phones."
@@ -52,7 +56,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.closed = False
         self._attached = False
-        self.tabs: list[BaseTab] = []
+        self.slots: TabSlots | None = None
         self.setWindowTitle("gwdesk")
         self.setMinimumSize(MINIMUM_SIZE)
 
@@ -79,7 +83,9 @@ class MainWindow(QMainWindow):
         self.tab_widget.hide()
         layout.addWidget(inner, 1)
         self.setCentralWidget(central)
-        self.statusBar()  # there now, so the tabs do not shift when the real one replaces it
+        # No status bar yet: `attach` adds the real one with the tabs, in the same turn of
+        # the event loop (the first QStatusBar made costs ~6 ms, a twentieth of a bare
+        # window's start).
         self._build_menus()
         self._restore_geometry()
 
@@ -103,25 +109,56 @@ class MainWindow(QMainWindow):
         tasks: TaskRunner,
         theme: Theme,
         tab_factories: Sequence[TabFactory],
+        *,
+        in_idle_time: bool = False,
     ) -> None:
-        """The session's tabs and status bar, into the frame already on screen."""
+        """The session's tabs and status bar, into the frame already on screen.
+
+        `in_idle_time`: every tab is in the tab bar at once but only the one on screen
+        is built now, the others in the idle time after (each built at once if asked
+        for sooner); otherwise all are built now.
+        """
         from gwdesk.ui.status_bar import GatewayStatusBar
 
         self.session = session
         self.tasks = tasks
+        slots = TabSlots(
+            self.tab_widget,
+            tab_factories,
+            lambda make, holder: make(session, tasks, theme, holder),
+        )
+        self.slots = slots
         for factory in tab_factories:
-            tab = factory(session, tasks, theme)
-            self.tabs.append(tab)
-            self.tab_widget.add_page(tab, theme.icon(tab.icon_name), tab.title)
+            self.tab_widget.add_pending(theme.icon(factory.icon_name), factory.title)
+        if not in_idle_time:
+            slots.all()
         self.starting.hide()
         self.tab_widget.show()
         self.status: GatewayStatusBar = GatewayStatusBar(session, tasks, theme, self)
         self.setStatusBar(self.status)
-        self._fill_menus(theme)
+        self._fill_menus(theme, tab_factories)
         session.changed.connect(self.on_session_changed)
         self.on_session_changed()
         self._restore_tab()
+        # From here a tab is built (if it was not) before it is first shown.
+        self.tab_widget.currentChanged.connect(self._tab_chosen)
+        self._tab_chosen(self.tab_widget.currentIndex())
+        slots.build_in_idle_time()
         self._attached = True
+
+    @property
+    def tabs(self) -> list[BaseTab]:
+        """Every tab, in the tab bar's order (any not built yet is built now)."""
+        return self.slots.all() if self.slots is not None else []
+
+    @property
+    def tabs_ready(self) -> bool:
+        """Every tab is built (none waits for the idle time)."""
+        return self.slots is not None and self.slots.complete
+
+    def _tab_chosen(self, index: int) -> None:
+        if self.slots is not None and 0 <= index < len(self.slots):
+            self.slots.ensure(index)
 
     def _build_menus(self) -> None:
         self.file_menu = self.menuBar().addMenu("&File")
@@ -146,12 +183,14 @@ class MainWindow(QMainWindow):
         self.about_action.setEnabled(False)
         self.help_menu.addAction(self.about_action)
 
-    def _fill_menus(self, theme: Theme) -> None:
+    def _fill_menus(self, theme: Theme, tabs: Sequence[TabFactory]) -> None:
         """Icons, shortcuts, the View menu's tabs, and the actions that need the session.
 
         Standard shortcuts wait until now: the first one costs ~25 ms (PySide6 builds
         the key enums), which would delay the first paint by as much again.
         """
+        from PySide6.QtGui import QKeySequence  # its 70-odd standard keys: after the first paint
+
         self.profiles_action.setShortcut(QKeySequence.StandardKey.Preferences)
         self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         self.profiles_action.setIcon(theme.icon("settings"))
@@ -159,7 +198,7 @@ class MainWindow(QMainWindow):
         self.outbox_action.setEnabled(True)
         self.about_action.setIcon(theme.icon("about"))
         self.about_action.setEnabled(True)
-        for index, tab in enumerate(self.tabs):
+        for index, tab in enumerate(tabs):
             action = QAction(theme.icon(tab.icon_name), tab.title, self)
             action.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
             action.triggered.connect(lambda _=False, i=index: self.tab_widget.setCurrentIndex(i))
@@ -202,16 +241,18 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.slots is not None:
+            self.slots.stop_building()
         self.save_state()
         self.closed = True
         self.closing.emit()
         event.accept()
 
     def tab(self, kind: type[BaseTab]) -> BaseTab:
-        for tab in self.tabs:
-            if isinstance(tab, kind):
-                return tab
-        raise LookupError(kind.__name__)
+        """The first tab that is a `kind` (built now if it was not)."""
+        if self.slots is None:
+            raise LookupError(kind.__name__)
+        return self.slots.find(kind)
 
 
 def clamped(window: QRect, screen: QRect) -> QRect:

@@ -8,13 +8,16 @@ from PySide6's `Qt` namespace until it is needed: the first use of any of its en
 from __future__ import annotations
 
 from string import Template
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from PySide6.QtCore import QByteArray, QObject, QRectF, QSize
-from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from gwdesk.resources import resource_path
+
+if TYPE_CHECKING:  # imported where used: each of these classes builds its enums on import
+    from PySide6.QtGui import QIcon
 
 LIGHT_STROKE = "#37474f"
 DARK_STROKE = "#cfd8dc"
@@ -123,7 +126,8 @@ class Theme(QObject):
 
 
 def render_icon(name: str, stroke: str, sizes: tuple[int, ...] = (16, 24, 32, 48)) -> QIcon:
-    from PySide6.QtCore import Qt
+    from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
+    from PySide6.QtGui import QIcon, QPainter, QPixmap
     from PySide6.QtSvg import QSvgRenderer  # here: not needed before the first paint
 
     svg = resource_path("icons", f"{name}.svg").read_text(encoding="utf-8")
@@ -140,4 +144,6 @@ def render_icon(name: str, stroke: str, sizes: tuple[int, ...] = (16, 24, 32, 48
 
 
 def app_icon() -> QIcon:
+    from PySide6.QtGui import QIcon
+
     return QIcon(str(resource_path("icons", "gwdesk.svg")))

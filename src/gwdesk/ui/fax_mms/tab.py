@@ -77,6 +77,8 @@ class FaxMmsTab(BaseTab):
         self, session: Session, tasks: TaskRunner, theme: Theme, parent: QWidget | None = None
     ) -> None:
         super().__init__(session, tasks, theme, parent)
+        # Before the tab has children: set after them, it styles every one of them again.
+        self.setStyleSheet(SEGMENT_STYLE)
         self._started = datetime.now(UTC)
         self.mode = Mode.MMS
         self.flow: SingleSend | None = None
@@ -145,7 +147,6 @@ class FaxMmsTab(BaseTab):
             sizes=(500, 160),
         )
         QVBoxLayout(self).addWidget(splitter)
-        self.setStyleSheet(SEGMENT_STYLE)
 
         self.send_button.clicked.connect(self.send)
         self.cancel_button.clicked.connect(self.cancel)
