@@ -237,6 +237,24 @@ async def test_the_opt_out_list_away_refuses_the_send_and_records_nothing(
     assert office.store.outbox.batches(open_only=False) == []
 
 
+async def test_the_opt_out_list_away_at_a_requests_turn_keeps_it_unsent_with_why(
+    office: Desk, tmp_path: Path
+) -> None:
+    sent = message(office)
+    batch, entries = await office.sending.record_list(sent, numbers(150))
+    away = AwayOptOuts(tmp_path / "away.sqlite3", "sandbox:demo")
+    office.sending.runner.guard = OptOutGuard(away)
+    try:  # the gateway here cannot send: a request that left would fail the run
+        outcome = await office.sending.run_list(batch, entries, sent)
+    finally:
+        away.close()
+    reasons = [s.error.message if s.error else "" for s in outcome.sent]
+    assert len(reasons) == 2
+    assert all(r.startswith("The opt-out list could not be read (") for r in reasons)
+    left = office.store.outbox.entries(batch.id)
+    assert [e.state for e in left] == [EntryState.PENDING, EntryState.PENDING]
+
+
 async def test_the_history_away_refuses_the_send_and_records_nothing(office: Desk) -> None:
     def away(*_args: object) -> list[object]:
         raise StoreUnavailable("the team's server is away")

@@ -21,6 +21,7 @@ from gwdesk.store.outbox import (
     OutboxBusy,
     OutboxError,
     OutboxStore,
+    Step,
     TransitionError,
 )
 
@@ -156,6 +157,47 @@ def test_an_unknown_entry_goes_back_to_pending_when_proved_not_lodged(
     outbox.requeue(entry_id, reason="not found by status")
     assert state(outbox, entry_id) is EntryState.PENDING
     assert outbox.begin(entry_id)[1].attempts == 2
+
+
+def test_a_group_of_changes_keeps_the_others_when_one_is_refused(outbox: OutboxStore) -> None:
+    first, second, third = record(outbox, 3)
+    outbox.begin(third)
+    done = outbox.apply(
+        [Step("begin", first), Step("lodged", second, {"message_id": "M2"}),
+         Step("lodged", third, {"message_id": "M3"})]
+    )  # fmt: skip
+    (started, entry), _none = done[0]
+    assert started
+    assert entry.state is EntryState.IN_FLIGHT
+    assert done[1][0] is None
+    assert isinstance(done[1][1], TransitionError)
+    assert done[2][0].state is EntryState.LODGED
+    assert [state(outbox, e) for e in (first, second, third)] == [
+        EntryState.IN_FLIGHT, EntryState.PENDING, EntryState.LODGED,
+    ]  # fmt: skip
+
+
+def test_a_begin_in_a_group_leaves_out_who_opted_out_first(outbox: OutboxStore) -> None:
+    [entry_id] = record(outbox, 1)
+    gone = "6141200" + "0001"
+    [((started, entry), _none)] = outbox.apply(
+        [Step("begin", entry_id, {"excluding": frozenset({gone}), "reason": "opted out"})]
+    )
+    assert started
+    assert entry.state is EntryState.IN_FLIGHT
+    assert gone not in entry.recipients
+    assert len(entry.recipients) == 1
+    assert outbox.batch(entry.batch_id).excluded == (gone,)  # type: ignore[union-attr]
+
+
+def test_a_begin_in_a_group_with_everyone_opted_out_fails_unsent(outbox: OutboxStore) -> None:
+    [entry_id] = record(outbox, 1)
+    everyone = frozenset(entries(1)[0].recipients)
+    [((started, entry), _none)] = outbox.apply(
+        [Step("begin", entry_id, {"excluding": everyone, "reason": "all opted out"})]
+    )
+    assert not started
+    assert (entry.state, entry.reason, entry.attempts) == (EntryState.FAILED, "all opted out", 0)
 
 
 def test_the_batch_closes_when_nothing_is_left_to_do(outbox: OutboxStore) -> None:

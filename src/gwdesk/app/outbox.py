@@ -27,8 +27,9 @@ for the operator to check.
 
 The entries the runner hands out (`RequestOutcome.entry`, `on_change`) are the outbox's own
 rows: one state model for a send, which the Batch tab shows as it is. Database work
-runs on worker threads, one short transaction each, so neither the event loop (the
-console's GUI thread) nor a transaction waits on the other.
+runs on worker threads, in short transactions (the lanes' changes in commit groups,
+`outbox_groups.py`: one thread hand-off and one transaction for those of a moment), so
+neither the event loop (the console's GUI thread) nor a transaction waits on the other.
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from gwdesk.app.optouts import OptOutGuard
+from gwdesk.app.outbox_groups import CommitGroups
 from gwdesk.app.send_values import (
     CANCELLED,
     MAX_LANES,
@@ -87,6 +89,7 @@ from gwdesk.store.outbox import (
     OutboxBatch,
     OutboxEntry,
     OutboxStore,
+    Step,
 )
 
 log = logging.getLogger("gwdesk.app.outbox")
@@ -115,6 +118,11 @@ class OutboxRunner:
     guard: OptOutGuard | None = None
     """The account's opt-out list, asked again just before each REST request leaves."""
     clock: Callable[[], float] = time.monotonic
+    _groups: CommitGroups = field(init=False)
+    """The lanes' outbox changes, written in commit groups (`outbox_groups.py`)."""
+
+    def __post_init__(self) -> None:
+        self._groups = CommitGroups(lambda: (self.outbox, self.guard))
 
     def __repr__(self) -> str:
         return f"OutboxRunner(account={self.account!r}, outbox={self.outbox!r})"
@@ -122,6 +130,11 @@ class OutboxRunner:
     async def db(self, call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """A store call on a worker thread: it may wait out another process's write lock."""
         return await asyncio.to_thread(functools.partial(call, *args, **kwargs))
+
+    async def change(self, call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """A change of the outbox's (its methods only), in the runner's next commit group:
+        one commit with the other sends' changes of the moment (`outbox_groups.py`)."""
+        return await self._groups.call(functools.partial(call, *args, **kwargs))
 
     # ---- recording ---------------------------------------------------------------------
 
@@ -180,7 +193,7 @@ class OutboxRunner:
     async def _record(self, **send: Any) -> tuple[OutboxBatch, list[OutboxEntry]]:
         """`outbox.record`, off the loop; `StoreAwayError` when the store cannot take it."""
         try:
-            return await self.db(self.outbox.record, **send)
+            return await self.change(self.outbox.record, **send)
         except StoreError as exc:
             raise StoreAwayError("The outbox cannot record the send", exc) from exc
 
@@ -197,7 +210,7 @@ class OutboxRunner:
             found = [self.outbox.entry(entry_id) for entry_id in opened]
             return [e for e in found if e is not None]
 
-        return await self.db(work)
+        return await self.change(work)
 
     # ---- claims ------------------------------------------------------------------------
 
@@ -206,7 +219,9 @@ class OutboxRunner:
         """Hold a batch while sending or settling it (`OutboxBusy` when someone else does).
 
         Claiming and releasing are writes, which wait out SQLite's busy timeout while
-        another connection holds the file's write lock, so they run on a worker thread.
+        another connection holds the file's write lock, so they run on a worker thread
+        (not in a commit group: a claim holds the outbox's own lock while it waits for
+        the file's, which a group holds first).
         Cancelling cannot leave a claim behind: neither write is cancelled once started,
         and a claim that lands after its waiter was cancelled is released.
         """
@@ -286,7 +301,7 @@ class OutboxRunner:
         run.queue.clear()
         if why:
             with contextlib.suppress(StoreError):
-                await self.db(self.outbox.note, [e.id for e in left], why)
+                await self.change(self.outbox.note, [e.id for e in left], why)
         for entry in left:
             held = replace(entry, reason=why) if why else entry
             error = not_attempted(run.cause) if run.cause else GatewayError(why or "not sent")
@@ -307,46 +322,20 @@ class OutboxRunner:
             )
             return RequestOutcome(await self._give_up(entry, reason), error=GatewayError(reason))
         screen = self.guard is not None and entry.channel == SMS and not screened
-        if screen and not entry.body.get("factual"):
-            try:
-                entry = await self._screen(entry)
-            except StoreError as exc:
-                reason = f"The opt-out list could not be read ({exc}), so it was not sent."
-                return RequestOutcome(entry, error=GatewayError(reason))
-            if entry.state is EntryState.FAILED:
-                refused = ValidationError(entry.reason, field="Recipients", status=None)
-                return RequestOutcome(entry, error=refused)
-        try:
-            started, current = await self.db(self.outbox.begin, entry.id)
-        except StoreError as exc:
-            reason = f"The outbox could not record this request ({exc}), so it was not sent."
-            return RequestOutcome(entry, error=GatewayError(reason))
-        if not started:
+        # The opt-out look-up, any exclusion and the in-flight mark: one commit group's.
+        before = await self._groups.begin(entry, screen=screen and not entry.body.get("factual"))
+        if before.error is not None:
+            return RequestOutcome(before.entry, error=before.error)
+        current = before.entry
+        if not before.started:
             return RequestOutcome(current, error=not_pending(current))
         tell(current)
         attempt = await transmit(batch, current)
         return await self._finish(current, attempt)
 
-    async def _screen(self, entry: OutboxEntry) -> OutboxEntry:
-        """Leave out whoever opted out since the entry was recorded (a STOP that came
-        while a long batch was going, or before it was resumed)."""
-        assert self.guard is not None
-        found = await self.guard.lookup(entry.recipients)
-        if not found or entry.state is not EntryState.PENDING:
-            return entry
-        count = len(found)
-        if count == len(set(entry.recipients)):
-            reason = (
-                "Every recipient of this request has opted out since it was recorded; not sent."
-            )
-        else:
-            reason = f"{count} recipient(s) opted out since it was recorded and were left out."
-        log.info("request %d: %s", entry.seq, reason)
-        return await self.db(self.outbox.exclude, entry.id, set(found), reason)
-
     async def _give_up(self, entry: OutboxEntry, reason: str) -> OutboxEntry:
         with contextlib.suppress(StoreError):
-            return await self.db(self.outbox.give_up, entry.id, reason)
+            return await self.change(self.outbox.give_up, entry.id, reason)
         return replace(entry, state=EntryState.FAILED, reason=reason)
 
     async def _finish(self, entry: OutboxEntry, attempt: Attempt) -> RequestOutcome:
@@ -362,13 +351,9 @@ class OutboxRunner:
                 found=len(attempt.messages) or (1 if attempt.message_id else 0),
                 reason=SETTLED_BY_STATUS if attempt.resolved else attempt.detail,
             )
-            record: Callable[..., OutboxEntry] = self.outbox.lodged
+            name: Literal["lodged", "unknown", "failed"] = "lodged"
         elif error.maybe_processed:
-            state, values, record = (
-                EntryState.UNKNOWN,
-                dict(reason=error.message),
-                self.outbox.unknown,
-            )
+            state, values, name = EntryState.UNKNOWN, dict(reason=error.message), "unknown"
         else:
             state = EntryState.FAILED
             values = dict(
@@ -376,9 +361,9 @@ class OutboxRunner:
                 error_kind=error.kind,
                 retryable=retryable(error) and entry.channel == SMS,
             )
-            record = self.outbox.failed
+            name = "failed"
         try:
-            now = await self.db(record, entry.id, **values)
+            now = await self._groups.record(Step(name, entry.id, values))
         except StoreError as exc:
             log.warning("outbox entry %d: outcome not recorded: %s", entry.id, exc)
             now = replace(entry, state=state, **values)

@@ -261,7 +261,7 @@ class BackgroundWriter:
                     with store_errors():
                         database = self._open()
                 with database.transaction() as session:
-                    outcomes = _apply_all(session, [w.apply for w in batch if w.apply is not None])
+                    outcomes = apply_all(session, [w.apply for w in batch if w.apply is not None])
             except Exception as exc:
                 again = self._worth_retrying(exc)
                 if again and time.monotonic() + delay < deadline:
@@ -331,7 +331,7 @@ class BackgroundWriter:
             log.exception("reporting a failed write failed")
 
 
-def _apply_all(session: Session, writes: list[Apply]) -> list[tuple[Any, BaseException | None]]:
+def apply_all(session: Session, writes: list[Apply]) -> list[tuple[Any, BaseException | None]]:
     """Apply `writes` in the session's transaction; one that fails (not for the lock) is
     rolled back alone and the others still go in. A busy lock anywhere, or a connection
     lost (rolling back to the savepoint fails too), undoes them all."""

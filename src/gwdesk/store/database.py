@@ -490,3 +490,16 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+@contextmanager
+def savepoint(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A transaction inside one already open (`SqliteDatabase.group`): undone alone."""
+    conn.execute("SAVEPOINT nested")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK TO SAVEPOINT nested")
+        conn.execute("RELEASE SAVEPOINT nested")
+        raise
+    conn.execute("RELEASE SAVEPOINT nested")

@@ -35,7 +35,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol
 
-from gwdesk.store.database import store_errors, transaction
+from gwdesk.store.database import savepoint, store_errors, transaction
 
 
 def containing(needle: str) -> str:
@@ -99,6 +99,12 @@ class Database(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def group(self) -> contextlib.AbstractContextManager[None]:
+        """Where an engine can, one transaction for what this thread does inside the block
+        (each transaction a savepoint of it), committed once at its end; elsewhere (a
+        team's server) each stays its own."""
+        return contextlib.nullcontext()
+
     @property
     def location(self) -> str:
         """Where the data is, for messages (a file's path, a server's address)."""
@@ -140,18 +146,44 @@ class SqliteDatabase(Database):
     def __init__(self, conn: sqlite3.Connection, lock: threading.Lock | None = None) -> None:
         self.conn = conn
         self.lock = lock or threading.Lock()
+        self._grouping: int | None = None
+        """The thread whose `group` holds the connection now (None: nobody's)."""
 
     @property
     def location(self) -> str:
         return next((str(row[2]) for row in self.conn.execute("PRAGMA database_list")), "")
 
     @contextlib.contextmanager
+    def group(self) -> Iterator[None]:
+        """One transaction (one commit: with `synchronous=FULL`, one sync to disk) for the
+        sessions and transactions this thread opens inside the block: a transaction is a
+        savepoint of it (one that fails is undone alone), a session's statements join it.
+        Other threads wait for the lock as they would for any transaction."""
+        with self.lock, store_errors(), transaction(self.conn):
+            self._grouping = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._grouping = None
+
+    def _grouped(self) -> bool:
+        return self._grouping is not None and self._grouping == threading.get_ident()
+
+    @contextlib.contextmanager
     def session(self) -> Iterator[Session]:
+        if self._grouped():
+            with store_errors():
+                yield SqliteSession(self.conn)
+            return
         with self.lock, store_errors():
             yield SqliteSession(self.conn)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Session]:
+        if self._grouped():
+            with store_errors(), savepoint(self.conn):
+                yield SqliteSession(self.conn)
+            return
         with self.lock, store_errors(), transaction(self.conn):
             yield SqliteSession(self.conn)
 

@@ -12,8 +12,10 @@ and back to pending only when a status query proved it was not lodged (or a
 failure is sent again). `lodged` is final: no transition leaves it, so nothing can
 send a lodged request twice, whatever the caller believes. Every transition is one
 short transaction guarded by the state it starts from (an `UPDATE ... WHERE state
-IN (...)`, which two consoles racing for one entry cannot both pass); none is held
-across an await (callers run these methods on a worker thread).
+IN (...)`, which two consoles racing for one entry cannot both pass), or one
+savepoint of a group's transaction (`apply`: the runner's lanes' changes of a moment,
+one commit for them all); none is held across an await (callers run these methods on
+a worker thread).
 
 The outbox is shared data (`gwdesk.store.shared`): a profile's file (WAL, opened
 with `synchronous=FULL`, so an entry marked in flight stays marked even through a
@@ -43,17 +45,21 @@ are never sent (`outbox_rows` holds the values and their decoding).
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
+from gwdesk.store.background_writer import apply_all, as_store_error
 from gwdesk.store.database import store_methods
 from gwdesk.store.engine import Database, Session, SqliteDatabase
 from gwdesk.store.outbox_claims import OutboxClaims, OwnerLocks
+from gwdesk.store.outbox_reads import entry_in
 from gwdesk.store.outbox_rows import (
     OPEN_STATES,
     SMS,
@@ -84,6 +90,7 @@ __all__ = [
     "OutboxError",
     "OutboxStore",
     "StateCount",
+    "Step",
     "TransitionError",
 ]
 
@@ -255,31 +262,56 @@ class OutboxStore(OutboxClaims):
         instance lost its claim on the batch, or another console holds it (see the
         module docstring): nothing changed, and nothing may be sent.
         """
-        now = self._clock()
         with self.database.transaction() as session:
-            if self._server is None:
-                moved = session.execute(f"{BEGIN} RETURNING batch_id", (now, now, entry_id))
-            else:
-                from gwdesk.store.outbox_advisory import BEGIN_GUARD
+            return self._begin(session, entry_id)
 
-                with self._lock:
-                    active, pid = sorted(self._active), self._server.pid
-                moved = session.execute(
-                    f"{BEGIN} AND {BEGIN_GUARD} RETURNING batch_id",
-                    (now, now, entry_id, active, pid),
-                )
-            batches = moved.fetchall()
-            if batches:
-                session.execute(
-                    "UPDATE outbox_batches SET updated_us = ? WHERE id = ?",
-                    (now, int(batches[0][0])),
-                )
-        entry = self.entry(entry_id)
+    def _begin(self, session: Session, entry_id: int) -> tuple[bool, OutboxEntry]:
+        now = self._clock()
+        if self._server is None:
+            moved = session.execute(f"{BEGIN} RETURNING batch_id", (now, now, entry_id))
+        else:
+            from gwdesk.store.outbox_advisory import BEGIN_GUARD
+
+            with self._lock:
+                active, pid = sorted(self._active), self._server.pid
+            moved = session.execute(
+                f"{BEGIN} AND {BEGIN_GUARD} RETURNING batch_id",
+                (now, now, entry_id, active, pid),
+            )
+        batches = moved.fetchall()
+        if batches:
+            session.execute(
+                "UPDATE outbox_batches SET updated_us = ? WHERE id = ?",
+                (now, int(batches[0][0])),
+            )
+        entry = entry_in(session, entry_id)
         if entry is None:
             raise TransitionError(entry_id, EntryState.IN_FLIGHT, None)
         if not batches and self._server is not None and entry.state is EntryState.PENDING:
             raise self._not_held(entry.batch_id)
         return (bool(batches), entry)
+
+    def apply(self, steps: Sequence[Step]) -> list[tuple[Any, BaseException | None]]:
+        """Several changes in one transaction (one commit: on a file, one sync to disk),
+        each in a savepoint of its own, so one refused (`TransitionError`, `OutboxBusy`)
+        leaves the others; each step's (result, None) or (None, error), in order. The
+        file's lock busy, or the transaction failing, raises for them all (none made).
+        Results as the methods of the steps' names return them."""
+        with self.database.transaction() as session:
+            done = apply_all(session, [functools.partial(self._step, step) for step in steps])
+        return [
+            (result, None if error is None else as_store_error(error)) for result, error in done
+        ]
+
+    def _step(self, step: Step, session: Session) -> Any:
+        if step.name == "begin":
+            excluding = step.values.get("excluding")
+            if excluding:  # who opted out left out first; an entry left with nobody fails
+                entry = self._exclude(session, step.entry_id, excluding, step.values["reason"])
+                if entry.state is not EntryState.PENDING:
+                    return (False, entry)
+            return self._begin(session, step.entry_id)
+        return self._moved(session, step.entry_id, *_CHANGES[step.name](**step.values))
 
     def lodged(
         self,
@@ -290,32 +322,17 @@ class OutboxStore(OutboxClaims):
         found: int = 0,
         reason: str = "",
     ) -> OutboxEntry:
-        return self._move(
-            entry_id,
-            EntryState.LODGED,
-            "message_id = ?, batch_code = ?, found = ?, reason = ?, error_kind = NULL",
-            (message_id, batch_code, found, reason),
-        )
+        return self._move(entry_id, *_lodged(message_id, batch_code, found, reason))
 
     def failed(
         self, entry_id: int, *, reason: str, error_kind: str | None = None, retryable: bool = False
     ) -> OutboxEntry:
-        return self._move(
-            entry_id,
-            EntryState.FAILED,
-            "reason = ?, error_kind = ?, retryable = ?",
-            (reason, error_kind, int(retryable)),
-        )
+        return self._move(entry_id, *_failed(reason, error_kind, retryable))
 
     def unknown(self, entry_id: int, *, reason: str, error_kind: str | None = None) -> OutboxEntry:
         """Its answer lost and not settled; `error_kind` marks why, kept until it is
         settled (None: the mark it had stays, such as the operator's cancel)."""
-        return self._move(
-            entry_id,
-            EntryState.UNKNOWN,
-            "reason = ?, error_kind = COALESCE(?, error_kind)",
-            (reason, error_kind),
-        )
+        return self._move(entry_id, *_unknown(reason, error_kind))
 
     def requeue(
         self, entry_id: int, *, reason: str = "", body: Mapping[str, Any] | None = None
@@ -379,41 +396,46 @@ class OutboxStore(OutboxClaims):
     def exclude(self, entry_id: int, numbers: Collection[str], reason: str) -> OutboxEntry:
         """Leave `numbers` out of a pending entry before it is sent (they opted out since
         it was recorded); an entry left with nobody fails for good. The entry as it now is."""
-        now = self._clock()
         with self.database.transaction() as session:
-            row = session.execute(
-                "SELECT recipients, batch_id FROM outbox_entries WHERE id = ? "  # noqa: S608 - fixed text
-                f"AND state = 'pending'{self._for_update}",
-                (entry_id,),
-            ).fetchone()
-            if row is None:
-                raise TransitionError(entry_id, EntryState.PENDING, None)
-            batch_id = int(row["batch_id"])
-            recipients = [n for n in json.loads(row["recipients"]) if n not in numbers]
-            left_out = [n for n in json.loads(row["recipients"]) if n in numbers]
-            if recipients:
-                session.execute(
-                    "UPDATE outbox_entries SET recipients = ?, recipient_count = ?, reason = ?, "
-                    "updated_us = ? WHERE id = ?",
-                    (json.dumps(recipients), len(recipients), reason, now, entry_id),
-                )
-            else:
-                session.execute(
-                    "UPDATE outbox_entries SET state = 'failed', retryable = 0, reason = ?, "
-                    "updated_us = ? WHERE id = ?",
-                    (reason, now, entry_id),
-                )
-            batch = session.execute(
-                f"SELECT excluded FROM outbox_batches WHERE id = ?{self._for_update}",  # noqa: S608
-                (batch_id,),
-            ).fetchone()
-            known = json.loads(batch["excluded"] or "[]") if batch is not None else []
-            known.extend(n for n in left_out if n not in known)
+            return self._exclude(session, entry_id, numbers, reason)
+
+    def _exclude(
+        self, session: Session, entry_id: int, numbers: Collection[str], reason: str
+    ) -> OutboxEntry:
+        now = self._clock()
+        row = session.execute(
+            "SELECT recipients, batch_id FROM outbox_entries WHERE id = ? "  # noqa: S608 - fixed text
+            f"AND state = 'pending'{self._for_update}",
+            (entry_id,),
+        ).fetchone()
+        if row is None:
+            raise TransitionError(entry_id, EntryState.PENDING, None)
+        batch_id = int(row["batch_id"])
+        recipients = [n for n in json.loads(row["recipients"]) if n not in numbers]
+        left_out = [n for n in json.loads(row["recipients"]) if n in numbers]
+        if recipients:
             session.execute(
-                "UPDATE outbox_batches SET excluded = ? WHERE id = ?", (json.dumps(known), batch_id)
+                "UPDATE outbox_entries SET recipients = ?, recipient_count = ?, reason = ?, "
+                "updated_us = ? WHERE id = ?",
+                (json.dumps(recipients), len(recipients), reason, now, entry_id),
             )
-            _touch(session, batch_id, now)
-        return self._read(entry_id, EntryState.PENDING)
+        else:
+            session.execute(
+                "UPDATE outbox_entries SET state = 'failed', retryable = 0, reason = ?, "
+                "updated_us = ? WHERE id = ?",
+                (reason, now, entry_id),
+            )
+        batch = session.execute(
+            f"SELECT excluded FROM outbox_batches WHERE id = ?{self._for_update}",  # noqa: S608
+            (batch_id,),
+        ).fetchone()
+        known = json.loads(batch["excluded"] or "[]") if batch is not None else []
+        known.extend(n for n in left_out if n not in known)
+        session.execute(
+            "UPDATE outbox_batches SET excluded = ? WHERE id = ?", (json.dumps(known), batch_id)
+        )
+        _touch(session, batch_id, now)
+        return self._read_in(session, entry_id, EntryState.PENDING)
 
     @property
     def _for_update(self) -> str:
@@ -451,28 +473,91 @@ class OutboxStore(OutboxClaims):
         self, entry_id: int, state: EntryState, assignments: str, values: tuple[Any, ...]
     ) -> OutboxEntry:
         """Move an entry to `state` from one of its `SOURCES`; the entry as it now is."""
+        with self.database.transaction() as session:
+            return self._moved(session, entry_id, state, assignments, values)
+
+    def _moved(
+        self,
+        session: Session,
+        entry_id: int,
+        state: EntryState,
+        assignments: str,
+        values: tuple[Any, ...],
+    ) -> OutboxEntry:
         sources = SOURCES[state]
         marks = ", ".join("?" for _ in sources)
         now = self._clock()
-        with self.database.transaction() as session:
-            moved = session.execute(
-                f"UPDATE outbox_entries SET state = ?, {assignments}, updated_us = ? "  # noqa: S608 - fixed text
-                f"WHERE id = ? AND state IN ({marks}) RETURNING batch_id",
-                (state.value, *values, now, entry_id, *(s.value for s in sources)),
-            ).fetchall()
-            if not moved:
-                row = session.execute(
-                    "SELECT state FROM outbox_entries WHERE id = ?", (entry_id,)
-                ).fetchone()
-                raise TransitionError(entry_id, state, None if row is None else str(row[0]))
-            _touch(session, int(moved[0][0]), now)
-        return self._read(entry_id, state)
+        moved = session.execute(
+            f"UPDATE outbox_entries SET state = ?, {assignments}, updated_us = ? "  # noqa: S608 - fixed text
+            f"WHERE id = ? AND state IN ({marks}) RETURNING batch_id",
+            (state.value, *values, now, entry_id, *(s.value for s in sources)),
+        ).fetchall()
+        if not moved:
+            row = session.execute(
+                "SELECT state FROM outbox_entries WHERE id = ?", (entry_id,)
+            ).fetchone()
+            raise TransitionError(entry_id, state, None if row is None else str(row[0]))
+        _touch(session, int(moved[0][0]), now)
+        return self._read_in(session, entry_id, state)
 
     def _read(self, entry_id: int, state: EntryState) -> OutboxEntry:
         entry = self.entry(entry_id)
         if entry is None:
             raise TransitionError(entry_id, state, None)
         return entry
+
+    def _read_in(self, session: Session, entry_id: int, state: EntryState) -> OutboxEntry:
+        entry = entry_in(session, entry_id)
+        if entry is None:
+            raise TransitionError(entry_id, state, None)
+        return entry
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One change for `OutboxStore.apply`: the name of the method that makes it alone
+    (begin, lodged, failed, unknown), the entry, the method's keywords; a begin's
+    `excluding` and `reason` first leave out numbers that opted out (`exclude`)."""
+
+    name: Literal["begin", "lodged", "failed", "unknown"]
+    entry_id: int
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+
+Change = tuple[EntryState, str, tuple[Any, ...]]
+
+
+def _lodged(
+    message_id: str | None = None, batch_code: str | None = None, found: int = 0, reason: str = ""
+) -> Change:
+    return (
+        EntryState.LODGED,
+        "message_id = ?, batch_code = ?, found = ?, reason = ?, error_kind = NULL",
+        (message_id, batch_code, found, reason),
+    )
+
+
+def _failed(reason: str, error_kind: str | None = None, retryable: bool = False) -> Change:
+    return (
+        EntryState.FAILED,
+        "reason = ?, error_kind = ?, retryable = ?",
+        (reason, error_kind, int(retryable)),
+    )
+
+
+def _unknown(reason: str, error_kind: str | None = None) -> Change:
+    return (
+        EntryState.UNKNOWN,
+        "reason = ?, error_kind = COALESCE(?, error_kind)",
+        (reason, error_kind),
+    )
+
+
+_CHANGES: Final[Mapping[str, Callable[..., Change]]] = {
+    "lodged": _lodged,
+    "failed": _failed,
+    "unknown": _unknown,
+}
 
 
 def _touch(session: Session, batch_id: int, now: int) -> None:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gwdesk.store.database import store_methods
-from gwdesk.store.engine import Database
+from gwdesk.store.engine import Database, Session
 from gwdesk.store.outbox_rows import (
     BATCH_SELECT,
     COUNT_SELECT,
@@ -101,10 +101,21 @@ class OutboxReads:
         )
 
     def _entries(self, where: str, values: tuple[Any, ...]) -> list[OutboxEntry]:
-        query = f"{ENTRY_SELECT} WHERE {where} ORDER BY e.batch_id, e.seq"
         with self.database.session() as session:
-            rows = session.execute(query, values).fetchall()
-        return [entry_from_row(row) for row in rows]
+            return _entries_in(session, where, values)
+
+
+def _entries_in(session: Session, where: str, values: tuple[Any, ...]) -> list[OutboxEntry]:
+    """Entries read in a session already lent (inside a change's transaction)."""
+    query = f"{ENTRY_SELECT} WHERE {where} ORDER BY e.batch_id, e.seq"
+    rows = session.execute(query, values).fetchall()
+    return [entry_from_row(row) for row in rows]
+
+
+def entry_in(session: Session, entry_id: int) -> OutboxEntry | None:
+    """One entry as it stands in `session` (its transaction's own changes included)."""
+    found = _entries_in(session, "e.id = ?", (entry_id,))
+    return found[0] if found else None
 
 
 def _unowned(batch: OutboxBatch) -> OutboxBatch:
