@@ -80,6 +80,8 @@ class CommitGroups:
         self._ready = threading.Condition()
         self._waiting: list[_Ask] = []
         self._writing = False
+        self._idle = False
+        """The writer waits for a change (a busy one takes what came when it is done)."""
 
     async def begin(self, entry: OutboxEntry, *, screen: bool) -> Before:
         """Look `entry`'s recipients up in the opt-out list (when `screen`), leave out who
@@ -111,7 +113,8 @@ class CommitGroups:
                 self._writing = True
                 name = "gwdesk-outbox-groups"
                 threading.Thread(target=self._drain, name=name, daemon=True).start()
-            self._ready.notify()
+            elif self._idle:  # only a waiting writer is woken (each wake-up costs a GIL switch)
+                self._ready.notify()
         return ask
 
     # ---- the writer thread -------------------------------------------------------------
@@ -122,7 +125,9 @@ class CommitGroups:
         while True:
             with self._ready:
                 if not self._waiting:
+                    self._idle = True
                     self._ready.wait(LINGER)
+                    self._idle = False
                 group, self._waiting = self._waiting, []
                 if not group:
                     self._writing = False

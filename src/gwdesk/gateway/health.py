@@ -97,7 +97,8 @@ class GatewayHealth:
         """A request left for `host`: its clock starts; the token stops it."""
         token = next(self._ids)
         self._waiting[token] = _Waiting(host, self.clock())
-        self._schedule()
+        if self._timer is None:  # a timer set is due no later than this request's look
+            self._schedule()
         return token
 
     def answered(self, token: int) -> None:
@@ -106,7 +107,12 @@ class GatewayHealth:
         if waiting is None:
             return
         self._answered[waiting.host] = self.clock()
-        self._judge()
+        if not self.state.answering or self._timer is None:
+            self._judge()
+        elif not self._waiting:
+            self._cancel_timer()
+        # Else nothing can have changed but through a look already due: the timer set
+        # fires no later than any waiting request's, and then judges and sets the next.
 
     def ended(self, token: int) -> None:
         """It failed or was cancelled without an answer: its clock stops, nothing more."""
