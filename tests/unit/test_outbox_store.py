@@ -90,6 +90,18 @@ def test_the_outbox_connection_is_wal_and_fully_synchronous(outbox: OutboxStore)
     assert outbox.conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
 
 
+def test_a_claim_and_its_release_leave_the_connection_fully_synchronous(
+    outbox: OutboxStore,
+) -> None:
+    [entry_id] = record(outbox, 1)
+    batch_id = batch_of(outbox, entry_id)
+    outbox.claim(batch_id)
+    assert outbox.conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+    outbox.release(batch_id)
+    assert outbox.conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+    assert outbox.begin(entry_id)[0]  # a transition after them is synced as ever
+
+
 # ---- recording and the state machine -----------------------------------------------------
 
 

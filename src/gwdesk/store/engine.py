@@ -166,6 +166,24 @@ class SqliteDatabase(Database):
             finally:
                 self._grouping = None
 
+    @contextlib.contextmanager
+    def unsynced(self) -> Iterator[Session]:
+        """A transaction whose commit need not reach the disk before it returns (WAL: it
+        does with the next synced commit or checkpoint): for a write a power cut may lose
+        without harm (a batch's claim: every claim dies with its process anyway)."""
+        if self._grouped():
+            with self.transaction() as session:
+                yield session
+            return
+        with self.lock, store_errors():
+            level = int(self.conn.execute("PRAGMA synchronous").fetchone()[0])
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            try:
+                with transaction(self.conn):
+                    yield SqliteSession(self.conn)
+            finally:
+                self.conn.execute(f"PRAGMA synchronous={level}")
+
     def _grouped(self) -> bool:
         return self._grouping is not None and self._grouping == threading.get_ident()
 

@@ -21,6 +21,7 @@ from typing import IO, TYPE_CHECKING
 
 from gwdesk.private_files import open_private, private_folder
 from gwdesk.store.database import StoreError, store_methods
+from gwdesk.store.engine import Session, SqliteDatabase
 from gwdesk.store.outbox_reads import OutboxReads
 from gwdesk.store.outbox_rows import OutboxBusy, OutboxError
 
@@ -129,7 +130,7 @@ class OutboxClaims(OutboxReads):
                 self._owners.hold()
             except OSError as exc:
                 raise OutboxError(f"The outbox cannot be locked: {exc}.") from None
-        with self.database.transaction() as session:
+        with self._claim_write() as session:
             row = session.execute(
                 "SELECT owner FROM outbox_batches WHERE id = ?", (batch_id,)
             ).fetchone()
@@ -146,6 +147,14 @@ class OutboxClaims(OutboxReads):
             session.execute(
                 "UPDATE outbox_batches SET owner = ? WHERE id = ?", (self.token, batch_id)
             )
+
+    def _claim_write(self) -> contextlib.AbstractContextManager[Session]:
+        """A claim's write to a file, not synced to disk on its own (a claim lost with a
+        power cut means nothing: its process, and with it its lock file, died too);
+        on a server, a transaction."""
+        if isinstance(self.database, SqliteDatabase):
+            return self.database.unsynced()
+        return self.database.transaction()
 
     def _claim_on_server(self, server: AdvisoryClaims, batch_id: int) -> None:
         if not server.take(batch_id):
@@ -167,7 +176,7 @@ class OutboxClaims(OutboxReads):
         has already let go, as its lock file (or its server connection) went with it."""
         with self._lock:
             self._active.discard(batch_id)
-            with contextlib.suppress(StoreError), self.database.session() as session:
+            with contextlib.suppress(StoreError), self._claim_write() as session:
                 session.execute(
                     "UPDATE outbox_batches SET owner = NULL WHERE id = ? AND owner = ?",
                     (batch_id, self.token),
