@@ -213,14 +213,37 @@ COMMAND_MODULES: Final = (
 )
 
 
-def _registrars() -> list[Registrar]:
+#: Each command's name -> the module of `COMMAND_MODULES` that registers it, so a command
+#: imports only its own module: building every command's parser imported all of them (the
+#: send flows, the listener's aiohttp), a second of CPU before `gwdesk team status` could
+#: even refuse its address. A test keeps this table and the modules in step.
+COMMAND_HOMES: Final = {
+    "send": "gwdesk.cli.send",
+    **dict.fromkeys(("balance", "logs", "status"), "gwdesk.cli.lookup"),
+    **dict.fromkeys(("fax", "legacy-status", "lodge-status", "mms", "wap"), "gwdesk.cli.lodge"),
+    "listen": "gwdesk.cli.listen",
+    "replies": "gwdesk.cli.replies",
+    "outbox": "gwdesk.cli.outbox",
+    "optouts": "gwdesk.cli.optouts",
+    "templates": "gwdesk.cli.templates",
+    "contacts": "gwdesk.cli.contacts",
+    "team": "gwdesk.cli.team",
+}
+
+
+def _registrars(command: str | None = None) -> list[Registrar]:
+    """Every command's registrars, or only those of `command`'s module when it is known
+    (help, a mistyped command and `--version` still see every command)."""
+    home = COMMAND_HOMES.get(command) if command is not None else None
     found: list[Registrar] = []
-    for name in COMMAND_MODULES:
+    for name in (home,) if home is not None else COMMAND_MODULES:
         found.extend(importlib.import_module(name).COMMANDS)
     return found
 
 
-def build_parser(registrars: Sequence[Registrar] | None = None) -> argparse.ArgumentParser:
+def build_parser(
+    registrars: Sequence[Registrar] | None = None, *, command: str | None = None
+) -> argparse.ArgumentParser:
     parser = Parser(
         prog="gwdesk",
         description="Operator console for the messaging gateway. "
@@ -233,7 +256,7 @@ def build_parser(registrars: Sequence[Registrar] | None = None) -> argparse.Argu
     # Subcommands are `Parser`s too (argparse makes them of the parent's class).
     sub = cast(SubParsers, parser.add_subparsers(dest="command", metavar="COMMAND"))
     common = common_options()
-    for register in registrars if registrars is not None else _registrars():
+    for register in registrars if registrars is not None else _registrars(command):
         register(sub, common)
     return parser
 
@@ -461,7 +484,7 @@ def run_command(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command (`gwdesk.launcher` decides whether there is one)."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(command=arguments[0] if arguments else None)
     if not arguments:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
