@@ -21,7 +21,7 @@ from tests.postgres_server import PostgresServer, postgres_server
 SandboxFactory = Callable[..., SandboxThread]
 
 # Properties check what a function does, never how fast: an example slowed by a loaded
-# machine (the suite runs in four workers on two cores) is no failure.
+# machine (the suite runs in eight workers on two cores) is no failure.
 settings.register_profile("gwdesk", deadline=None)
 settings.load_profile("gwdesk")
 
