@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import shiboken6
 from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QApplication
 
 from gwdesk.store.database import ReadInterrupted, StoreError, StoreUnavailable
 from gwdesk.store.reader import Reading
@@ -386,6 +387,20 @@ async def test_a_closed_reader_answers_nothing_and_reads_nothing(
     assert ticket.cancelled  # refused at once: nothing was queued to run or answer later
     assert ran == []
     assert answers == []
+
+
+def test_a_read_asked_after_the_consoles_loop_stopped_is_dropped_not_raised(
+    qapp: QApplication, numbers: Path
+) -> None:
+    reads = StoreReads(numbers, "after-quit")  # no loop runs here: as after the console quit
+    ran: list[int] = []
+    answers: Answers = []
+    try:
+        ticket = reads.submit(lambda reading: ran.append(count(reading)), collect(answers))
+    finally:
+        reads.close()
+    assert ticket.cancelled
+    assert (ran, answers) == ([], [])
 
 
 async def test_a_read_answering_after_its_owner_was_destroyed_is_dropped(

@@ -356,17 +356,16 @@ class StoreReads(QObject):
     ) -> Ticket:
         ticket = Ticket(answer, key, dropped)
         executor = self._executor
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # the console's loop stopped (a signal or timer after quitting)
+            executor = None
         if executor is None:
             ticket.cancel()
             ticket.drop()
             return ticket
         # Answered on the GUI thread; dropped there if this object was destroyed meanwhile.
-        post = to_gui_thread(
-            asyncio.get_running_loop(),
-            self,
-            self._deliver,
-            orphaned=lambda ticket, *_: ticket.drop(),
-        )
+        post = to_gui_thread(loop, self, self._deliver, orphaned=lambda t, *_: t.drop())
         if key is not None:
             older = self._keyed.get(key)
             if older is not None:

@@ -4,8 +4,8 @@ readable.
 A table of fixed widths beside a conversation pane got ~500 px on a 1024 px window:
 its five preset columns (630 px) left the Message column 25 px wide. Here the preset
 widths shrink in proportion whenever they would leave the stretching column less than
-its share of the viewport, and come back as the table widens; once the operator drags a
-column themselves, their widths are left alone.
+its share of the viewport (never below their own titles), and come back as the
+table widens; once the operator drags a column themselves, their widths are left alone.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from PySide6.QtWidgets import QTableView
 STRETCH_SHARE = 0.35
 """The least part of the viewport the stretching column keeps while presets can shrink."""
 NARROWEST = 48
-"""No preset column is made narrower than this (device-independent pixels)."""
+"""No preset column is made narrower than this, nor than its title (device-independent
+pixels)."""
 
 
 class ColumnFit(QObject):
@@ -35,13 +36,19 @@ class ColumnFit(QObject):
         self.fit()
 
     def fitted_widths(self, room: int) -> dict[int, int]:
-        """The preset widths, shrunk in proportion if they leave too little of `room`."""
+        """The preset widths, shrunk in proportion (not below their titles) if they leave
+        too little of `room`."""
         wanted = sum(self._widths.values())
         allowed = int(room * (1 - STRETCH_SHARE))
         if room <= 0 or wanted <= allowed:
             return dict(self._widths)
         ratio = allowed / wanted
-        return {c: max(NARROWEST, int(w * ratio)) for c, w in self._widths.items()}
+        header = self._table.horizontalHeader()
+        # No column narrower than its own title: a clipped "eceive" says nothing.
+        return {
+            c: max(NARROWEST, header.sectionSizeHint(c), int(w * ratio))
+            for c, w in self._widths.items()
+        }
 
     def reset(self) -> None:
         """A new model's columns start from the presets again."""
