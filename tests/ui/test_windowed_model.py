@@ -162,6 +162,9 @@ async def test_windows_scrolled_past_before_their_turn_are_never_read(make: Make
     model.row(2 * SIZE)
     await wait_until(lambda: len(model._in_flight) == 3, message="windows queued")
     model.row(5 * SIZE)  # scrolled far on: windows 1 and 2 are no longer wanted
+    # Their reads are dropped on the model's next tick; the reader is let go only then
+    # (let go sooner, it could start window 1 before the tick: a race, not the model).
+    await wait_until(lambda: 5 in model._in_flight, message="window 5 asked for")
     model.gate = None
     gate.set()
     await held(model, [5 * SIZE])
