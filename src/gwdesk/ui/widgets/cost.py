@@ -120,6 +120,6 @@ class CostWatch(QObject):
 
     def forget(self) -> None:
         """The balance changed (a send went) or the profile switched: ask again next time."""
-        self._timer.stop()
+        self.stop_asking()
         self.tasks.cancel(COST_KEY, owner=self)
         self.cost = None
