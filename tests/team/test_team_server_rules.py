@@ -503,3 +503,31 @@ def test_the_receiver_applies_keywords_a_desk_saves_from_the_next_reply_on(
                 time.sleep(0.2)
     [state] = alex.optouts.opted_out([halted]).values()
     assert (state.by, state.keyword) == ("the customer", "HALT")
+
+
+def test_moving_or_cancelling_a_colleagues_scheduled_send_is_audited_under_the_login(
+    office: Office,
+) -> None:
+    with office.connect("Alex") as conn:
+        conn.execute(
+            "INSERT INTO outbox_batches(send_id, gateway, channel, label, created_us, "
+            "updated_us, operator, held_until_us) "
+            "VALUES ('gwd-sale', %s, 'sms', 'Sale', 1, 1, 'Alex', 1900000000000000)",
+            (office.account,),
+        )
+    with office.connect("Sam") as conn:
+        conn.execute(
+            "UPDATE outbox_batches SET held_until_us = 1900003600000000, operator = 'Nobody' "
+            "WHERE send_id = 'gwd-sale'"
+        )
+        conn.execute("UPDATE outbox_batches SET closed = 1 WHERE send_id = 'gwd-sale'")
+    sam = office.logins.roles["Sam"]
+    held = [(a, s, o, r) for a, s, o, r, _d in audit_rows(office) if a.startswith("scheduled")]
+    assert held == [
+        ("scheduled send moved", "Sale", "Sam", sam),
+        ("scheduled send cancelled", "Sale", "Sam", sam),
+    ]
+    with office.superuser() as conn:
+        assert conn.execute(
+            "SELECT operator FROM outbox_batches WHERE send_id = 'gwd-sale'"
+        ).fetchone() == ("Alex",)

@@ -41,6 +41,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
+from datetime import datetime
 from typing import Any, Literal, ParamSpec, TypeVar
 
 from gwdesk.app.optouts import OptOutGuard
@@ -57,6 +58,7 @@ from gwdesk.app.send_values import (
     Transmit,
     attempt_from,
     chunk_id,
+    epoch_us,
     halts_everything,
     new_send_id,
     not_attempted,
@@ -144,8 +146,10 @@ class OutboxRunner:
         *,
         label: str,
         excluded: Sequence[str] = (),
+        held_until: datetime | None = None,
     ) -> tuple[OutboxBatch, list[OutboxEntry]]:
-        """Record a REST send: one pending entry per (message, at most 100 recipients).
+        """Record a REST send: one pending entry per (message, at most 100 recipients);
+        held until `held_until` when given (a scheduled send: `scheduled.py`).
 
         Each entry gets its own ExternalSystemId, unless the operator gave one, which
         every entry then shares; the messages that id already named before this send
@@ -174,6 +178,7 @@ class OutboxRunner:
             entries=entries,
             baseline=baseline,
             excluded=excluded,
+            held_until_us=None if held_until is None else epoch_us(held_until),
         )
 
     async def record_lodge(

@@ -133,7 +133,7 @@ class Recovery:
 
     async def open_batches(self) -> list[OutboxBatch]:
         """This account's batches with something left to do, newest first."""
-        return await self.runner.db(self.outbox.batches, gateway=self.runner.account)
+        return await self.runner.db(self.outbox.batches, gateway=self.runner.account, held=False)
 
     async def reconcile(
         self,

@@ -230,10 +230,10 @@ class Sending:
     # ---- lists -------------------------------------------------------------------------
 
     async def record_list(
-        self, message: SmsMessage, numbers: Sequence[str]
+        self, message: SmsMessage, numbers: Sequence[str], *, held_until: datetime | None = None
     ) -> tuple[OutboxBatch, list[OutboxEntry]]:
         """Record a checked list (the numbers were checked by the import) in requests of
-        at most 100, before any of it is sent."""
+        at most 100, before any of it is sent (held until `held_until`: `scheduled.py`)."""
         if message.channel is not Channel.REST_SMS:
             raise GatewayError("A list is sent over REST only.")
         excluded: tuple[str, ...] = ()
@@ -249,7 +249,10 @@ class Sending:
                     status=None,
                 )
         return await self.runner.record_sms(
-            [(message, part) for part in chunked(numbers)], label=message.text, excluded=excluded
+            [(message, part) for part in chunked(numbers)],
+            label=message.text,
+            excluded=excluded,
+            held_until=held_until,
         )
 
     async def send_list(

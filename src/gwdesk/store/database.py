@@ -322,6 +322,13 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         PRIMARY KEY (subject, console)
     );
     """,
+    # Scheduled sends gwdesk holds (gwdesk.store.outbox_holds): a batch is held until its
+    # time (UTC µs), then sent; NULL: not held (sent at once, or its time has come).
+    """
+    ALTER TABLE outbox_batches ADD COLUMN held_until_us INTEGER;
+    CREATE INDEX outbox_batches_held ON outbox_batches(gateway, held_until_us)
+        WHERE held_until_us IS NOT NULL AND closed = 0;
+    """,
 )
 
 

@@ -59,6 +59,7 @@ from gwdesk.store.background_writer import apply_all, as_store_error
 from gwdesk.store.database import store_methods
 from gwdesk.store.engine import Database, Session, SqliteDatabase
 from gwdesk.store.outbox_claims import OutboxClaims, OwnerLocks
+from gwdesk.store.outbox_holds import OutboxHolds
 from gwdesk.store.outbox_reads import entry_in
 from gwdesk.store.outbox_rows import (
     OPEN_STATES,
@@ -71,6 +72,7 @@ from gwdesk.store.outbox_rows import (
     OutboxError,
     StateCount,
     TransitionError,
+    body_json,
 )
 from gwdesk.store.shared import FileData, SharedData, database_for, server_of
 
@@ -123,12 +125,8 @@ def now_us() -> int:
     return time.time_ns() // 1000
 
 
-def _json(body: Mapping[str, Any]) -> str:
-    return json.dumps(dict(body), ensure_ascii=False, default=str)
-
-
 @store_methods
-class OutboxStore(OutboxClaims):
+class OutboxStore(OutboxHolds, OutboxClaims):
     """The outbox of a profile's store file, or of a team's server: recording and the
     transitions here, claims and reading in the classes below it (`OutboxClaims`,
     `OutboxReads`).
@@ -206,8 +204,10 @@ class OutboxStore(OutboxClaims):
         entries: Sequence[NewEntry],
         baseline: Iterable[str] = (),
         excluded: Sequence[str] = (),
+        held_until_us: int | None = None,
     ) -> tuple[OutboxBatch, list[OutboxEntry]]:
-        """Record a batch and all its entries (pending) in one transaction."""
+        """Record a batch and all its entries (pending) in one transaction; held until
+        `held_until_us` (a scheduled send: `outbox_holds`) when given."""
         if not entries:
             raise OutboxError("A batch needs at least one request.")
         now = self._clock()
@@ -222,7 +222,7 @@ class OutboxStore(OutboxClaims):
                     int(entry.own_id),
                     json.dumps(list(entry.recipients)),
                     len(entry.recipients),
-                    _json(entry.body),
+                    body_json(entry.body),
                     now,
                     now,
                 )
@@ -230,11 +230,11 @@ class OutboxStore(OutboxClaims):
         with self.database.transaction() as session:
             made = session.execute(
                 "INSERT INTO outbox_batches(send_id, gateway, channel, label, baseline, "
-                "excluded, created_us, updated_us, operator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(send_id) DO NOTHING RETURNING id",
+                "excluded, created_us, updated_us, operator, held_until_us) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(send_id) DO NOTHING RETURNING id",
                 (
                     send_id, gateway, channel, label[:MAX_LABEL], json.dumps(sorted(baseline)),
-                    json.dumps(list(excluded)), now, now, self.operator,
+                    json.dumps(list(excluded)), now, now, self.operator, held_until_us,
                 ),
             ).fetchall()  # fmt: skip
             if not made:
@@ -341,7 +341,7 @@ class OutboxStore(OutboxClaims):
         if body is None:
             return self._move(entry_id, EntryState.PENDING, "reason = ?", (reason,))
         return self._move(
-            entry_id, EntryState.PENDING, "reason = ?, body = ?", (reason, _json(body))
+            entry_id, EntryState.PENDING, "reason = ?, body = ?", (reason, body_json(body))
         )
 
     def set_body(self, entry_id: int, body: Mapping[str, Any]) -> bool:
@@ -351,7 +351,7 @@ class OutboxStore(OutboxClaims):
                 session.execute(
                     "UPDATE outbox_entries SET body = ?, updated_us = ? "
                     "WHERE id = ? AND state = 'pending'",
-                    (_json(body), self._clock(), entry_id),
+                    (body_json(body), self._clock(), entry_id),
                 ).rowcount
             )
 
@@ -360,7 +360,7 @@ class OutboxStore(OutboxClaims):
         the message as it is now; None: each with its own, as a personal send's entries
         are); the ids that are now pending, waiting their turn (why they were not sent
         before no longer holds). Entries in flight, unknown or lodged are left as they are."""
-        text = None if body is None else _json(body)
+        text = None if body is None else body_json(body)
         now = self._clock()
         opened: list[int] = []
         batches: set[int] = set()

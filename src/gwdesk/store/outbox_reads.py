@@ -43,12 +43,20 @@ class OutboxReads:
         return found[0] if found else None
 
     def batches(
-        self, *, gateway: str | None = None, open_only: bool = True, limit: int = 500
+        self,
+        *,
+        gateway: str | None = None,
+        open_only: bool = True,
+        held: bool | None = None,
+        limit: int = 500,
     ) -> list[OutboxBatch]:
-        """Newest first: the open ones (something left to do), or all with `open_only=False`."""
+        """Newest first: the open ones (something left to do), or all with `open_only=False`;
+        only the scheduled sends still held (`held`), or only the others (`held=False`)."""
         clauses, values = [], []
         if open_only:
             clauses.append("closed = 0")
+        if held is not None:
+            clauses.append(f"held_until_us IS {'NOT ' if held else ''}NULL")
         if gateway is not None:
             clauses.append("gateway = ?")
             values.append(gateway)
@@ -102,10 +110,10 @@ class OutboxReads:
 
     def _entries(self, where: str, values: tuple[Any, ...]) -> list[OutboxEntry]:
         with self.database.session() as session:
-            return _entries_in(session, where, values)
+            return entries_in(session, where, values)
 
 
-def _entries_in(session: Session, where: str, values: tuple[Any, ...]) -> list[OutboxEntry]:
+def entries_in(session: Session, where: str, values: tuple[Any, ...]) -> list[OutboxEntry]:
     """Entries read in a session already lent (inside a change's transaction)."""
     query = f"{ENTRY_SELECT} WHERE {where} ORDER BY e.batch_id, e.seq"
     rows = session.execute(query, values).fetchall()
@@ -114,7 +122,7 @@ def _entries_in(session: Session, where: str, values: tuple[Any, ...]) -> list[O
 
 def entry_in(session: Session, entry_id: int) -> OutboxEntry | None:
     """One entry as it stands in `session` (its transaction's own changes included)."""
-    found = _entries_in(session, "e.id = ?", (entry_id,))
+    found = entries_in(session, "e.id = ?", (entry_id,))
     return found[0] if found else None
 
 

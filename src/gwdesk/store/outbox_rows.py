@@ -44,13 +44,15 @@ class EntryState(StrEnum):
     UNKNOWN = "unknown"
 
 
+UNREADABLE_TIME: Final = -1
+"""A held batch's time that cannot be read (see `OutboxBatch.held_until_us`)."""
 #: Entries that still need something done: sending, or learning whether they were lodged.
 OPEN_STATES: Final = (EntryState.PENDING, EntryState.IN_FLIGHT, EntryState.UNKNOWN)
 SMS: Final = "sms"
 """The REST channel: the only one with ExternalSystemIds, so the only one reconciled."""
 BATCH_SELECT: Final = (
     "SELECT id, send_id, gateway, channel, label, baseline, excluded, created_us, updated_us, closed, "
-    "owner, operator FROM outbox_batches "
+    "owner, operator, held_until_us FROM outbox_batches "
 )
 COUNT_SELECT: Final = (
     "SELECT batch_id, state, COUNT(*), COALESCE(SUM(recipient_count), 0) FROM outbox_entries"
@@ -128,6 +130,8 @@ class OutboxBatch:
     """Numbers left out because they had opted out (when recorded, or before a request)."""
     operator: str = ""
     """Who recorded the send (a team's operator name; '' when none was given)."""
+    held_until_us: int | None = None
+    """A scheduled send gwdesk holds: not sent before this time (UTC µs); None: not held."""
 
     def count(self, *states: EntryState) -> int:
         return sum(self.counts.get(s, StateCount()).entries for s in states)
@@ -142,6 +146,11 @@ class OutboxBatch:
     @property
     def recipients(self) -> int:
         return self.recipients_in(*EntryState)
+
+
+def body_json(body: Mapping[str, Any]) -> str:
+    """A request's body as the outbox keeps it."""
+    return json.dumps(dict(body), ensure_ascii=False, default=str)
 
 
 def state_of(value: object) -> EntryState | None:
@@ -177,7 +186,17 @@ def batch_from_row(row: Any, counts: Mapping[EntryState, StateCount]) -> OutboxB
         counts=dict(counts),
         excluded=_strings(row["excluded"]),
         operator=str(row["operator"] or ""),
+        held_until_us=_held(row["held_until_us"]),
     )
+
+
+def _held(value: object) -> int | None:
+    """A held batch's time; -1 for a value that is not a whole number (a damaged row: the
+    clock never sends it, as SQL ranks text above every number; the operator sees it in
+    the scheduled list and sends or cancels it)."""
+    if value is None:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else UNREADABLE_TIME
 
 
 def entry_from_row(row: Any) -> OutboxEntry:

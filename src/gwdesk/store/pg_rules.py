@@ -431,3 +431,34 @@ REVOKE EXECUTE ON FUNCTION gwdesk_may(text), gwdesk_named(text), gwdesk_operator
     gwdesk_console_seen(), gwdesk_claim_held(), gwdesk_batch_recorded(),
     gwdesk_reply_completed(), gwdesk_template_changed(), gwdesk_changed() FROM PUBLIC;
 """  # noqa: S608 - constant SQL: the names interpolated are this module's own
+
+# Scheduled sends gwdesk holds (`outbox_holds.py`): a batch waits until `held_until_us`.
+# Whoever moves, rewrites or cancels a send still waiting (theirs or a colleague's) is
+# audited under their own login; the hold's end (its time came) is not a change of plan.
+HELD_SENDS: Final = f"""
+ALTER TABLE outbox_batches ADD COLUMN held_until_us BIGINT;
+CREATE INDEX outbox_batches_held ON outbox_batches(gateway, held_until_us)
+    WHERE held_until_us IS NOT NULL AND closed = 0;
+CREATE FUNCTION gwdesk_held_changed() RETURNS trigger LANGUAGE plpgsql {_DEFINER} AS $$
+BEGIN
+    IF OLD.held_until_us IS NULL OR OLD.closed = 1 THEN
+        RETURN NEW;
+    ELSIF NEW.closed = 1 THEN
+        PERFORM gwdesk_audit('scheduled send cancelled', OLD.label, OLD.send_id);
+    ELSIF NEW.held_until_us IS NULL THEN
+        RETURN NEW;
+    ELSIF NEW.held_until_us <> OLD.held_until_us THEN
+        PERFORM gwdesk_audit('scheduled send moved', NEW.label,
+            to_char(to_timestamp(OLD.held_until_us / 1e6) AT TIME ZONE 'UTC',
+                    'YYYY-MM-DD"T"HH24:MI"Z"') || ' -> ' ||
+            to_char(to_timestamp(NEW.held_until_us / 1e6) AT TIME ZONE 'UTC',
+                    'YYYY-MM-DD"T"HH24:MI"Z"'));
+    ELSIF NEW.label IS DISTINCT FROM OLD.label OR NEW.updated_us <> OLD.updated_us THEN
+        PERFORM gwdesk_audit('scheduled send changed', NEW.label, OLD.label);
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER outbox_batches_held AFTER UPDATE ON outbox_batches
+    FOR EACH ROW EXECUTE FUNCTION gwdesk_held_changed();
+REVOKE EXECUTE ON FUNCTION gwdesk_held_changed() FROM PUBLIC;
+"""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from gwdesk.store.pg_rules import SERVER_RULES
+from gwdesk.store.pg_rules import HELD_SENDS, SERVER_RULES
 
 _EVERY_WRITE: Final = "INSERT OR UPDATE OR DELETE"
 
@@ -227,4 +227,8 @@ _SHARED_TABLES: Final = """
     END $$;
     """
 
-PG_MIGRATIONS: Final[tuple[str, ...]] = (_SHARED_TABLES + _CHANGES_ANNOUNCED, SERVER_RULES)
+PG_MIGRATIONS: Final[tuple[str, ...]] = (
+    _SHARED_TABLES + _CHANGES_ANNOUNCED,
+    SERVER_RULES,
+    HELD_SENDS,
+)

@@ -1,0 +1,239 @@
+"""Scheduled sends gwdesk holds, against a real sandbox: nothing leaves before its time,
+an edit is what goes, a cancel sends nothing, a due send goes once however many desks
+look, and a send whose time passed while nothing ran waits to be asked about.
+
+The clock is the test's (`Clock`): time moves by assignment, never by sleeping."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from gwdesk.app.optouts import OptOutGuard
+from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.profile_data import ProfileData, account_key, compliance_of, open_profile
+from gwdesk.app.scheduled import MISSED_AFTER, ScheduledSends
+from gwdesk.app.sending import Sending
+from gwdesk.app.sms import Channel, SmsMessage
+from gwdesk.domain.errors import ValidationError
+from gwdesk.gateway.service import GatewayService
+from gwdesk.sandbox.server import SandboxThread
+from gwdesk.store.local import LocalStore
+from gwdesk.store.outbox import OutboxError
+from tests.contract.rest_support import service_for
+
+START = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+DUE = START + timedelta(hours=1)
+NUMBERS = ("61412000101", "61412000102", "61412000103")
+
+
+@dataclass
+class Clock:
+    now: datetime = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class Desk:
+    store: LocalStore
+    scheduled: ScheduledSends
+
+
+@pytest.fixture
+async def service(sandbox: SandboxThread) -> AsyncIterator[GatewayService]:
+    async with service_for(sandbox) as service:
+        yield service
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+async def open_desk(service: GatewayService, path: Path, clock: Clock) -> Desk:
+    data = ProfileData(path, account_key(service.profile), service.profile.region)
+    store = await asyncio.to_thread(open_profile, data)
+    runner = OutboxRunner(service, store.outbox, data.account, guard=OptOutGuard(store.optouts))
+    sending = Sending(
+        runner, store.history, service.profile.region, compliance=compliance_of(store), now=clock
+    )
+    return Desk(store, ScheduledSends(sending))
+
+
+@pytest.fixture
+async def desk(service: GatewayService, tmp_path: Path, clock: Clock) -> AsyncIterator[Desk]:
+    made = await open_desk(service, tmp_path / "profile.sqlite3", clock)
+    yield made
+    await asyncio.to_thread(made.store.close)
+
+
+def lodged(sandbox: SandboxThread, text: str) -> list[str]:
+    """The numbers the sandbox was asked to text `text`, in order."""
+    rows = sandbox.query("SELECT to_number FROM messages WHERE message = ? ORDER BY id", (text,))
+    return [str(row[0]) for row in rows]
+
+
+def message(text: str) -> SmsMessage:
+    return SmsMessage(Channel.REST_SMS, text)
+
+
+async def test_a_scheduled_send_is_not_lodged_before_its_time(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    await desk.scheduled.schedule(message("Clinic opens at ten"), NUMBERS, DUE)
+    clock.now = DUE - timedelta(seconds=1)
+    assert await desk.scheduled.run_due() == []
+    clock.now = DUE
+    [outcome] = await desk.scheduled.run_due()
+    assert not outcome.failed
+    assert lodged(sandbox, "Clinic opens at ten") == list(NUMBERS)
+
+
+async def test_an_edited_send_lodges_the_edited_text_once_at_its_time(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    held = await desk.scheduled.schedule(message("Clinic opens at ten"), NUMBERS, DUE)
+    await desk.scheduled.rewrite_text(held.batch_id, "Clinic opens at eleven")
+    clock.now = DUE + timedelta(seconds=5)
+    await desk.scheduled.run_due()
+    assert await desk.scheduled.run_due() == []
+    assert lodged(sandbox, "Clinic opens at eleven") == list(NUMBERS)
+    assert lodged(sandbox, "Clinic opens at ten") == []
+
+
+async def test_a_cancelled_send_lodges_nothing(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    held = await desk.scheduled.schedule(message("Sale starts Friday"), NUMBERS, DUE)
+    assert await desk.scheduled.cancel(held.batch_id, "alex") == 1
+    clock.now = DUE + timedelta(days=1)
+    assert await desk.scheduled.run_due() == []
+    assert await desk.scheduled.listed() == []
+    assert lodged(sandbox, "Sale starts Friday") == []
+
+
+async def test_a_send_moved_later_waits_for_its_new_time(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    held = await desk.scheduled.schedule(message("Moved"), NUMBERS, DUE)
+    moved = await desk.scheduled.retime(held.batch_id, DUE + timedelta(hours=2))
+    assert moved.due == DUE + timedelta(hours=2)
+    clock.now = DUE + timedelta(hours=1)
+    assert await desk.scheduled.run_due() == []
+    clock.now = DUE + timedelta(hours=2)
+    assert len(await desk.scheduled.run_due()) == 1
+    assert lodged(sandbox, "Moved") == list(NUMBERS)
+
+
+async def test_a_send_given_other_recipients_goes_to_those_only(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    held = await desk.scheduled.schedule(message("Recipients changed"), NUMBERS, DUE)
+    changed = await desk.scheduled.rewrite_recipients(held.batch_id, ["61412000199"])
+    assert changed.recipients == ("61412000199",)
+    clock.now = DUE
+    await desk.scheduled.run_due()
+    assert lodged(sandbox, "Recipients changed") == ["61412000199"]
+
+
+async def test_send_now_lodges_at_once_and_the_send_is_no_longer_scheduled(
+    desk: Desk, sandbox: SandboxThread
+) -> None:
+    held = await desk.scheduled.schedule(message("Right away"), NUMBERS, DUE)
+    outcome = await desk.scheduled.send_now(held.batch_id)
+    assert not outcome.failed
+    assert lodged(sandbox, "Right away") == list(NUMBERS)
+    assert await desk.scheduled.listed() == []
+    with pytest.raises(OutboxError, match="No send"):
+        await desk.scheduled.send_now(held.batch_id)
+
+
+async def test_two_desks_looking_at_once_send_a_due_send_once(
+    desk: Desk, service: GatewayService, tmp_path: Path, clock: Clock, sandbox: SandboxThread
+) -> None:
+    other = await open_desk(service, tmp_path / "profile.sqlite3", clock)
+    try:
+        await desk.scheduled.schedule(message("Only once"), NUMBERS, DUE)
+        clock.now = DUE
+        ours, theirs = await asyncio.gather(desk.scheduled.run_due(), other.scheduled.run_due())
+    finally:
+        await asyncio.to_thread(other.store.close)
+    assert len(ours) + len(theirs) == 1
+    assert lodged(sandbox, "Only once") == list(NUMBERS)
+
+
+async def test_a_number_that_opts_out_before_the_time_is_left_out_when_it_goes(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    await desk.scheduled.schedule(message("Opted out meanwhile"), NUMBERS, DUE)
+    await asyncio.to_thread(desk.store.optouts.set, NUMBERS[1], True, reason="asked by phone")
+    clock.now = DUE
+    [outcome] = await desk.scheduled.run_due()
+    assert not outcome.failed
+    assert lodged(sandbox, "Opted out meanwhile") == [NUMBERS[0], NUMBERS[2]]
+
+
+async def test_a_send_late_by_more_than_the_grace_is_missed_and_waits_to_be_asked(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    held = await desk.scheduled.schedule(message("Missed"), NUMBERS, DUE)
+    clock.now = DUE + MISSED_AFTER
+    assert [s.batch_id for s in await desk.scheduled.missed()] == [held.batch_id]
+    assert await desk.scheduled.run_due(since=DUE + timedelta(minutes=1)) == []
+    assert lodged(sandbox, "Missed") == []
+
+
+async def test_serving_sends_a_due_send_and_tells_its_outcome(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    await desk.scheduled.schedule(message("Served"), NUMBERS, DUE)
+    clock.now = DUE
+    stop, told = asyncio.Event(), asyncio.Queue[object]()
+    serving = asyncio.create_task(desk.scheduled.serve(stop, told=told.put_nowait))
+    try:
+        await asyncio.wait_for(told.get(), 30)
+    finally:
+        stop.set()
+        await serving
+    assert lodged(sandbox, "Served") == list(NUMBERS)
+
+
+@pytest.mark.parametrize(
+    ("at", "why"),
+    [
+        (START - timedelta(minutes=1), "has passed"),
+        (START, "has passed"),
+        (START + timedelta(days=400), "a year ahead"),
+        (datetime(2026, 12, 1, 9, 0), "zone"),
+    ],
+)
+async def test_a_time_that_cannot_be_kept_is_refused_and_nothing_is_recorded(
+    desk: Desk, at: datetime, why: str
+) -> None:
+    with pytest.raises(ValidationError, match=why) as refused:
+        await desk.scheduled.schedule(message("Never"), NUMBERS, at)
+    assert refused.value.field == "SendAt"
+    assert await desk.scheduled.listed() == []
+
+
+async def test_an_edit_with_an_empty_text_is_refused_and_the_send_keeps_its_text(
+    desk: Desk,
+) -> None:
+    held = await desk.scheduled.schedule(message("Keep me"), NUMBERS, DUE)
+    with pytest.raises(ValidationError):
+        await desk.scheduled.rewrite_text(held.batch_id, "   ")
+    [kept] = await desk.scheduled.listed()
+    assert kept.text == "Keep me"
+
+
+async def test_hostile_text_is_kept_as_data(desk: Desk) -> None:
+    hostile = "<b>Hi</b> \x1b[31mred\x1b[0m ‮evil"
+    held = await desk.scheduled.schedule(message(hostile), NUMBERS, DUE)
+    assert (await desk.scheduled.show(held.batch_id)).text == hostile
