@@ -20,6 +20,16 @@ SOAP12 = "http://www.w3.org/2003/05/soap-envelope"
 CONTENT_TYPES = {SOAP11: "text/xml", SOAP12: "application/soap+xml"}
 NUMBER = "61412345678"
 
+# A DTD whose entity `&lol9;` would expand to a billion "lol"s, were entities expanded.
+BILLION_LAUGHS_DTD = (
+    '<!DOCTYPE lolz [<!ENTITY lol "lol">'
+    + "".join(
+        f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
+        for i in range(1, 10)
+    )
+    + "]>"
+)
+
 # The smallest byte strings that pass each format's signature check.
 SAMPLES: dict[str, bytes] = {
     "jpg": b"\xff\xd8\xff\xe0" + b"\x00" * 60,

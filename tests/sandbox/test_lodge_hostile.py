@@ -13,6 +13,7 @@ from lxml import etree
 from gwdesk.sandbox.server import SandboxThread
 from tests.conftest import SandboxFactory
 from tests.sandbox.lodge_support import (
+    BILLION_LAUGHS_DTD,
     NS,
     NUMBER,
     SOAP11,
@@ -32,15 +33,6 @@ from tests.sandbox.lodge_support import (
 SMS = {"Username": "demo", "Pwd": "demo", "PhoneNumber": NUMBER, "PhoneMessage": "Hello"}
 BOTH = pytest.mark.parametrize("soap", [SOAP11, SOAP12], ids=["soap11", "soap12"])
 SENDER = {SOAP11: "soap:Client", SOAP12: "soap:Sender"}
-
-BILLION_LAUGHS_DTD = (
-    '<!DOCTYPE lolz [<!ENTITY lol "lol">'
-    + "".join(
-        f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
-        for i in range(1, 10)
-    )
-    + "]>"
-)
 
 
 @pytest.fixture

@@ -1,1 +1,1 @@
-"""The Lodge client: the gateway's legacy SOAP/HTTP service, its 13 operations on four ports."""
+"""The Lodge client: the gateway's legacy SOAP/HTTP service, the spec's 13 operations."""

@@ -1,15 +1,18 @@
-"""The 13 Lodge operations as the client knows them: parameters, result kind, ports.
+"""The Lodge operations as the client knows them: parameters, result kind, ports.
 
-Both the SOAP and the HTTP ports read this one table, so an operation cannot be
-called with one parameter list over SOAP and another over HTTP. It is the client's
-own copy of the spec's table (the sandbox keeps its own), so a mismatch between the
-two shows up as a failing contract test rather than hiding behind shared code.
+The spec's 13, which `client.py` calls, and `LodgeSMSMessageWithReply2`, which the
+real service also offers: its sibling `LodgeSMSMessageWithReply` under a second name
+(gwdesk calls the sibling). Both the SOAP and the HTTP ports read this one table, so
+an operation cannot be called with one parameter list over SOAP and another over
+HTTP. It is the client's own copy of the service's table (the sandbox keeps its own),
+so a mismatch between the two shows up as a failing contract test
+(`tests/contract/test_lodge_catalog.py`) rather than hiding behind shared code.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 
@@ -55,6 +58,8 @@ LODGE_WAP_PUSH: Final = Operation(
 LODGE_SMS_WITH_REPLY: Final = Operation(
     "LodgeSMSMessageWithReply", _REPLY, ResultKind.TEXT, http=True
 )
+LODGE_SMS_WITH_REPLY_2: Final = replace(LODGE_SMS_WITH_REPLY, name="LodgeSMSMessageWithReply2")
+"""Not in the spec's table; the real service's twin of `LodgeSMSMessageWithReply`."""
 LODGE_SMS_WITH_REPLY_XML: Final = Operation(
     "LodgeSMSMessageWithReplyXML", _REPLY, ResultKind.RESULT, http=True
 )
@@ -122,6 +127,7 @@ OPERATIONS: Final = (
     LODGE_SMS,
     LODGE_WAP_PUSH,
     LODGE_SMS_WITH_REPLY,
+    LODGE_SMS_WITH_REPLY_2,
     LODGE_SMS_WITH_REPLY_XML,
     GET_MESSAGE_STATUS_XML,
     LODGE_MMS,

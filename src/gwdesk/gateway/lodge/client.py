@@ -1,4 +1,4 @@
-"""`LodgeClient`: the legacy Lodge service, all 13 operations, on the port a profile picks.
+"""`LodgeClient`: the legacy Lodge service, the 13 operations of the spec, on a profile's port.
 
 Ports (`Profile.lodge_port`): `soap11` and `soap12` go through zeep's async client
 (see `soap`), `http_get` and `http_post` through plain httpx (see

@@ -2,7 +2,7 @@
 
 | module | concern |
 | --- | --- |
-| `catalog.py` | the 13 operations as data: parameters, result kinds, ports |
+| `catalog.py` | the 14 operations as data (the spec's 13 and `LodgeSMSMessageWithReply2`) |
 | `operations.py` | the operations as plain functions, shared by every port |
 | `documents.py` | the `<Lodge>` document operations |
 | `drafts.py`, `attachments.py` | messages and files from checked values; contract limits |

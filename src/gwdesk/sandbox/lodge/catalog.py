@@ -1,6 +1,8 @@
-"""The 13 Lodge operations as data: names, parameters, result kinds and ports.
+"""The Lodge operations as data: names, parameters, result kinds and ports.
 
-SOAP parsing, the HTTP ports and the tests all read this one table, so a parameter
+The spec's 13, and `LodgeSMSMessageWithReply2`, which the real service also offers and
+deployed clients call: the twin of `LodgeSMSMessageWithReply` under its own name. SOAP
+parsing, the HTTP ports and the tests all read this one table, so a parameter
 cannot be known to one port and missing from another. The WSDL template in
 `resources/wsdl/` describes the same table; a test keeps the two in step.
 """
@@ -8,7 +10,7 @@ cannot be known to one port and missing from another. The WSDL template in
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final
 
@@ -51,6 +53,7 @@ _CREDENTIALS = _strings("Username", "Pwd")
 _REPLY = (*_CREDENTIALS, *_strings("PhoneNumber", "PhoneMessage", "ReplyType", "ReplyPath"))
 _MMS = (*_CREDENTIALS, *_strings("PhoneNumber", "MMSSubject", "MMSMessageText"))
 _DOC = (Param("docXML", Kind.DOCUMENT),)
+_WITH_REPLY = OperationSpec("LodgeSMSMessageWithReply", _REPLY, xml_result=False, http=True)
 
 _SPECS: Final = (
     OperationSpec(
@@ -65,7 +68,8 @@ _SPECS: Final = (
         xml_result=False,
         http=True,
     ),
-    OperationSpec("LodgeSMSMessageWithReply", _REPLY, xml_result=False, http=True),
+    _WITH_REPLY,
+    replace(_WITH_REPLY, name="LodgeSMSMessageWithReply2"),
     OperationSpec("LodgeSMSMessageWithReplyXML", _REPLY, xml_result=True, http=True),
     OperationSpec(
         "GetMessageStatusXML", (*_CREDENTIALS, Param("MsgID")), xml_result=True, http=True

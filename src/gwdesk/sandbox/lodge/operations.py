@@ -1,4 +1,4 @@
-"""The 13 Lodge operations as plain functions over `Params`, shared by all four ports.
+"""The Lodge operations as plain functions over `Params`, shared by all four ports.
 
 Each returns a `TextResult` or an `XmlResult` and never raises for a caller's mistake:
 a refused value becomes the operation's own failure shape (`Error: <reason>` or a
@@ -179,11 +179,16 @@ def get_message_status_xml(state: SandboxState, params: Params) -> Result:
 
 # ---- the table -----------------------------------------------------------------------------
 
+_TWO_WAY_TEXT: Final = _text_operation(_two_way_sms)
+"""`LodgeSMSMessageWithReply`, and `LodgeSMSMessageWithReply2` (the real service's twin a
+deployed client calls): one operation under two names, so the two cannot drift apart."""
+
 OPERATIONS: Final[Mapping[str, Operation]] = MappingProxyType(
     {
         "LodgeSMSMessage": _text_operation(_sms),
         "LodgeWAPPush": _text_operation(_wap),
-        "LodgeSMSMessageWithReply": _text_operation(_two_way_sms),
+        "LodgeSMSMessageWithReply": _TWO_WAY_TEXT,
+        "LodgeSMSMessageWithReply2": _TWO_WAY_TEXT,
         "LodgeSMSMessageWithReplyXML": _xml_operation(_two_way_sms),
         "GetMessageStatusXML": get_message_status_xml,
         "LodgeMMSMessage": _text_operation(_mms_slots(1)),
