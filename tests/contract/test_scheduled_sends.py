@@ -14,13 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from gwdesk.app.optouts import OptOutGuard
+from gwdesk.app.list_send import SendFacts, question_for
+from gwdesk.app.optouts import OptedOutError, OptOutGuard
 from gwdesk.app.outbox import OutboxRunner
+from gwdesk.app.personal import PersonalPlan, Recipient, Recipients
 from gwdesk.app.profile_data import ProfileData, account_key, compliance_of, open_profile
+from gwdesk.app.questions import Concern
 from gwdesk.app.scheduled import MISSED_AFTER, ScheduledSends
 from gwdesk.app.sending import Sending
-from gwdesk.app.sms import Channel, SmsMessage
+from gwdesk.app.single_send import SingleSend
+from gwdesk.app.sms import Channel, SmsForm, SmsMessage
 from gwdesk.domain.errors import ValidationError
+from gwdesk.domain.templates import parse_template
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.local import LocalStore
@@ -237,3 +242,81 @@ async def test_hostile_text_is_kept_as_data(desk: Desk) -> None:
     hostile = "<b>Hi</b> \x1b[31mred\x1b[0m ‮evil"
     held = await desk.scheduled.schedule(message(hostile), NUMBERS, DUE)
     assert (await desk.scheduled.show(held.batch_id)).text == hostile
+
+
+async def personal_plan(desk: Desk) -> PersonalPlan:
+    template = parse_template("Hi {name}, your table is booked.")
+    people = Recipients(
+        (
+            Recipient(2, NUMBERS[0], {"name": "Zoë"}),
+            Recipient(3, NUMBERS[1], {"name": "Sam"}),
+        ),
+        offered=frozenset({"name"}),
+    )
+    return await desk.scheduled.sending.plan_personal(SmsForm(), template, people)
+
+
+async def test_a_personal_send_goes_at_its_time_with_each_recipients_own_text(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    held = await desk.scheduled.schedule_personal(await personal_plan(desk), DUE)
+    assert held.personal
+    clock.now = DUE
+    [outcome] = await desk.scheduled.run_due()
+    assert not outcome.failed
+    assert lodged(sandbox, "Hi Zoë, your table is booked.") == [NUMBERS[0]]
+    assert lodged(sandbox, "Hi Sam, your table is booked.") == [NUMBERS[1]]
+
+
+async def test_a_personal_sends_text_and_recipients_cannot_change_but_its_time_can(
+    desk: Desk,
+) -> None:
+    held = await desk.scheduled.schedule_personal(await personal_plan(desk), DUE)
+    with pytest.raises(OutboxError, match="only its time can change"):
+        await desk.scheduled.rewrite_text(held.batch_id, "Hi all")
+    with pytest.raises(OutboxError, match="only its time can change"):
+        await desk.scheduled.rewrite_recipients(held.batch_id, [NUMBERS[2]])
+    moved = await desk.scheduled.retime(held.batch_id, DUE + timedelta(hours=1))
+    assert moved.due == DUE + timedelta(hours=1)
+
+
+async def test_a_single_send_for_later_is_held_and_reported_scheduled(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    flow = SingleSend(desk.scheduled.sending)
+    checked = flow.check(SmsForm(recipient="0412000101", text="Held single", hold_until=DUE))
+    result = await flow.send(await flow.prepare(checked), answered=True)
+    assert result.ok
+    assert result.scheduled is not None
+    assert result.scheduled.due == DUE
+    assert lodged(sandbox, "Held single") == []
+    clock.now = DUE
+    await desk.scheduled.run_due()
+    assert lodged(sandbox, "Held single") == ["61412000101"]
+
+
+async def test_a_single_send_for_later_to_an_opted_out_number_is_refused_now(
+    desk: Desk,
+) -> None:
+    await asyncio.to_thread(desk.store.optouts.set, "61412000101", True, reason="STOP")
+    flow = SingleSend(desk.scheduled.sending)
+    checked = flow.check(SmsForm(recipient="0412000101", text="Never held", hold_until=DUE))
+    with pytest.raises(OptedOutError):
+        await flow.send(await flow.prepare(checked), answered=True)
+    assert await desk.scheduled.listed() == []
+
+
+def test_a_single_send_kept_by_both_gwdesk_and_the_gateway_is_refused(desk: Desk) -> None:
+    flow = SingleSend(desk.scheduled.sending)
+    form = SmsForm(recipient="0412000101", text="Both", hold_until=DUE, send_at=DUE)
+    with pytest.raises(ValidationError, match="not both") as refused:
+        flow.check(form)
+    assert refused.value.field == "SendAt"
+
+
+def test_a_list_for_later_asks_to_schedule_and_says_when_it_goes() -> None:
+    asked = question_for(SendFacts(12, 12, text="Hi", hold_until=DUE), START)
+    assert asked is not None
+    assert (asked.title, asked.yes) == ("Schedule the batch?", "Schedule for 12 recipients")
+    [when] = [a.text for a in asked.asks if a.concern is Concern.SCHEDULED]
+    assert when.startswith(f"It goes at {DUE.astimezone():%a %d %b %Y %H:%M}")

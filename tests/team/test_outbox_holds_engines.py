@@ -97,9 +97,7 @@ def test_a_held_send_can_be_given_another_text(outbox: OutboxStore) -> None:
 
 def test_a_held_send_can_be_given_other_recipients(outbox: OutboxStore) -> None:
     batch_id = hold(outbox)
-    _batch, rewritten = outbox.rewrite(
-        batch_id, label="Hello", entries=entries(("61412000009",))
-    )
+    _batch, rewritten = outbox.rewrite(batch_id, label="Hello", entries=entries(("61412000009",)))
     assert [e.recipients for e in rewritten] == [("61412000009",)]
     assert outbox.entries(batch_id) == rewritten
 
@@ -149,7 +147,7 @@ def test_a_rewrite_with_no_recipient_is_refused_and_changes_nothing(
 
 
 def test_the_soonest_held_send_is_the_next_due(outbox: OutboxStore) -> None:
-    hold(outbox, DUE + 10, "gwd-later")
+    later = hold(outbox, DUE + 10, "gwd-later")
     soonest = hold(outbox, DUE, "gwd-sooner")
     assert outbox.next_due_us(GATEWAY) == DUE
-    assert [b.id for b in outbox.due(GATEWAY, DUE + 10)][0] == soonest
+    assert [b.id for b in outbox.due(GATEWAY, DUE + 10)] == [soonest, later]

@@ -22,44 +22,10 @@ from gwdesk.ui.batch.results import OUTCOME_COLUMN
 from gwdesk.ui.batch.tab import BatchTab
 from gwdesk.ui.widgets.question import question_box
 from tests.conftest import SandboxFactory
-from tests.ui.batch_support import asked, confirm_send, yes_button
+from tests.ui.batch_support import asked, confirm_send, idle, numbers, ready_tab, sent, yes_button
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.plain_text_support import tooltip_shows
 from tests.ui.screenshot_support import WINDOW, shot
-
-
-def numbers(count: int) -> list[str]:
-    return [f"0412 {i // 1000:03d} {i % 1000:03d}" for i in range(count)]
-
-
-async def ready_tab(ui: UiBundle, sandbox: SandboxThread, qtbot, count: int = 250) -> BatchTab:
-    await ui.connect(sandbox)
-    tab = BatchTab(ui.session, ui.tasks, ui.theme)
-    qtbot.addWidget(tab)
-    tab.compose.editor.set_text("Hello from the batch tab")
-    tab.recipients.paste.setPlainText("\n".join(numbers(count)))
-    tab.recipients.check_paste()
-    await wait_until(lambda: tab.recipients.result is not None and not tab.recipients.busy)
-    return tab
-
-
-async def sent(tab: BatchTab, within: float = 20.0) -> None:
-    await wait_until(lambda: tab.run is not None and not tab.sending, within, "send finished")
-
-
-async def idle(tab: BatchTab, ui: UiBundle) -> None:
-    """Stop following and let every task of the tab end: none may outlive the test's loop."""
-    if ui.tasks.running("batch-follow", owner=tab):
-        tab.results.follow_button.click()
-    keys = ("batch-send", "batch-follow")
-    panel = ("batch-recipients", "batch-export")  # the recipients panel's own tasks
-
-    def busy() -> bool:
-        return any(ui.tasks.running(k, owner=tab) for k in keys) or any(
-            ui.tasks.running(k, owner=tab.recipients) for k in panel
-        )
-
-    await wait_until(lambda: not busy(), 20, "tab idle")
 
 
 def lodged(tab: BatchTab) -> int:

@@ -19,10 +19,9 @@ from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.local import LocalStore
 from gwdesk.store.outbox import EntryState
 from gwdesk.ui.outbox.monitor import CHECK_KEY, OutboxMonitor
-from tests.ui.batch_support import confirm_send
+from tests.ui.batch_support import confirm_send, idle, ready_tab, sent
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.lock_support import while_locked
-from tests.ui.test_batch_tab import idle, ready_tab, sent
 from tests.ui.test_outbox_ui import crashed_batch
 
 HOLD = 1.0

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.scheduled import ScheduledSends
 from gwdesk.app.sms import Channel
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.widgets.reply_options import ReplyMode
@@ -94,18 +95,39 @@ async def test_a_header_sender_is_what_the_recipient_sees_as_from(
     )
 
 
-async def test_a_scheduled_send_is_sent_at_the_chosen_time(
+async def test_a_send_kept_by_the_gateway_is_lodged_now_with_its_send_at(
     ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
 ) -> None:
     tab = await send_tab(ui, qtbot, sandbox)
     fill(tab, "0412345678", "Reminder: dentist at 3")
     when = (datetime.now(UTC) + timedelta(hours=3)).replace(second=0, microsecond=0)
     tab.form.send_at.set_value(when)
+    tab.form.send_at.set_held(False)
     await send_and_wait(tab)
     [row] = messages(sandbox)
     assert row["sent_us"] == int(when.timestamp()) * 1_000_000
     assert row["lodged_us"] < row["sent_us"]
     assert "Scheduled" in tab.status_label.text()
+
+
+async def test_a_send_kept_by_gwdesk_is_held_and_nothing_is_lodged_before_its_time(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await send_tab(ui, qtbot, sandbox)
+    fill(tab, "0412345678", "Reminder: dentist at 4")
+    when = (datetime.now(UTC) + timedelta(hours=3)).replace(second=0, microsecond=0)
+    tab.form.send_at.set_value(when)
+    assert tab.form.send_at.held(), "gwdesk keeps a scheduled send unless told otherwise"
+    await send_and_wait(tab)
+    assert tab.status_label.text().startswith("Scheduled for +61 412 345 678 at")
+    assert "Scheduled tab" in tab.status_label.text()
+    [held] = await ScheduledSends(ui.session.require_sending()).listed()
+    assert (held.text, held.recipients, held.due) == (
+        "Reminder: dentist at 4",
+        ("61412345678",),
+        when,
+    )
+    assert message_count(sandbox) == 0
 
 
 async def test_the_schedule_shows_the_gateway_zone(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
@@ -43,6 +44,8 @@ class Concern(StrEnum):
     LIST = "list"
     """A send to a list: it goes to many at once, so every one is asked about with its
     figures (no send the operator did not confirm)."""
+    SCHEDULED = "scheduled"
+    """A send for later: when it goes, and who must be running then."""
     DUPLICATE = "duplicate"
     """The same text went to most of these recipients a short while ago: a send made
     twice by mistake (the Ctrl+Enter pressed again)."""
@@ -127,6 +130,19 @@ def list_send(recipients: int, parts: int, cost: Cost | None, text: str = "") ->
         credits_line(cost),
     ]
     return Ask(Concern.LIST, "\n".join(lines))
+
+
+def scheduled_for(at: datetime) -> Ask:
+    """A send gwdesk holds until `at`: when it goes on the operator's clock, that it can
+    change until then, and what must be running for it to go."""
+    local = at.astimezone()
+    return Ask(
+        Concern.SCHEDULED,
+        f"It goes at {local:%a %d %b %Y %H:%M} ({local.tzname() or 'your time'}). gwdesk keeps "
+        "it until then: change or cancel it in the Scheduled tab or with gwdesk scheduled. "
+        "It goes only if a console of this profile, the office's receiver or gwdesk "
+        "scheduled run is running at that time.",
+    )
 
 
 def sent_before(ago: str, reached: int, recipients: int, sends: int = 1) -> Ask:

@@ -23,11 +23,15 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
+from gwdesk.app.personal import PersonalPlan
 from gwdesk.app.send_values import chunk_id, chunked, epoch_us, from_epoch_us
 from gwdesk.app.sending import Outcome, Sending
 from gwdesk.app.sms import Channel, SmsForm, SmsMessage, check_message, refuse
 from gwdesk.domain.errors import ValidationError
+from gwdesk.domain.numbers import display
 from gwdesk.store.outbox import NewEntry, OutboxBatch, OutboxEntry, OutboxError
+from gwdesk.store.outbox_holds import GONE
+from gwdesk.store.outbox_rows import body_json
 
 MISSED_AFTER: Final = timedelta(minutes=2)
 """A send more than this late when a console opens was missed (asked before it goes)."""
@@ -51,7 +55,11 @@ class ScheduledSend:
     """Who scheduled it."""
     created: datetime
     message: SmsMessage | None
-    """The message it sends (None: its record cannot be read, so it is never sent)."""
+    """The message it sends (None: its record cannot be read, so it is never sent); a
+    personal send's first text."""
+    personal: bool = False
+    """Each recipient gets a text of their own (a template filled per recipient): its
+    text and recipients cannot be changed, only its time."""
 
 
 class ScheduledSends:
@@ -61,8 +69,9 @@ class ScheduledSends:
         self.sending = sending
         self.runner = sending.runner
         self.outbox = sending.runner.outbox
-        self.changed = asyncio.Event()
-        """Set when this desk changes the schedule, so that `serve` looks again at once."""
+        self.changed = sending.schedule_changed
+        """Set when this desk changes the schedule, so that `serve` looks again at once
+        (the `Sending`'s: every flow over it shares it)."""
 
     def now(self) -> datetime:
         return self.sending.now()
@@ -83,16 +92,15 @@ class ScheduledSends:
         self.changed.set()
         return _shown(batch, entries)
 
+    async def schedule_personal(self, plan: PersonalPlan, at: datetime) -> ScheduledSend:
+        """Record a personal send's plan (a text per recipient), held until `at`."""
+        due = self.check_time(at)
+        batch, entries = await self.sending.record_personal(plan, held_until=due)
+        self.changed.set()
+        return _shown(batch, entries)
+
     def check_time(self, at: datetime) -> datetime:
-        """A send's time as the schedule keeps it (UTC), or the refusal to show at SendAt."""
-        if at.tzinfo is None:
-            raise refuse("Give the time with its zone.", "SendAt")
-        now = self.now()
-        if at <= now:
-            raise refuse("That time has passed: pick a later one, or send now.", "SendAt")
-        if at - now > FURTHEST:
-            raise refuse("A send can be scheduled up to a year ahead.", "SendAt")
-        return at.astimezone(UTC)
+        return check_hold(at, self.now())
 
     async def listed(self) -> list[ScheduledSend]:
         """This account's held sends, soonest first."""
@@ -115,7 +123,7 @@ class ScheduledSends:
     async def rewrite_text(self, batch_id: int, text: str) -> ScheduledSend:
         """Give a held send another text, checked as the Send tab checks it."""
         held = await self.show(batch_id)
-        message = _message(held)
+        message = _same_for_all(held)
         form = SmsForm(
             text=text,
             sender=message.source or "",
@@ -135,7 +143,7 @@ class ScheduledSends:
     async def rewrite_recipients(self, batch_id: int, numbers: Sequence[str]) -> ScheduledSend:
         """Send a held send to other (checked) numbers instead; opted-out ones left out."""
         held = await self.show(batch_id)
-        message = _message(held)
+        message = _same_for_all(held)
         kept = list(dict.fromkeys(numbers))
         if self.sending.guard is not None and kept:
             kept = list((await self.sending.guard.screen(kept, factual=message.factual)).kept)
@@ -225,18 +233,52 @@ class ScheduledSends:
             await _first(stop, self.changed, wait.total_seconds())
 
     async def _run(self, held: ScheduledSend) -> Outcome:
+        """Send a taken send as an ordinary list: the same text to all, or each entry its
+        own (a personal send; its history row shows the template)."""
         message = _message(held)
         batch = await self.runner.db(self.outbox.batch, held.batch_id)
-        assert batch is not None
+        if batch is None:
+            raise OutboxError(GONE)
         entries = await self.runner.db(self.outbox.entries, held.batch_id)
+        if held.personal:
+            shown = replace(message, text=batch.label)
+            return await self.sending.run_personal(batch, entries, shown)
         return await self.sending.run_list(batch, entries, message)
+
+
+def scheduled_line(held: ScheduledSend) -> str:
+    """What a console says once a send is scheduled: when (the operator's clock), to whom,
+    and where it waits."""
+    count = len(held.recipients)
+    to = display(held.recipients[0]) if count == 1 else f"{count:,} recipients"
+    when = "a time that cannot be read"
+    if held.due is not None:
+        local = held.due.astimezone()
+        when = f"{local:%a %d %b %H:%M} (your time)"
+    return (
+        f"Scheduled for {to} at {when}: gwdesk holds it until then; change or cancel it "
+        "in the Scheduled tab."
+    )
+
+
+def check_hold(at: datetime, now: datetime) -> datetime:
+    """A send's time as the schedule keeps it (UTC), or the refusal to show at SendAt."""
+    if at.tzinfo is None:
+        raise refuse("Give the time with its zone.", "SendAt")
+    if at <= now:
+        raise refuse("That time has passed: pick a later one, or send now.", "SendAt")
+    if at - now > FURTHEST:
+        raise refuse("A send can be scheduled up to a year ahead.", "SendAt")
+    return at.astimezone(UTC)
 
 
 def _shown(batch: OutboxBatch, entries: Sequence[OutboxEntry]) -> ScheduledSend:
     message: SmsMessage | None = None
     if entries and not any(e.damaged for e in entries):
         with contextlib.suppress(ValueError):
-            message = SmsMessage.from_json(entries[0].body)
+            read = [SmsMessage.from_json(e.body) for e in entries]  # each must read
+            message = read[0]
+    personal = len({body_json(e.body) for e in entries}) > 1
     return ScheduledSend(
         batch_id=batch.id,
         due=_time(batch.held_until_us),
@@ -245,7 +287,18 @@ def _shown(batch: OutboxBatch, entries: Sequence[OutboxEntry]) -> ScheduledSend:
         operator=batch.operator,
         created=from_epoch_us(batch.created_us),
         message=message,
+        personal=personal,
     )
+
+
+def _same_for_all(held: ScheduledSend) -> SmsMessage:
+    """The message of a send whose text and recipients may change (not a personal one)."""
+    if held.personal:
+        raise OutboxError(
+            "Each recipient of this send gets a text of their own, made from a template: "
+            "only its time can change. Cancel it and schedule it again to change more."
+        )
+    return _message(held)
 
 
 def _message(held: ScheduledSend) -> SmsMessage:

@@ -107,6 +107,9 @@ class Sending:
         self.compliance = compliance or Compliance()
         """The profile's marketing rules: the default and the opt-out instruction."""
         self.now = now
+        self.schedule_changed = asyncio.Event()
+        """Set when a send is scheduled or a scheduled one changes (`scheduled.py`): the
+        desk's sender of due sends looks again at once."""
         self.on_outcome: Callable[[Outcome], object] | None = None
         """Told every send's outcome as it ends (the console's session: the log sync
         and the credits follow sends); called on the loop the send ran on."""
@@ -384,9 +387,12 @@ class Sending:
             return Cost(parts, note=f"The account's credits could not be read: {exc.message}")
         return cost_of(parts, funds)
 
-    async def record_personal(self, plan: PersonalPlan) -> tuple[OutboxBatch, list[OutboxEntry]]:
+    async def record_personal(
+        self, plan: PersonalPlan, *, held_until: datetime | None = None
+    ) -> tuple[OutboxBatch, list[OutboxEntry]]:
         """Record a plan: each distinct text with up to 100 of its recipients per request,
-        each request keeping its own text, before any of it is sent."""
+        each request keeping its own text, before any of it is sent (held until
+        `held_until`: `scheduled.py`)."""
         if not plan.messages:
             if plan.excluded:
                 raise ValidationError(
@@ -402,6 +408,7 @@ class Sending:
             plan.requests(),
             label=plan.template.source,
             excluded=[o.number for o in plan.excluded],
+            held_until=held_until,
         )
 
     async def run_personal(

@@ -42,10 +42,11 @@ from gwdesk.app.media import MediaForm, MediaMessage, failure_entry
 from gwdesk.app.merge import MESSAGE_FIELD, fill_for_number
 from gwdesk.app.personal import Cost
 from gwdesk.app.questions import SendQuestion, credits_short, question
+from gwdesk.app.scheduled import ScheduledSend, ScheduledSends, check_hold
 from gwdesk.app.send_history import message_history, shown_recipient
 from gwdesk.app.send_values import StoreAwayError
 from gwdesk.app.sending import Outcome, Sending, SingleMessage
-from gwdesk.app.sms import Channel, SmsForm, refuse
+from gwdesk.app.sms import Channel, SmsForm, recipient_field, refuse
 from gwdesk.domain.errors import GatewayError
 from gwdesk.domain.profile import LodgePort
 from gwdesk.domain.segments import count_segments
@@ -126,6 +127,8 @@ class SingleResult:
 
     outcome: Outcome
     refresh: Refresh
+    scheduled: ScheduledSend | None = None
+    """A send for later gwdesk now holds (nothing was sent: `outcome` has no request)."""
 
     @property
     def ok(self) -> bool:
@@ -133,14 +136,17 @@ class SingleResult:
 
     @property
     def error(self) -> GatewayError | None:
-        """Why it was not lodged (a `ValidationError` names its field); None when it was."""
-        if self.outcome.ok and self.outcome.error is None:
+        """Why it was not lodged (a `ValidationError` names its field); None when it was,
+        or when it was scheduled."""
+        if self.scheduled is not None or (self.outcome.ok and self.outcome.error is None):
             return None
         return self.outcome.error or GatewayError(NOT_SENT)
 
     @property
     def to(self) -> str:
-        """The recipient as the gateway wrote it, for people."""
+        """The recipient as the gateway wrote it (as scheduled, for a send for later)."""
+        if self.scheduled is not None:
+            return self.scheduled.recipients[0] if self.scheduled.recipients else ""
         return shown_recipient(self.outcome.sent[0]) if self.outcome.sent else ""
 
     @property
@@ -220,7 +226,14 @@ class SingleSend:
         send has no Lodge service). `placeholders` False: the text goes as written, braces
         and all (a command line's MESSAGE to one number, as it always has)."""
         form, template = templated(form) if placeholders else (form, None)
-        return Checked(form, self.sending.check_message(form), template)
+        checked = Checked(form, self.sending.check_message(form), template)
+        if form.hold_until is not None:
+            if form.send_at is not None:
+                raise refuse("Schedule with gwdesk or with the gateway, not both.", "SendAt")
+            if form.channel is not Channel.REST_SMS:
+                raise refuse("gwdesk schedules REST SMS only.", "SendAt")
+            check_hold(form.hold_until, self.sending.now())
+        return checked
 
     async def filled(self, checked: Checked) -> Checked:
         """The template filled from the fields of the contact holding the number, and
@@ -269,6 +282,8 @@ class SingleSend:
         if prepared.question is not None and not answered:
             raise ValueError(f"unanswered: {prepared.question.title}")
         single = prepared.single
+        if prepared.form.hold_until is not None:
+            return await self._schedule(single, prepared.form.hold_until)
         async with CancelWatch(cancel or asyncio.Event()) as watch:
             outcome = await self.sending.send_message(single, note=note, recorded=watch.recorded)
             return self._result(outcome, (single.recipient,))
@@ -278,6 +293,18 @@ class SingleSend:
         at = self.sending.now()
         rows = [message_history(single.message, sent, at, note) for sent in report.sent]
         return self._result(self.sending.outcome(report, rows), (single.recipient,))
+
+    async def _schedule(self, single: SingleMessage, at: datetime) -> SingleResult:
+        """Hold it in the outbox until `at` (`gwdesk.app.scheduled`): nothing is sent now."""
+        if self.sending.guard is not None:  # refused now rather than left out at its time
+            wire = recipient_field(single.message.channel)
+            await self.sending.guard.check_one(
+                single.recipient, wire, factual=single.message.factual
+            )
+        held = await ScheduledSends(self.sending).schedule(single.message, (single.recipient,), at)
+        batch = await self.sending.runner.db(self.sending.runner.outbox.batch, held.batch_id)
+        assert batch is not None
+        return SingleResult(Outcome(batch, ()), Refresh(), scheduled=held)
 
     # ---- an MMS or a fax -----------------------------------------------------------------
 

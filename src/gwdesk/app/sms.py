@@ -82,6 +82,10 @@ class SmsForm:
     text: str = ""
     sender: str = ""
     send_at: datetime | None = None
+    """A time handed to the gateway (`SendAt`): it lodges now and sends then."""
+    hold_until: datetime | None = None
+    """A time gwdesk keeps instead: held in the outbox, changeable until then, sent then
+    (`gwdesk.app.scheduled`)."""
     reply: tuple[str, str] | None = None
     """(ReplyType, ReplyPath); ("HEADER", sender name) for a HEADER sender."""
     external_id: str = ""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Final
 
 from gwdesk.app.list_send.duplicates import DUPLICATE_WINDOW, Duplicate, duplicate_of
@@ -39,10 +39,11 @@ from gwdesk.app.list_send.totals import Totals, list_totals, plan_totals
 from gwdesk.app.optouts import Screened
 from gwdesk.app.personal import Cost, PersonalPlan, Recipients
 from gwdesk.app.questions import SendQuestion
+from gwdesk.app.scheduled import ScheduledSend, ScheduledSends, check_hold
 from gwdesk.app.send_history import shown_recipient
 from gwdesk.app.send_values import DEFAULT_LANES, Changed, StoreAwayError
 from gwdesk.app.sending import Outcome, Sending
-from gwdesk.app.sms import SmsForm, SmsMessage, check_message, check_options
+from gwdesk.app.sms import SmsForm, SmsMessage, check_message, check_options, refuse
 from gwdesk.app.status import follow
 from gwdesk.domain.errors import GatewayError, ValidationError
 from gwdesk.domain.numbers import Rejected, display
@@ -84,6 +85,8 @@ class PreparedSend:
     rejected: tuple[Rejected, ...] = ()
     duplicates: int = 0
     """Repeated numbers dropped from the list."""
+    hold_until: datetime | None = None
+    """A send for later gwdesk holds (`schedule`), or None: it goes now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,10 @@ class ListSend:
         """What the Batch tab composed, checked as it is sent: a personal send's options
         (`form` as typed: each text is the plan's), else the same-for-all message with
         `same_text` (the form's text with its placeholders, if any, left as typed)."""
+        if form.hold_until is not None:
+            if form.send_at is not None:
+                raise refuse("Schedule with gwdesk or with the gateway, not both.", "SendAt")
+            check_hold(form.hold_until, self.sending.now())
         if personal:
             return self.check_options(form)
         return self.check_message(replace(form, text=same_text))
@@ -202,9 +209,11 @@ class ListSend:
         *,
         screened: Screened | None = None,
         weigh: Weigh | None = None,
+        hold_until: datetime | None = None,
     ) -> PreparedSend:
         """A same-for-all `message` to `recipients` weighed, and what it asks first
-        (`screened`: the list's screen when the caller has it fresh)."""
+        (`screened`: the list's screen when the caller has it fresh; `hold_until`: it is
+        to be scheduled, `schedule`)."""
         numbers = tuple(recipients.numbers)
         if screened is None:
             screened = await self.screen(numbers, factual=message.factual)
@@ -225,11 +234,12 @@ class ListSend:
                 invalid=len(recipients.invalid),
                 rejected=tuple(Rejected(r.row - 1, r.text, r.reason) for r in recipients.invalid),
                 duplicates=recipients.duplicates,
+                hold_until=hold_until,
             )
         )
 
     async def prepare_personal(
-        self, plan: PersonalPlan, *, weigh: Weigh | None = None
+        self, plan: PersonalPlan, *, weigh: Weigh | None = None, hold_until: datetime | None = None
     ) -> PreparedSend:
         """A personal send's plan weighed, and what it asks first."""
         cost = await (weigh or self.cost)(plan.parts[2])
@@ -246,6 +256,7 @@ class ListSend:
                 recipients=plan.recipients,
                 invalid=len(plan.invalid),
                 duplicates=plan.duplicates,
+                hold_until=hold_until,
             )
         )
 
@@ -259,16 +270,24 @@ class ListSend:
             duplicate=prepared.duplicate,
             cost=prepared.cost,
             text=(plan.history_message() if (plan := prepared.plan) else prepared.message).text,
+            hold_until=prepared.hold_until,
         )
         question = question_for(facts, self.sending.now())
         return replace(prepared, question=question)
 
     async def prepare_plan(
-        self, plan: Awaitable[PersonalPlan], options: SmsMessage, *, weigh: Weigh | None = None
+        self,
+        plan: Awaitable[PersonalPlan],
+        options: SmsMessage,
+        *,
+        weigh: Weigh | None = None,
+        hold_until: datetime | None = None,
     ) -> PreparedSend:
         """`prepare_personal` of a plan still being made (the console's: made now when the
         one shown is of other inputs), carrying the options as checked now."""
-        return await self.prepare_personal(with_options(await plan, options), weigh=weigh)
+        return await self.prepare_personal(
+            with_options(await plan, options), weigh=weigh, hold_until=hold_until
+        )
 
     async def _duplicate(self, text: str, numbers: Sequence[str]) -> Duplicate | None:
         """The earlier sends of `text` within the window that reached most of `numbers`
@@ -308,6 +327,16 @@ class ListSend:
             run = ListRun(batch, entries, message=prepared.message)
         self.run = run
         return run
+
+    async def schedule(self, prepared: PreparedSend) -> ScheduledSend:
+        """Hold the send in the outbox until its time instead of sending it (nothing goes
+        now; the Scheduled tab and `gwdesk scheduled` change or cancel it until then)."""
+        if prepared.hold_until is None:
+            raise ValueError("a send for now is recorded and run, not scheduled")
+        scheduled = ScheduledSends(self.sending)
+        if prepared.plan is not None:
+            return await scheduled.schedule_personal(prepared.plan, prepared.hold_until)
+        return await scheduled.schedule(prepared.message, prepared.numbers, prepared.hold_until)
 
     async def run_due(
         self,

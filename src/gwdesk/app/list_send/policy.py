@@ -27,9 +27,11 @@ from gwdesk.app.questions import (
     list_send,
     plural,
     question,
+    scheduled_for,
 )
 
 TITLE: Final = "Send the batch?"
+SCHEDULE_TITLE: Final = "Schedule the batch?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,9 @@ class SendFacts:
     cost: Cost | None = None
     text: str = ""
     """The message (a personal send's template), as the question quotes it."""
+    hold_until: datetime | None = None
+    """Scheduled: gwdesk holds it until then (the question says when, and asks to
+    schedule rather than send)."""
 
 
 def question_for(facts: SendFacts, now: datetime) -> SendQuestion | None:
@@ -54,17 +59,19 @@ def question_for(facts: SendFacts, now: datetime) -> SendQuestion | None:
     then refuses, naming why)."""
     if facts.recipients <= 0:
         return None
+    later = facts.hold_until
     return question(
-        TITLE,
+        TITLE if later is None else SCHEDULE_TITLE,
         facts.recipients,
         facts.parts,
         facts.cost,
         (
             list_send(facts.recipients, facts.parts, facts.cost, facts.text),
+            scheduled_for(later) if later is not None else None,
             invalid_rows(facts.invalid, facts.recipients) if facts.invalid else None,
             already_lodged(facts.lodged_before) if facts.lodged_before else None,
             facts.duplicate.ask(now) if facts.duplicate is not None else None,
             credits_short(facts.cost),
         ),
-        f"Send to {plural(facts.recipients, 'recipient')}",
+        f"{'Send to' if later is None else 'Schedule for'} {plural(facts.recipients, 'recipient')}",
     )

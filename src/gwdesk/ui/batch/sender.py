@@ -29,6 +29,7 @@ from gwdesk.app.list_send import (
     sending_line,
 )
 from gwdesk.app.questions import plural
+from gwdesk.app.scheduled import scheduled_line
 from gwdesk.app.sms import SmsMessage
 from gwdesk.ui.batch.notices import Outcomes
 from gwdesk.ui.batch.results import ResultsPanel
@@ -103,6 +104,9 @@ class BatchSender(Outcomes):
     ) -> None:
         run, end = flow.run, None
         try:
+            if prepared is not None and prepared.hold_until is not None:
+                await self._schedule(flow, prepared)
+                return
             if prepared is not None:
                 self.tasks.cancel(FOLLOW_KEY, owner=self.owner)  # the last batch's is not shown
                 self.results.show_run(None)
@@ -133,6 +137,21 @@ class BatchSender(Outcomes):
                     self.said.emit(end.text, end.tone)
                     self.finished.emit(end)
                 self.state_changed.emit(False)
+
+    async def _schedule(self, flow: ListSend, prepared: PreparedSend) -> None:
+        """Hold the send until its time (nothing goes now); say when, and where it waits."""
+        self.said.emit(f"Scheduling {plural(prepared.recipients, 'recipient')}…", "hint")
+        try:
+            held = await flow.schedule(prepared)
+        except ValidationError as exc:
+            self.said.emit("", "hint")
+            self.refused.emit(exc)
+            return
+        except (GatewayError, StoreError) as exc:
+            self.said.emit("", "hint")
+            self.failed.emit(f"The batch was not scheduled, so nothing will be sent: {exc}")
+            return
+        self.said.emit(scheduled_line(held), "ok")
 
     def _changed(self, entry: OutboxEntry) -> None:
         """The runner handed an entry's new row (the run took it): repaint it."""

@@ -288,9 +288,10 @@ class BatchTab(BaseTab):
             self.notices.error(NOT_CONNECTED)
             return
         template = compose.personal_template()
+        form = compose.form()
         try:
             same = compose.same_text() if template is None else ""  # a template: each its own
-            checked = flow.check_form(compose.form(), same, personal=template is not None)
+            checked = flow.check_form(form, same, personal=template is not None)
         except ValidationError as exc:
             self.notices.refused(exc)
             return
@@ -301,12 +302,12 @@ class BatchTab(BaseTab):
         if template is not None:
             self.totals.say("Making every recipient's message…", "hint")
             plan = self.planner.ready(self.plan_inputs(template), flow)
-            self.asking.ask(flow, flow.prepare_plan(plan, checked, weigh=weigh))
+            prepared = flow.prepare_plan(plan, checked, weigh=weigh, hold_until=form.hold_until)
+            self.asking.ask(flow, prepared)
         else:
             screened = self.screening.of((recipients, checked.factual))
-            self.asking.ask(
-                flow, flow.prepare_list(checked, recipients, screened=screened, weigh=weigh)
-            )
+            self.asking.ask(flow, flow.prepare_list(checked, recipients, screened=screened,
+                                                    weigh=weigh, hold_until=form.hold_until))  # fmt: skip
 
     def _confirmed(self, flow: ListSend, ready: PreparedSend) -> None:
         """The operator said yes: the send goes (unless the profile changed meanwhile)."""
@@ -323,7 +324,8 @@ class BatchTab(BaseTab):
         message = None
         if run.personal is None:
             try:
-                message = flow.check_form(self.compose.form(), self.compose.same_text())
+                form = replace(self.compose.form(), hold_until=None)  # what is left goes now
+                message = flow.check_form(form, self.compose.same_text())
             except ValidationError as exc:
                 self.notices.refused(exc)
                 return

@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
 from gwdesk.app.optouts import OptedOutError
 from gwdesk.app.personal import Cost
 from gwdesk.app.questions import SendQuestion
+from gwdesk.app.scheduled import scheduled_line
 from gwdesk.app.single_send import Checked, OptOut, SingleResult, SingleSend, saved_draft
 from gwdesk.app.sms import CHANNEL_LABELS, Channel, SmsForm
 from gwdesk.domain.errors import AmbiguousSendError, GatewayError, ValidationError
@@ -88,6 +89,8 @@ CANCELLING_TEXT: Final = "Cancelling: asking the gateway whether it took the mes
 
 
 def success_text(form: SmsForm, result: SingleResult) -> str:
+    if result.scheduled is not None:
+        return scheduled_line(result.scheduled)
     sent, to = result.outcome.sent[0], result.to
     first, entry = sent.message, sent.entry
     if first is not None or entry.message_id:
@@ -512,7 +515,9 @@ class SendTab(BaseTab):
         header = (
             self.form.replies.sender_edit.text() if form.reply and form.reply[0] == "HEADER" else ""
         )
-        self.preview.panel.set_items([item], header or form.sender, self.form.region, form.send_at)
+        self.preview.panel.set_items(
+            [item], header or form.sender, self.form.region, form.send_at or form.hold_until
+        )
         self.preview.show()
         self.preview.raise_()
 
@@ -532,7 +537,8 @@ class SendTab(BaseTab):
 
     def _succeeded(self, store: object, form: SmsForm, result: SingleResult) -> None:
         self._show_status(success_text(form, result), "ok")
-        self.session.report(f"message sent to {result.to}", True)
+        done = "scheduled" if result.scheduled is not None else "sent"
+        self.session.report(f"message {done} to {result.to}", True)
         if store is self.session.store:
             self.form.clear_sent(self.keep_text.isChecked())
             self._pending = True

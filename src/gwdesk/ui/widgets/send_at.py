@@ -1,8 +1,11 @@
-"""A scheduled send time (`SendAt`), off by default, with the zones spelled out.
+"""A scheduled send time, off by default, with the zones spelled out.
 
 The operator picks a time on their own clock; the gateway account has a zone of its
 own (the profile's), and operators in another city are easily an hour or a day out.
 So the picker shows the operator's zone and the same moment in the gateway's zone.
+Who keeps the send until then is the operator's choice (`keeper`): gwdesk (held in
+the outbox, changeable until then: `gwdesk.app.scheduled`), or the gateway (`SendAt`:
+lodged now, beyond gwdesk's reach).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from PySide6.QtCore import QDateTime, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDateTimeEdit,
     QHBoxLayout,
     QVBoxLayout,
@@ -67,8 +71,18 @@ class SendAtPicker(QWidget):
         self.enabled_box = QCheckBox("Schedule")
         self.enabled_box.setAccessibleName("Schedule the send")
         self.enabled_box.setToolTip(
-            "Off: the message goes at once. On: the gateway lodges it now and sends it at "
-            "the chosen time (SendAt)."
+            "Off: the message goes at once. On: it goes at the chosen time, kept until then "
+            "by gwdesk (changeable in the Scheduled tab) or by the gateway (SendAt)."
+        )
+        self.keeper = QComboBox()
+        self.keeper.setAccessibleName("Who keeps the scheduled send")
+        self.keeper.addItem("kept by gwdesk", True)
+        self.keeper.addItem("kept by the gateway", False)
+        self.keeper.setToolTip(
+            "gwdesk: held in the outbox until its time; you can change or cancel it in the "
+            "Scheduled tab, and a console (or the office's receiver) must be running then.\n"
+            "The gateway: lodged now with SendAt; the gateway sends it then, and gwdesk can "
+            "no longer change or cancel it."
         )
         self.edit = QDateTimeEdit()
         self.edit.setAccessibleName("Send at")
@@ -86,6 +100,7 @@ class SendAtPicker(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.enabled_box)
         row.addWidget(self.edit)
+        row.addWidget(self.keeper)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -98,6 +113,8 @@ class SendAtPicker(QWidget):
             layout.addWidget(self.zone_label)
         self.set_moment(next_slot(datetime.now(UTC)))
         self.edit.setEnabled(False)
+        self.keeper.setEnabled(False)
+        self.keeper.currentIndexChanged.connect(self._moved)
         self.enabled_box.toggled.connect(self._toggled)
         self.edit.dateTimeChanged.connect(self._moved)
         self._update_zone()
@@ -116,8 +133,23 @@ class SendAtPicker(QWidget):
         return datetime.fromtimestamp(seconds, UTC)
 
     def value(self) -> datetime | None:
-        """`SendAt`, or None when the message goes at once."""
+        """When the message goes, or None when it goes at once (whoever keeps it)."""
         return self.moment() if self.is_scheduled() else None
+
+    def held(self) -> bool:
+        """gwdesk keeps the send until its time (else the gateway does)."""
+        return bool(self.keeper.currentData())
+
+    def gateway_time(self) -> datetime | None:
+        """`SendAt`: a time handed to the gateway, or None."""
+        return None if self.held() else self.value()
+
+    def hold_time(self) -> datetime | None:
+        """A time gwdesk holds the send until, or None."""
+        return self.value() if self.held() else None
+
+    def set_held(self, held: bool) -> None:
+        self.keeper.setCurrentIndex(0 if held else 1)
 
     def set_moment(self, moment: datetime) -> None:
         self.edit.setDateTime(QDateTime.fromSecsSinceEpoch(int(moment.timestamp())))
@@ -129,7 +161,11 @@ class SendAtPicker(QWidget):
 
     def draft(self) -> dict[str, object]:
         """The time as a draft keeps it (picked, even when scheduling is off)."""
-        return {"scheduled": self.is_scheduled(), "send_at": self.moment().isoformat()}
+        return {
+            "scheduled": self.is_scheduled(),
+            "send_at": self.moment().isoformat(),
+            "held": self.held(),
+        }
 
     def restore(self, data: Draft) -> None:
         """The time from a draft; scheduled only when it was and its time reads."""
@@ -137,6 +173,7 @@ class SendAtPicker(QWidget):
         if moment is not None:
             self.set_moment(moment)
         self.enabled_box.setChecked(data.get("scheduled") is True and moment is not None)
+        self.set_held(data.get("held") is not False)
 
     def set_invalid(self, invalid: bool) -> None:
         set_invalid(self.edit, invalid)
@@ -145,6 +182,7 @@ class SendAtPicker(QWidget):
         if on and self.moment() < datetime.now(UTC):
             self.set_moment(next_slot(datetime.now(UTC)))
         self.edit.setEnabled(on)
+        self.keeper.setEnabled(on)
         self._update_zone()
         self.changed.emit()
 
