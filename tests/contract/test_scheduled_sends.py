@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -25,6 +26,7 @@ from gwdesk.app.sending import Sending
 from gwdesk.app.single_send import SingleSend
 from gwdesk.app.sms import Channel, SmsForm, SmsMessage
 from gwdesk.domain.errors import ValidationError
+from gwdesk.domain.recurrence import Recurrence, RecurrenceKind
 from gwdesk.domain.templates import parse_template
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread
@@ -320,3 +322,64 @@ def test_a_list_for_later_asks_to_schedule_and_says_when_it_goes() -> None:
     assert (asked.title, asked.yes) == ("Schedule the batch?", "Schedule for 12 recipients")
     [when] = [a.text for a in asked.asks if a.concern is Concern.SCHEDULED]
     assert when.startswith(f"It goes at {DUE.astimezone():%a %d %b %Y %H:%M}")
+
+
+SYDNEY = ZoneInfo("Australia/Sydney")
+
+
+async def test_a_weekly_send_goes_at_nine_sydney_time_both_sides_of_the_april_change(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    first = datetime(2027, 3, 29, 9, 0, tzinfo=SYDNEY)  # Monday, daylight time (+11)
+    clock.now = first - timedelta(days=1)
+    every = Recurrence(RecurrenceKind.WEEKLY, first, "Australia/Sydney")
+    await desk.scheduled.schedule(message("Weekly clinic notice"), NUMBERS[:1], first, every)
+    clock.now = first
+    assert len(await desk.scheduled.run_due()) == 1
+    [following] = await desk.scheduled.listed()
+    local = following.due.astimezone(SYDNEY) if following.due is not None else None
+    assert local is not None
+    assert (local.date().isoformat(), local.hour, local.minute) == ("2027-04-05", 9, 0)
+    assert local.utcoffset() == timedelta(hours=10)  # standard time since Sunday
+    assert following.every == every
+    clock.now = following.due
+    assert len(await desk.scheduled.run_due()) == 1
+    assert lodged(sandbox, "Weekly clinic notice") == [NUMBERS[0], NUMBERS[0]]
+
+
+async def test_two_desks_taking_a_recurring_send_at_once_record_its_next_occurrence_once(
+    desk: Desk, service: GatewayService, tmp_path: Path, clock: Clock
+) -> None:
+    other = await open_desk(service, tmp_path / "profile.sqlite3", clock)
+    first = START + timedelta(hours=1)
+    every = Recurrence(RecurrenceKind.DAILY, first, "UTC")
+    try:
+        await desk.scheduled.schedule(message("Daily"), NUMBERS[:1], first, every)
+        clock.now = first
+        await asyncio.gather(desk.scheduled.run_due(), other.scheduled.run_due())
+    finally:
+        await asyncio.to_thread(other.store.close)
+    [following] = await desk.scheduled.listed()
+    assert following.due == first + timedelta(days=1)
+
+
+async def test_cancelling_the_waiting_occurrence_ends_the_series(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    first = START + timedelta(hours=1)
+    every = Recurrence(RecurrenceKind.DAILY, first, "UTC")
+    held = await desk.scheduled.schedule(message("Ended"), NUMBERS[:1], first, every)
+    await desk.scheduled.cancel(held.batch_id)
+    clock.now = first + timedelta(days=3)
+    assert await desk.scheduled.run_due() == []
+    assert await desk.scheduled.listed() == []
+    assert lodged(sandbox, "Ended") == []
+
+
+async def test_a_rule_whose_first_occurrence_is_not_the_sends_time_is_refused(
+    desk: Desk,
+) -> None:
+    every = Recurrence(RecurrenceKind.DAILY, DUE + timedelta(hours=1), "UTC")
+    with pytest.raises(ValidationError, match="first occurrence"):
+        await desk.scheduled.schedule(message("Mismatch"), NUMBERS, DUE, every)
+    assert await desk.scheduled.listed() == []

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from gwdesk.store.outbox import NewEntry, OutboxError, OutboxStore
+from gwdesk.store.outbox_holds import Repeat
 from gwdesk.store.shared import SharedData
 
 GATEWAY = "demo@http://gw"
@@ -151,3 +152,25 @@ def test_the_soonest_held_send_is_the_next_due(outbox: OutboxStore) -> None:
     soonest = hold(outbox, DUE, "gwd-sooner")
     assert outbox.next_due_us(GATEWAY) == DUE
     assert [b.id for b in outbox.due(GATEWAY, DUE + 10)] == [soonest, later]
+
+
+def test_taking_a_recurring_send_records_its_next_occurrence_under_a_new_name(
+    outbox: OutboxStore,
+) -> None:
+    batch_id = hold(outbox)
+    assert outbox.take(batch_id, DUE, Repeat(DUE + 86_400_000_000, "gwd-next"))
+    [following] = outbox.batches(gateway=GATEWAY, held=True)
+    assert (following.send_id, following.held_until_us) == ("gwd-next", DUE + 86_400_000_000)
+    [entry] = outbox.entries(following.id)
+    assert (entry.external_system_id, entry.recipients, entry.body) == (
+        "gwd-next-0001",
+        ("61412000001", "61412000002"),
+        BODY,
+    )
+    assert entry.state.value == "pending"
+
+
+def test_a_send_that_cannot_be_taken_records_no_next_occurrence(outbox: OutboxStore) -> None:
+    batch_id = hold(outbox)
+    assert not outbox.take(batch_id, DUE - 1, Repeat(DUE + 1, "gwd-early"))
+    assert [b.send_id for b in outbox.batches(gateway=GATEWAY, held=True)] == ["gwd-held"]

@@ -147,9 +147,11 @@ class OutboxRunner:
         label: str,
         excluded: Sequence[str] = (),
         held_until: datetime | None = None,
+        recurrence: str = "",
     ) -> tuple[OutboxBatch, list[OutboxEntry]]:
         """Record a REST send: one pending entry per (message, at most 100 recipients);
-        held until `held_until` when given (a scheduled send: `scheduled.py`).
+        held until `held_until` when given (a scheduled send, recurring by `recurrence`:
+        `scheduled.py`).
 
         Each entry gets its own ExternalSystemId, unless the operator gave one, which
         every entry then shares; the messages that id already named before this send
@@ -179,6 +181,7 @@ class OutboxRunner:
             baseline=baseline,
             excluded=excluded,
             held_until_us=None if held_until is None else epoch_us(held_until),
+            recurrence=recurrence,
         )
 
     async def record_lodge(

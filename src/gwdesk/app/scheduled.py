@@ -18,21 +18,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from gwdesk.app.personal import PersonalPlan
-from gwdesk.app.send_values import chunk_id, chunked, epoch_us, from_epoch_us
+from gwdesk.app.send_values import chunk_id, chunked, epoch_us, from_epoch_us, new_send_id
 from gwdesk.app.sending import Outcome, Sending
 from gwdesk.app.sms import Channel, SmsForm, SmsMessage, check_message, refuse
-from gwdesk.domain.errors import ValidationError
+from gwdesk.domain.errors import GatewayError, ValidationError
 from gwdesk.domain.numbers import display
+from gwdesk.domain.recurrence import Recurrence
+from gwdesk.store.database import StoreError
 from gwdesk.store.outbox import NewEntry, OutboxBatch, OutboxEntry, OutboxError
-from gwdesk.store.outbox_holds import GONE
+from gwdesk.store.outbox_holds import GONE, Repeat
 from gwdesk.store.outbox_rows import body_json
 
+log = logging.getLogger("gwdesk.app.scheduled")
 MISSED_AFTER: Final = timedelta(minutes=2)
 """A send more than this late when a console opens was missed (asked before it goes)."""
 NAP: Final = timedelta(seconds=30)
@@ -60,6 +65,8 @@ class ScheduledSend:
     personal: bool = False
     """Each recipient gets a text of their own (a template filled per recipient): its
     text and recipients cannot be changed, only its time."""
+    every: Recurrence | None = None
+    """A recurring send's rule (this is its next occurrence); None for a one-off."""
 
 
 class ScheduledSends:
@@ -79,23 +86,34 @@ class ScheduledSends:
     # ---- scheduling and changing -----------------------------------------------------------
 
     async def schedule(
-        self, message: SmsMessage, numbers: Sequence[str], at: datetime
+        self,
+        message: SmsMessage,
+        numbers: Sequence[str],
+        at: datetime,
+        every: Recurrence | None = None,
     ) -> ScheduledSend:
         """Record a checked REST message to `numbers`, held until `at` (opted-out numbers
-        left out now, and looked up again when it goes)."""
+        left out now, and looked up again when it goes); `every`: again by that rule (each
+        occurrence a scheduled send of its own, recorded as the one before it is taken),
+        whose first occurrence is `at`."""
         due = self.check_time(at)
         if message.channel is not Channel.REST_SMS:
             raise refuse("gwdesk schedules REST SMS only.", "SendAt")
         batch, entries = await self.sending.record_list(
-            replace(message, send_at=None), numbers, held_until=due
+            replace(message, send_at=None), numbers, held_until=due, recurrence=_rule(every, due)
         )
         self.changed.set()
         return _shown(batch, entries)
 
-    async def schedule_personal(self, plan: PersonalPlan, at: datetime) -> ScheduledSend:
-        """Record a personal send's plan (a text per recipient), held until `at`."""
+    async def schedule_personal(
+        self, plan: PersonalPlan, at: datetime, every: Recurrence | None = None
+    ) -> ScheduledSend:
+        """Record a personal send's plan (a text per recipient), held until `at` (`every`
+        as for `schedule`)."""
         due = self.check_time(at)
-        batch, entries = await self.sending.record_personal(plan, held_until=due)
+        batch, entries = await self.sending.record_personal(
+            plan, held_until=due, recurrence=_rule(every, due)
+        )
         self.changed.set()
         return _shown(batch, entries)
 
@@ -194,17 +212,24 @@ class ScheduledSends:
         late = self.now() - MISSED_AFTER
         return [s for s in await self.listed() if s.due is not None and s.due <= late]
 
-    async def run_due(self, since: datetime | None = None) -> list[Outcome]:
-        """Send every held send whose time has come (only those due at or after `since`
-        when given: the missed ones the operator chose to review stay held), each taken
-        first, so that of every desk and receiver doing this, one sends it."""
+    async def run_due(
+        self, since: datetime | None = None, within: timedelta | None = None
+    ) -> list[Outcome]:
+        """Send every held send whose time has come, each taken first, so that of every
+        desk and receiver doing this, one sends it. Only those due at or after `since`
+        when given (the missed ones the operator chose to review stay held), and only
+        those late by at most `within` (the receiver: one that came back after an
+        outage leaves the sends it missed to a person, as a console asks about them)."""
         now = self.now()
+        if within is not None:
+            since = max(since or now - within, now - within)
         outcomes = []
         for batch in await self.runner.db(self.outbox.due, self.runner.account, epoch_us(now)):
             due = _time(batch.held_until_us)
             if since is not None and (due is None or due < since):
                 continue
-            if not await self.runner.db(self.outbox.take, batch.id, epoch_us(now)):
+            then = _next(batch, due)
+            if not await self.runner.db(self.outbox.take, batch.id, epoch_us(now), then):
                 continue  # another desk or the receiver took it, or it changed meanwhile
             entries = await self.runner.db(self.outbox.entries, batch.id)
             outcomes.append(await self._run(_shown(batch, entries)))
@@ -218,16 +243,21 @@ class ScheduledSends:
         stop: asyncio.Event,
         *,
         since: datetime | None = None,
+        within: timedelta | None = None,
         told: Callable[[Outcome], object] | None = None,
     ) -> None:
         """Send held sends as they fall due until `stop` is set (a console while it is
-        open, the receiver): wakes at the next one's time, at least every `NAP`, and at
-        once when this desk changes the schedule (`changed`)."""
+        open, the receiver; `since` and `within` as for `run_due`): wakes at the next
+        one's time, at least every `NAP`, and at once when this desk changes the
+        schedule (`changed`)."""
         while not stop.is_set():
             self.changed.clear()
-            for outcome in await self.run_due(since):
-                if told is not None:
-                    told(outcome)
+            try:
+                for outcome in await self.run_due(since, within):
+                    if told is not None:
+                        told(outcome)
+            except (GatewayError, StoreError) as exc:  # the gateway or store away: again later
+                log.warning("scheduled sends not sent now: %s", exc)
             upcoming = await self.next_due()
             wait = NAP if upcoming is None else min(NAP, max(upcoming - self.now(), timedelta()))
             await _first(stop, self.changed, wait.total_seconds())
@@ -261,6 +291,34 @@ def scheduled_line(held: ScheduledSend) -> str:
     )
 
 
+def _rule(every: Recurrence | None, first: datetime) -> str:
+    """A recurrence as the outbox keeps it ('' for a one-off); its first occurrence must
+    be the send's own time."""
+    if every is None:
+        return ""
+    if every.first != first:
+        raise refuse("A recurring send starts at its first occurrence.", "SendAt")
+    return json.dumps(every.to_json())
+
+
+def recurrence_of(batch: OutboxBatch) -> Recurrence | None:
+    """A held batch's rule (None: a one-off, or a rule that cannot be read: it then ends
+    with this occurrence, rather than repeat by a guess)."""
+    if not batch.recurrence:
+        return None
+    try:
+        return Recurrence.from_json(json.loads(batch.recurrence))
+    except (ValueError, TypeError):
+        return None
+
+
+def _next(batch: OutboxBatch, due: datetime | None) -> Repeat | None:
+    """A recurring batch's next occurrence, recorded as this one is taken."""
+    rule = recurrence_of(batch)
+    following = rule.after(due) if rule is not None and due is not None else None
+    return None if following is None else Repeat(epoch_us(following), new_send_id())
+
+
 def check_hold(at: datetime, now: datetime) -> datetime:
     """A send's time as the schedule keeps it (UTC), or the refusal to show at SendAt."""
     if at.tzinfo is None:
@@ -288,6 +346,7 @@ def _shown(batch: OutboxBatch, entries: Sequence[OutboxEntry]) -> ScheduledSend:
         created=from_epoch_us(batch.created_us),
         message=message,
         personal=personal,
+        every=recurrence_of(batch),
     )
 
 

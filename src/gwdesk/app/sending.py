@@ -233,7 +233,12 @@ class Sending:
     # ---- lists -------------------------------------------------------------------------
 
     async def record_list(
-        self, message: SmsMessage, numbers: Sequence[str], *, held_until: datetime | None = None
+        self,
+        message: SmsMessage,
+        numbers: Sequence[str],
+        *,
+        held_until: datetime | None = None,
+        recurrence: str = "",
     ) -> tuple[OutboxBatch, list[OutboxEntry]]:
         """Record a checked list (the numbers were checked by the import) in requests of
         at most 100, before any of it is sent (held until `held_until`: `scheduled.py`)."""
@@ -256,6 +261,7 @@ class Sending:
             label=message.text,
             excluded=excluded,
             held_until=held_until,
+            recurrence=recurrence,
         )
 
     async def send_list(
@@ -388,7 +394,7 @@ class Sending:
         return cost_of(parts, funds)
 
     async def record_personal(
-        self, plan: PersonalPlan, *, held_until: datetime | None = None
+        self, plan: PersonalPlan, *, held_until: datetime | None = None, recurrence: str = ""
     ) -> tuple[OutboxBatch, list[OutboxEntry]]:
         """Record a plan: each distinct text with up to 100 of its recipients per request,
         each request keeping its own text, before any of it is sent (held until
@@ -409,6 +415,7 @@ class Sending:
             label=plan.template.source,
             excluded=[o.number for o in plan.excluded],
             held_until=held_until,
+            recurrence=recurrence,
         )
 
     async def run_personal(

@@ -12,7 +12,8 @@ With a gateway (`--profile NAME`, or `--base-url` and `--username`, the options
 every command takes) it stores into that profile's store, where the console and
 `gwdesk optouts` and `gwdesk send` find the replies, and a STOP or START changes that
 gateway account's opt-out list; it first backfills the replies the gateway received
-while nothing was listening. Without one, replies are stored but change no list.
+while nothing was listening, and it sends the profile's scheduled sends as they fall
+due (`receiver_sends.py`). Without one, replies are stored but change no list.
 
 An office runs one on an always-on machine for its team's store (a profile that names
 a PostgreSQL server, or `--store postgresql://…`): every reply is on the server before
@@ -48,6 +49,7 @@ from gwdesk.cli import (
     resolve_profile,
     store_password,
 )
+from gwdesk.cli.receiver_sends import serve_in_background
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import DEFAULT_TIMEZONE, Profile
 from gwdesk.domain.settings import TEAM_REPLY_PATH
@@ -74,6 +76,8 @@ POLL: Final = 0.2
 RECEIVER: Final = "the reply receiver"
 """Who the receiver is to the record (a login of its own is named by the server)."""
 EXIT_INTERRUPTED: Final = 130
+SENDER_STOP: Final = 30.0
+"""Seconds a scheduled send on the wire may take to finish when the receiver stops."""
 SignalHandler: TypeAlias = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 """What `signal.signal` returns (and takes back)."""
 
@@ -269,6 +273,7 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
     local = _open_store(args, profile, out)
     store = local.replies
     rules = _follow_rules(local)
+    sender: threading.Thread | None = None
     try:
         with ReplyInbox(store) as inbox:
             if not args.quiet:
@@ -301,9 +306,13 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
                     local.settings.set(TEAM_REPLY_PATH, route.render())
                 if profile is not None and password is not None and not stop.is_set():
                     _backfill_in_background(profile, password, inbox, out)
+                    sender = serve_in_background(profile, password, local, RECEIVER, stop, out)
                 while not stop.is_set():
                     printer.print_waiting(POLL)
             finally:
+                stop.set()
+                if sender is not None:  # it uses the store: done before the store closes
+                    sender.join(SENDER_STOP)
                 listener.stop()
         printer.print_waiting()
     finally:

@@ -323,9 +323,11 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     );
     """,
     # Scheduled sends gwdesk holds (gwdesk.store.outbox_holds): a batch is held until its
-    # time (UTC µs), then sent; NULL: not held (sent at once, or its time has come).
+    # time (UTC µs), then sent; NULL: not held (sent at once, or its time has come). A
+    # recurring one names its rule (`domain.recurrence`, JSON; '' for none).
     """
     ALTER TABLE outbox_batches ADD COLUMN held_until_us INTEGER;
+    ALTER TABLE outbox_batches ADD COLUMN recurrence TEXT NOT NULL DEFAULT '';
     CREATE INDEX outbox_batches_held ON outbox_batches(gateway, held_until_us)
         WHERE held_until_us IS NOT NULL AND closed = 0;
     """,

@@ -205,9 +205,10 @@ class OutboxStore(OutboxHolds, OutboxClaims):
         baseline: Iterable[str] = (),
         excluded: Sequence[str] = (),
         held_until_us: int | None = None,
+        recurrence: str = "",
     ) -> tuple[OutboxBatch, list[OutboxEntry]]:
         """Record a batch and all its entries (pending) in one transaction; held until
-        `held_until_us` (a scheduled send: `outbox_holds`) when given."""
+        `held_until_us` (a scheduled send, recurring by `recurrence`: `outbox_holds`)."""
         if not entries:
             raise OutboxError("A batch needs at least one request.")
         now = self._clock()
@@ -230,11 +231,11 @@ class OutboxStore(OutboxHolds, OutboxClaims):
         with self.database.transaction() as session:
             made = session.execute(
                 "INSERT INTO outbox_batches(send_id, gateway, channel, label, baseline, "
-                "excluded, created_us, updated_us, operator, held_until_us) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(send_id) DO NOTHING RETURNING id",
+                "excluded, created_us, updated_us, operator, held_until_us, recurrence) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(send_id) DO NOTHING RETURNING id",
                 (
                     send_id, gateway, channel, label[:MAX_LABEL], json.dumps(sorted(baseline)),
-                    json.dumps(list(excluded)), now, now, self.operator, held_until_us,
+                    json.dumps(list(excluded)), now, now, self.operator, held_until_us, recurrence,
                 ),
             ).fetchall()  # fmt: skip
             if not made:

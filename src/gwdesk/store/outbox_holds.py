@@ -16,12 +16,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gwdesk.store.database import store_methods
 from gwdesk.store.engine import Database, Session
 from gwdesk.store.outbox_reads import OutboxReads, entries_in
 from gwdesk.store.outbox_rows import NewEntry, OutboxBatch, OutboxEntry, OutboxError, body_json
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """A recurring send's next occurrence: held until `until_us`, as send `send_id`."""
+
+    until_us: int
+    send_id: str
+
 
 GONE = "This scheduled send is no longer waiting: it has started, or was cancelled."
 STARTED = "Part of this scheduled send has been tried already; it can no longer change."
@@ -54,18 +64,23 @@ class OutboxHolds(OutboxReads):
             (gateway, now_us, limit),
         )
 
-    def take(self, batch_id: int, now_us: int | None = None) -> bool:
+    def take(self, batch_id: int, now_us: int | None = None, then: Repeat | None = None) -> bool:
         """End a batch's hold so that it is sent: when its time has come by `now_us`, or
         at once (None: "send now"). False when it is not held any more (another desk or
         the receiver took it, or it was cancelled) or not yet due: then it must not be
-        sent from here."""
+        sent from here. `then`: a recurring send's next occurrence, recorded held in the
+        same transaction (so a series neither stops nor doubles whoever takes it)."""
         due = "" if now_us is None else " AND held_until_us >= 0 AND held_until_us <= ?"
+        now = self._clock()
         with self.database.transaction() as session:
             taken = session.execute(
                 "UPDATE outbox_batches SET held_until_us = NULL, updated_us = ? "  # noqa: S608 - fixed text
-                f"WHERE id = ? AND closed = 0 AND held_until_us IS NOT NULL{due} RETURNING id",
-                (self._clock(), batch_id) + (() if now_us is None else (now_us,)),
+                f"WHERE id = ? AND closed = 0 AND held_until_us IS NOT NULL{due} "
+                "RETURNING send_id",
+                (now, batch_id) + (() if now_us is None else (now_us,)),
             ).fetchall()
+            if taken and then is not None:
+                _repeat(session, batch_id, str(taken[0][0]), then, now)
         return bool(taken)
 
     def retime(self, batch_id: int, until_us: int) -> OutboxBatch:
@@ -162,3 +177,35 @@ class OutboxHolds(OutboxReads):
         if not found:
             raise OutboxError(GONE)
         return found[0]
+
+
+def _repeat(session: Session, batch_id: int, sent_as: str, then: Repeat, now: int) -> None:
+    """Record batch `batch_id`'s next occurrence: the same requests, held until then, as
+    send `then.send_id` (the ExternalSystemIds gwdesk made take the new send's name)."""
+    made = session.execute(
+        "INSERT INTO outbox_batches(send_id, gateway, channel, label, baseline, excluded, "
+        "created_us, updated_us, operator, held_until_us, recurrence) "
+        "SELECT ?, gateway, channel, label, baseline, excluded, ?, ?, operator, ?, recurrence "
+        "FROM outbox_batches WHERE id = ? RETURNING id",
+        (then.send_id, now, now, then.until_us, batch_id),
+    ).fetchall()
+    rows = session.execute(
+        "SELECT seq, external_system_id, own_id, recipients, recipient_count, body "
+        "FROM outbox_entries WHERE batch_id = ? ORDER BY seq",
+        (batch_id,),
+    ).fetchall()
+    session.executemany(
+        "INSERT INTO outbox_entries(batch_id, seq, external_system_id, own_id, recipients, "
+        "recipient_count, body, created_us, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (int(made[0][0]), row[0], _renamed(row[1], int(row[2]), sent_as, then.send_id),
+             row[2], row[3], row[4], row[5], now, now)
+            for row in rows
+        ],
+    )  # fmt: skip
+
+
+def _renamed(external: str | None, own: int, old: str, new: str) -> str | None:
+    if external is None or not own or not external.startswith(old):
+        return external
+    return new + external[len(old) :]

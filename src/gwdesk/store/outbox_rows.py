@@ -52,7 +52,7 @@ SMS: Final = "sms"
 """The REST channel: the only one with ExternalSystemIds, so the only one reconciled."""
 BATCH_SELECT: Final = (
     "SELECT id, send_id, gateway, channel, label, baseline, excluded, created_us, updated_us, closed, "
-    "owner, operator, held_until_us FROM outbox_batches "
+    "owner, operator, held_until_us, recurrence FROM outbox_batches "
 )
 COUNT_SELECT: Final = (
     "SELECT batch_id, state, COUNT(*), COALESCE(SUM(recipient_count), 0) FROM outbox_entries"
@@ -132,6 +132,8 @@ class OutboxBatch:
     """Who recorded the send (a team's operator name; '' when none was given)."""
     held_until_us: int | None = None
     """A scheduled send gwdesk holds: not sent before this time (UTC µs); None: not held."""
+    recurrence: str = ""
+    """A recurring send's rule as kept (JSON, `domain.recurrence`); '' for a one-off."""
 
     def count(self, *states: EntryState) -> int:
         return sum(self.counts.get(s, StateCount()).entries for s in states)
@@ -187,6 +189,7 @@ def batch_from_row(row: Any, counts: Mapping[EntryState, StateCount]) -> OutboxB
         excluded=_strings(row["excluded"]),
         operator=str(row["operator"] or ""),
         held_until_us=_held(row["held_until_us"]),
+        recurrence=str(row["recurrence"] or ""),
     )
 
 

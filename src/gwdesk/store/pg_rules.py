@@ -437,6 +437,8 @@ REVOKE EXECUTE ON FUNCTION gwdesk_may(text), gwdesk_named(text), gwdesk_operator
 # audited under their own login; the hold's end (its time came) is not a change of plan.
 HELD_SENDS: Final = f"""
 ALTER TABLE outbox_batches ADD COLUMN held_until_us BIGINT;
+ALTER TABLE outbox_batches ADD COLUMN recurrence TEXT NOT NULL DEFAULT ''
+    CONSTRAINT outbox_batches_recurrence_checked CHECK (char_length(recurrence) <= 2000);
 CREATE INDEX outbox_batches_held ON outbox_batches(gateway, held_until_us)
     WHERE held_until_us IS NOT NULL AND closed = 0;
 CREATE FUNCTION gwdesk_held_changed() RETURNS trigger LANGUAGE plpgsql {_DEFINER} AS $$
