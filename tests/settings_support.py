@@ -19,6 +19,8 @@ SAMPLES: dict[str, Any] = {
     "optouts.opt_in_keywords": ("START", "RESUME"),
     "sending.marketing_default": True,
     "sending.opt_out_instruction": "Txt STOP to 0412 345 678 to opt out",
+    "sending.quiet_hours_on": False,
+    "sending.quiet_hours": {"weekdays": {"start": "09:00", "end": "17:30"}, "weekends": None},
     "team.reply_path": "https://replies.example.com/gwdesk/abc?from=#FROM#",
     "sending.own_number": "61499888777",
     "sending.repeat_window_hours": 6,

@@ -7,6 +7,7 @@ The clock is the test's (`Clock`): time moves by assignment, never by sleeping."
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -23,10 +24,13 @@ from gwdesk.app.profile_data import ProfileData, account_key, compliance_of, ope
 from gwdesk.app.questions import Concern
 from gwdesk.app.scheduled import MISSED_AFTER, ScheduledSends
 from gwdesk.app.sending import Sending
+from gwdesk.app.sending_hours import sending_hours
 from gwdesk.app.single_send import SingleSend
 from gwdesk.app.sms import Channel, SmsForm, SmsMessage
+from gwdesk.domain.contacts import ContactCard
 from gwdesk.domain.errors import ValidationError
 from gwdesk.domain.recurrence import Recurrence, RecurrenceKind
+from gwdesk.domain.settings import QUIET_HOURS_ON
 from gwdesk.domain.templates import parse_template
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread
@@ -383,3 +387,65 @@ async def test_a_rule_whose_first_occurrence_is_not_the_sends_time_is_refused(
     with pytest.raises(ValidationError, match="first occurrence"):
         await desk.scheduled.schedule(message("Mismatch"), NUMBERS, DUE, every)
     assert await desk.scheduled.listed() == []
+
+
+PERTH = ZoneInfo("Australia/Perth")
+
+
+async def with_hours(desk: Desk, *, on: bool = True) -> None:
+    """The desk keeps to the office's sending hours (08:00–20:00), the profile in Sydney."""
+    store = desk.store
+    await asyncio.to_thread(store.settings.set, QUIET_HOURS_ON, on)
+    desk.scheduled.sending.hours_source = functools.partial(
+        sending_hours, store.settings, store.contacts, SYDNEY
+    )
+
+
+async def perth_contact(desk: Desk, number: str) -> None:
+    card = ContactCard("Jo in Perth", (number,), (("Zone", "Australia/Perth"),))
+    await asyncio.to_thread(desk.store.contacts.add, card)
+
+
+async def test_a_21_00_send_to_a_perth_contact_waits_until_08_00_perth_time(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    await with_hours(desk)
+    await perth_contact(desk, NUMBERS[0])
+    nine_pm = datetime(2026, 12, 1, 21, 0, tzinfo=PERTH)  # 00:00 in Sydney: outside too
+    [held] = await desk.scheduled.schedule_in_hours(message("Perth hours"), NUMBERS[:1], nine_pm)
+    assert held.due == datetime(2026, 12, 2, 8, 0, tzinfo=PERTH)
+    clock.now = nine_pm
+    assert await desk.scheduled.run_due() == []
+    clock.now = datetime(2026, 12, 2, 7, 59, tzinfo=PERTH)
+    assert await desk.scheduled.run_due() == []
+    assert lodged(sandbox, "Perth hours") == []
+    clock.now = datetime(2026, 12, 2, 8, 0, tzinfo=PERTH)
+    assert len(await desk.scheduled.run_due()) == 1
+    assert lodged(sandbox, "Perth hours") == [NUMBERS[0]]
+
+
+async def test_a_send_for_later_is_split_by_each_recipients_hours(desk: Desk) -> None:
+    await with_hours(desk)
+    await perth_contact(desk, NUMBERS[0])
+    seven_pm_perth = datetime(2026, 12, 1, 19, 0, tzinfo=PERTH)  # 22:00 in Sydney
+    helds = await desk.scheduled.schedule_in_hours(message("Split"), NUMBERS[:2], seven_pm_perth)
+    assert [(h.due, h.recipients) for h in helds] == [
+        (seven_pm_perth, (NUMBERS[0],)),
+        (datetime(2026, 12, 2, 8, 0, tzinfo=SYDNEY), (NUMBERS[1],)),
+    ]
+
+
+async def test_sending_hours_turned_off_hold_nothing_back(desk: Desk) -> None:
+    await with_hours(desk, on=False)
+    late = datetime(2026, 12, 1, 23, 0, tzinfo=SYDNEY)
+    [held] = await desk.scheduled.schedule_in_hours(message("Any hour"), NUMBERS, late)
+    assert held.due == late
+
+
+async def test_a_contact_zone_that_is_not_a_zone_leaves_the_profiles_clock(desk: Desk) -> None:
+    await with_hours(desk)
+    card = ContactCard("Hostile", (NUMBERS[0],), (("zone", "../../etc/passwd"),))
+    await asyncio.to_thread(desk.store.contacts.add, card)
+    late = datetime(2026, 12, 1, 23, 0, tzinfo=SYDNEY)
+    [held] = await desk.scheduled.schedule_in_hours(message("Hostile zone"), NUMBERS[:1], late)
+    assert held.due == datetime(2026, 12, 2, 8, 0, tzinfo=SYDNEY)

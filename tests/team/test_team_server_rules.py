@@ -531,3 +531,40 @@ def test_moving_or_cancelling_a_colleagues_scheduled_send_is_audited_under_the_l
         assert conn.execute(
             "SELECT operator FROM outbox_batches WHERE send_id = 'gwd-sale'"
         ).fetchone() == ("Alex",)
+
+
+HOURS = '{"weekdays": {"start": "08:00", "end": "20:00"}, "weekends": null}'
+
+
+def test_an_operator_sets_the_sending_hours_through_the_servers_function(
+    office: Office,
+) -> None:
+    with office.connect("Alex") as conn:
+        conn.execute("SELECT gwdesk_set('sending.quiet_hours', %s)", (HOURS,))
+        conn.execute("SELECT gwdesk_set('sending.quiet_hours_on', 'false')")
+    with office.superuser() as conn:
+        kept = conn.execute(
+            "SELECT value FROM settings WHERE name = 'sending.quiet_hours'"
+        ).fetchone()
+    assert kept == (HOURS,)
+    changed = [s for a, s, _o, _r, _d in audit_rows(office) if a == "setting changed"]
+    assert changed[-2:] == ["sending.quiet_hours", "sending.quiet_hours_on"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        '{"weekdays": {"start": "25:00", "end": "20:00"}, "weekends": null}',
+        '{"weekdays": {"start": "20:00", "end": "08:00"}, "weekends": null}',
+        '{"weekdays": {"start": "8:00", "end": "20:00"}, "weekends": null}',
+        '{"weekdays": null, "weekends": null}',
+        '{"weekdays": {"start": "08:00", "end": "20:00", "x": "1"}, "weekends": null}',
+        '{"weekdays": {"start": "08:00", "end": "20:00"}}',
+        '{"weekdays": {"start": "08:00", "end": "20:00"}, "weekends": null, "always": true}',
+        '"08:00-20:00"',
+        "[]",
+    ],
+)
+def test_sending_hours_the_consoles_could_not_read_are_refused(office: Office, value: str) -> None:
+    with office.connect("Alex") as conn, pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute("SELECT gwdesk_set('sending.quiet_hours', %s)", (value,))

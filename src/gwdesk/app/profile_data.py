@@ -13,6 +13,7 @@ gateway's or the store's.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Final
 from gwdesk.app.optouts import OptOutGuard
 from gwdesk.app.outbox import OutboxRunner
 from gwdesk.app.sending import Sending
+from gwdesk.app.sending_hours import sending_hours
 from gwdesk.app.sms import Compliance
 from gwdesk.domain.profile import Profile
 from gwdesk.domain.settings import MARKETING_DEFAULT, OPT_OUT_INSTRUCTION
@@ -128,4 +130,10 @@ def sending_for(gateway: GatewayService, store: LocalStore, data: ProfileData) -
     """Every send of this profile: through its outbox, into its history."""
     guard = OptOutGuard(store.optouts)
     runner = OutboxRunner(gateway, store.outbox, data.account, guard=guard)
-    return Sending(runner, store.history, gateway.profile.region, compliance=compliance_of(store))
+    sending = Sending(
+        runner, store.history, gateway.profile.region, compliance=compliance_of(store)
+    )
+    sending.hours_source = functools.partial(
+        sending_hours, store.settings, store.contacts, gateway.profile.zone
+    )
+    return sending

@@ -44,6 +44,8 @@ class Concern(StrEnum):
     LIST = "list"
     """A send to a list: it goes to many at once, so every one is asked about with its
     figures (no send the operator did not confirm)."""
+    OUTSIDE_HOURS = "outside hours"
+    """Some recipients would be texted outside the office's sending hours, on their clock."""
     SCHEDULED = "scheduled"
     """A send for later: when it goes, and who must be running then."""
     DUPLICATE = "duplicate"
@@ -142,6 +144,19 @@ def scheduled_for(at: datetime) -> Ask:
         "it until then: change or cancel it in the Scheduled tab or with gwdesk scheduled. "
         "It goes only if a console of this profile, the office's receiver or gwdesk "
         "scheduled run is running at that time.",
+    )
+
+
+def outside_hours(count: int, recipients: int, opens: datetime, hours: str) -> Ask:
+    """`count` of a send now's `recipients` are outside the sending hours (`hours`, in
+    words) on their own clock; the first of them may be reached at `opens`."""
+    these = f"All {recipients:,}" if count == recipients else f"{count:,} of the {recipients:,}"
+    return Ask(
+        Concern.OUTSIDE_HOURS,
+        f"{these} recipients are outside the office's sending hours ({hours}, on each "
+        f"recipient's clock); the first may be reached at {opens.astimezone():%a %d %b %H:%M} "
+        "(your time). Send now anyway? To wait for their hours, schedule the batch "
+        "instead: each recipient then gets it when their hours begin.",
     )
 
 

@@ -105,6 +105,16 @@ class ScheduledSends:
         self.changed.set()
         return _shown(batch, entries)
 
+    async def schedule_in_hours(
+        self, message: SmsMessage, numbers: Sequence[str], at: datetime
+    ) -> list[ScheduledSend]:
+        """`schedule`, kept to the recipients' sending hours (`sending_hours.py`): one
+        scheduled send per moment its recipients may first be reached at or after `at`."""
+        due = self.check_time(at)
+        hours = await self.sending.hours_for(numbers)
+        parts = hours.split(numbers, due) if hours is not None else [(due, tuple(numbers))]
+        return [await self.schedule(message, part, moment) for moment, part in parts]
+
     async def schedule_personal(
         self, plan: PersonalPlan, at: datetime, every: Recurrence | None = None
     ) -> ScheduledSend:
@@ -317,6 +327,19 @@ def _next(batch: OutboxBatch, due: datetime | None) -> Repeat | None:
     rule = recurrence_of(batch)
     following = rule.after(due) if rule is not None and due is not None else None
     return None if following is None else Repeat(epoch_us(following), new_send_id())
+
+
+def schedule_line(helds: Sequence[ScheduledSend]) -> str:
+    """`scheduled_line`, for a send kept to sending hours in one part or several."""
+    if len(helds) == 1:
+        return scheduled_line(helds[0])
+    parts = "; ".join(
+        f"{len(h.recipients):,} at {h.due.astimezone():%a %d %b %H:%M}" for h in helds if h.due
+    )
+    return (
+        f"Scheduled in {len(helds)} parts by the recipients' sending hours ({parts}, your "
+        "time): gwdesk holds them until then; change or cancel them in the Scheduled tab."
+    )
 
 
 def check_hold(at: datetime, now: datetime) -> datetime:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -44,6 +44,7 @@ from gwdesk.app.send_values import (
     Transmit,
     chunked,
 )
+from gwdesk.app.sending_hours import SendingHours
 from gwdesk.app.sms import Channel, Compliance, SmsForm, SmsMessage, check_sms, recipient_field
 from gwdesk.domain.errors import GatewayError, ValidationError
 from gwdesk.domain.models import LodgeResult, LodgeText
@@ -88,6 +89,9 @@ class Outcome(Requests):
         return self.batch.excluded
 
 
+HoursSource = Callable[[Sequence[str]], Awaitable[SendingHours | None]]
+
+
 class Sending:
     """One profile's sends (see the module docstring)."""
 
@@ -107,12 +111,20 @@ class Sending:
         self.compliance = compliance or Compliance()
         """The profile's marketing rules: the default and the opt-out instruction."""
         self.now = now
+        self.hours_source: HoursSource | None = None
+        """The office's sending hours for a list of recipients (`sending_hours.py`); None:
+        no store says them, so nothing is held for them."""
         self.schedule_changed = asyncio.Event()
         """Set when a send is scheduled or a scheduled one changes (`scheduled.py`): the
         desk's sender of due sends looks again at once."""
         self.on_outcome: Callable[[Outcome], object] | None = None
         """Told every send's outcome as it ends (the console's session: the log sync
         and the credits follow sends); called on the loop the send ran on."""
+
+    async def hours_for(self, numbers: Sequence[str]) -> SendingHours | None:
+        """The sending hours that apply to `numbers` (None: off, or no store)."""
+        source = self.hours_source
+        return None if source is None else await source(numbers)
 
     @property
     def guard(self) -> OptOutGuard | None:

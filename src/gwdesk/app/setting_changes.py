@@ -24,11 +24,14 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Final
 
+from gwdesk.domain.quiet_hours import QuietHours
 from gwdesk.domain.settings import (
     MARKETING_DEFAULT,
     OPT_IN_KEYWORDS,
     OPT_OUT_INSTRUCTION,
     OPT_OUT_KEYWORDS,
+    QUIET_HOURS,
+    QUIET_HOURS_ON,
     SETTINGS,
     TEAM_REPLY_PATH,
 )
@@ -72,6 +75,16 @@ def _reply_path(_who: str, published: str | None) -> str:
     return "The reply receiver withdrew its ReplyPath: two-way sends wait for a new one"
 
 
+def _hours_on(who: str, on: bool) -> str:
+    if on:
+        return f"{who} turned sending hours on: lists and sends for later wait for them"
+    return f"{who} turned sending hours off: lists go at any hour"
+
+
+def _hours(who: str, hours: dict[str, Any]) -> str:
+    return f"{who} changed the sending hours to {QuietHours.from_json(hours).describe()}"
+
+
 WORDS: Final[Mapping[str, Wording]] = MappingProxyType(
     {
         OPT_OUT_KEYWORDS.name: _keywords("the opt-out keywords"),
@@ -79,6 +92,8 @@ WORDS: Final[Mapping[str, Wording]] = MappingProxyType(
         MARKETING_DEFAULT.name: Wording("whether new messages are marketing", _marketing),
         OPT_OUT_INSTRUCTION.name: Wording("the opt-out instruction", _instruction),
         TEAM_REPLY_PATH.name: Wording("the team's ReplyPath", _reply_path),
+        QUIET_HOURS_ON.name: Wording("whether sending hours apply", _hours_on),
+        QUIET_HOURS.name: Wording("the sending hours", _hours),
     }
 )
 """Every team setting (`Place.SHARED_STORE`), by name: how its change is said."""

@@ -193,6 +193,7 @@ FLAGS: Final = {
     Concern.LIST: "--yes",
     Concern.DUPLICATE: "--yes",
     Concern.ALREADY_LODGED: "--yes",
+    Concern.OUTSIDE_HOURS: "--yes",
 }
 
 

@@ -28,6 +28,7 @@ from enum import StrEnum
 from typing import Any, Final, Generic, TypeVar
 
 from gwdesk.domain.optout_words import DEFAULT_OPT_IN, DEFAULT_OPT_OUT, check_keywords
+from gwdesk.domain.quiet_hours import QuietHours
 
 T = TypeVar("T")
 #: What a marketing message ends with unless the profile says otherwise.
@@ -278,6 +279,27 @@ OPT_OUT_INSTRUCTION: Final = text(
     "What a marketing message ends with, so the recipient knows how to opt out.",
     limit=100,
 )
+
+
+def _sending_hours(value: object) -> dict[str, Any]:
+    """Quiet hours as `domain.quiet_hours` writes them (checked by reading them back)."""
+    written: dict[str, Any] = QuietHours.from_json(value).to_json()
+    return written
+
+
+QUIET_HOURS_ON: Final = flag(
+    "sending.quiet_hours_on",
+    True,
+    Place.SHARED_STORE,
+    "Whether lists and sends for later keep to the sending hours on each recipient's clock.",
+)
+QUIET_HOURS: Final = Setting(
+    "sending.quiet_hours",
+    QuietHours().to_json(),
+    Place.SHARED_STORE,
+    "When lists and sends for later may reach each recipient, on their own clock.",
+    _sending_hours,
+)
 TEAM_REPLY_PATH: Final = optional_text(
     "team.reply_path",
     Place.SHARED_STORE,
@@ -331,6 +353,8 @@ SETTINGS: Final[Mapping[str, Setting[Any]]] = {
         OPT_IN_KEYWORDS,
         MARKETING_DEFAULT,
         OPT_OUT_INSTRUCTION,
+        QUIET_HOURS_ON,
+        QUIET_HOURS,
         TEAM_REPLY_PATH,
         OWN_NUMBER,
         REPEAT_WINDOW_HOURS,

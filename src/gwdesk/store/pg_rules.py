@@ -45,13 +45,14 @@ from typing import Final
 
 from gwdesk.store.team import SETTING_CHANGED
 
-SETTING_NAMES: Final = (
+_STEP_2_SETTINGS: Final = (
     "optouts.opt_out_keywords",
     "optouts.opt_in_keywords",
     "sending.marketing_default",
     "sending.opt_out_instruction",
     "team.reply_path",
 )
+SETTING_NAMES: Final = (*_STEP_2_SETTINGS, "sending.quiet_hours", "sending.quiet_hours_on")
 """The team's settings: the only rows the server's `settings` table holds."""
 
 SETTINGS_LOCK: Final = 0x6777_7365_7474  # "gwsett": the team's settings change one at a time
@@ -98,6 +99,109 @@ def _optout_checks(table: str, state: str) -> str:
     ADD CONSTRAINT {table}_lengths_checked CHECK (
         char_length(by_whom) BETWEEN 1 AND 200 AND char_length(reason) <= 500
         AND char_length(coalesce(keyword, '')) <= 100) NOT VALID;"""
+
+
+_SETTING_CHECKS: Final = """\
+        WHEN 'optouts.opt_out_keywords' THEN
+            jsonb_typeof(parsed) = 'array' AND parsed ? 'STOP'
+            AND jsonb_array_length(parsed) <= 50
+            AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(parsed) e
+                WHERE jsonb_typeof(e) <> 'string' OR char_length(e #>> '{}') NOT BETWEEN 1 AND 40)
+        WHEN 'optouts.opt_in_keywords' THEN
+            jsonb_typeof(parsed) = 'array' AND jsonb_array_length(parsed) <= 50
+            AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(parsed) e
+                WHERE jsonb_typeof(e) <> 'string' OR char_length(e #>> '{}') NOT BETWEEN 1 AND 40)
+        WHEN 'sending.marketing_default' THEN jsonb_typeof(parsed) = 'boolean'
+        WHEN 'sending.opt_out_instruction' THEN
+            jsonb_typeof(parsed) = 'string' AND btrim(parsed #>> '{}') <> ''
+            AND char_length(parsed #>> '{}') <= 100
+        WHEN 'team.reply_path' THEN
+            jsonb_typeof(parsed) = 'null'
+            OR (jsonb_typeof(parsed) = 'string' AND char_length(parsed #>> '{}') <= 2000
+                AND (parsed #>> '{}' ~ '^https://[^/?#@[:space:]]+/[^[:space:]]*$'
+                     OR parsed #>> '{}' ~ '^http://(127\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}|localhost|\\[::1\\])(:[0-9]{1,5})?/[^[:space:]]*$'))
+"""
+"""`gwdesk_set`'s check of each team setting's value (`WHEN name THEN condition`)."""
+_SETTING_HINTS: Final = """\
+                WHEN 'optouts.opt_out_keywords' THEN ' (STOP stays an opt-out keyword)'
+                WHEN 'team.reply_path' THEN ' (an https address, or loopback for tests)'
+"""
+"""What a refusal of a setting adds to say what the setting takes."""
+
+
+def _names(names: tuple[str, ...]) -> str:
+    return ", ".join(f"'{name}'" for name in names)
+
+
+def _window_checked(kind: str) -> str:
+    """A day kind's sending window as `domain.quiet_hours` writes it: null (no sending),
+    or exactly {"start", "end"}, each HH:MM, the start first."""
+    window, clock = f"(parsed -> '{kind}')", "'^([01][0-9]|2[0-3]):[0-5][0-9]$'"
+    return f"""(jsonb_typeof({window}) = 'null' OR (jsonb_typeof({window}) = 'object'
+                AND (SELECT count(*) FROM jsonb_object_keys({window})) = 2
+                AND {window} ->> 'start' ~ {clock} AND {window} ->> 'end' ~ {clock}
+                AND {window} ->> 'start' < {window} ->> 'end'))"""  # noqa: S608 - constant SQL
+
+
+_HOURS_CHECKS: Final = f"""\
+        WHEN 'sending.quiet_hours_on' THEN jsonb_typeof(parsed) = 'boolean'
+        WHEN 'sending.quiet_hours' THEN
+            jsonb_typeof(parsed) = 'object' AND (SELECT count(*) FROM jsonb_object_keys(parsed)) = 2
+            AND parsed ? 'weekdays' AND parsed ? 'weekends'
+            AND NOT (jsonb_typeof(parsed -> 'weekdays') = 'null'
+                     AND jsonb_typeof(parsed -> 'weekends') = 'null')
+            AND {_window_checked("weekdays")}
+            AND {_window_checked("weekends")}
+"""  # noqa: S608 - constant SQL: the names interpolated are this module's own
+_HOURS_HINTS: Final = """\
+                WHEN 'sending.quiet_hours' THEN ' (weekdays and weekends: null, or a start and an end as HH:MM, the start first; not both null)'
+"""
+
+
+def _settings_function(checks: str, hints: str) -> str:
+    """`gwdesk_set`, the only way a group changes a team setting, checking each value by
+    `checks` (a later step replaces it with more settings' checks)."""
+    return f"""CREATE OR REPLACE FUNCTION gwdesk_set(setting text, value text) RETURNS void
+    LANGUAGE plpgsql VOLATILE {_DEFINER} AS $$
+DECLARE
+    parsed jsonb;
+    kept text;
+    taken boolean;
+BEGIN
+    IF setting = 'team.reply_path' THEN
+        IF NOT gwdesk_may('receivers') THEN
+            RAISE EXCEPTION 'only the office''s reply receiver publishes the ReplyPath'
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+    ELSIF NOT gwdesk_may('operators') THEN
+        RAISE EXCEPTION 'only an operator changes the team''s settings'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    BEGIN
+        parsed := value::jsonb;
+    EXCEPTION WHEN others THEN
+        RAISE EXCEPTION 'setting %: the value is not JSON', left(setting, 60)
+            USING ERRCODE = 'check_violation';
+    END;
+    taken := CASE setting
+{checks}        ELSE NULL END;
+    IF taken IS NOT TRUE THEN
+        RAISE EXCEPTION 'setting %: % is not a value it takes%', left(setting, 60), left(value, 200),
+            CASE setting
+{hints}                ELSE '' END
+            USING ERRCODE = 'check_violation';
+    END IF;
+    -- One change of the team's settings at a time: their audit entries' ids then grow in
+    -- the order they commit, so a console reading past the last one it told misses none.
+    PERFORM pg_advisory_xact_lock({SETTINGS_LOCK});
+    SELECT s.value INTO kept FROM settings s WHERE s.name = setting FOR UPDATE;
+    IF FOUND AND kept = value THEN
+        RETURN;
+    END IF;
+    INSERT INTO settings(name, value) VALUES (setting, value)
+        ON CONFLICT (name) DO UPDATE SET value = excluded.value;
+    PERFORM gwdesk_audit('{SETTING_CHANGED}', setting, left(value, 2000));
+END $$;"""  # noqa: S608 - constant SQL: the names interpolated are this module's own
 
 
 SERVER_RULES: Final = f"""
@@ -246,67 +350,7 @@ CREATE TRIGGER optout_changes_added BEFORE INSERT ON optout_changes
     FOR EACH ROW EXECUTE FUNCTION gwdesk_optout_change();
 
 -- The team's settings, each checked; the only way a group changes one.
-CREATE FUNCTION gwdesk_set(setting text, value text) RETURNS void
-    LANGUAGE plpgsql VOLATILE {_DEFINER} AS $$
-DECLARE
-    parsed jsonb;
-    kept text;
-    taken boolean;
-BEGIN
-    IF setting = 'team.reply_path' THEN
-        IF NOT gwdesk_may('receivers') THEN
-            RAISE EXCEPTION 'only the office''s reply receiver publishes the ReplyPath'
-                USING ERRCODE = 'insufficient_privilege';
-        END IF;
-    ELSIF NOT gwdesk_may('operators') THEN
-        RAISE EXCEPTION 'only an operator changes the team''s settings'
-            USING ERRCODE = 'insufficient_privilege';
-    END IF;
-    BEGIN
-        parsed := value::jsonb;
-    EXCEPTION WHEN others THEN
-        RAISE EXCEPTION 'setting %: the value is not JSON', left(setting, 60)
-            USING ERRCODE = 'check_violation';
-    END;
-    taken := CASE setting
-        WHEN 'optouts.opt_out_keywords' THEN
-            jsonb_typeof(parsed) = 'array' AND parsed ? 'STOP'
-            AND jsonb_array_length(parsed) <= 50
-            AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(parsed) e
-                WHERE jsonb_typeof(e) <> 'string' OR char_length(e #>> '{{}}') NOT BETWEEN 1 AND 40)
-        WHEN 'optouts.opt_in_keywords' THEN
-            jsonb_typeof(parsed) = 'array' AND jsonb_array_length(parsed) <= 50
-            AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(parsed) e
-                WHERE jsonb_typeof(e) <> 'string' OR char_length(e #>> '{{}}') NOT BETWEEN 1 AND 40)
-        WHEN 'sending.marketing_default' THEN jsonb_typeof(parsed) = 'boolean'
-        WHEN 'sending.opt_out_instruction' THEN
-            jsonb_typeof(parsed) = 'string' AND btrim(parsed #>> '{{}}') <> ''
-            AND char_length(parsed #>> '{{}}') <= 100
-        WHEN 'team.reply_path' THEN
-            jsonb_typeof(parsed) = 'null'
-            OR (jsonb_typeof(parsed) = 'string' AND char_length(parsed #>> '{{}}') <= 2000
-                AND (parsed #>> '{{}}' ~ '^https://[^/?#@[:space:]]+/[^[:space:]]*$'
-                     OR parsed #>> '{{}}' ~ '^http://(127\\.[0-9]{{1,3}}\\.[0-9]{{1,3}}\\.[0-9]{{1,3}}|localhost|\\[::1\\])(:[0-9]{{1,5}})?/[^[:space:]]*$'))
-        ELSE NULL END;
-    IF taken IS NOT TRUE THEN
-        RAISE EXCEPTION 'setting %: % is not a value it takes%', left(setting, 60), left(value, 200),
-            CASE setting
-                WHEN 'optouts.opt_out_keywords' THEN ' (STOP stays an opt-out keyword)'
-                WHEN 'team.reply_path' THEN ' (an https address, or loopback for tests)'
-                ELSE '' END
-            USING ERRCODE = 'check_violation';
-    END IF;
-    -- One change of the team's settings at a time: their audit entries' ids then grow in
-    -- the order they commit, so a console reading past the last one it told misses none.
-    PERFORM pg_advisory_xact_lock({SETTINGS_LOCK});
-    SELECT s.value INTO kept FROM settings s WHERE s.name = setting FOR UPDATE;
-    IF FOUND AND kept = value THEN
-        RETURN;
-    END IF;
-    INSERT INTO settings(name, value) VALUES (setting, value)
-        ON CONFLICT (name) DO UPDATE SET value = excluded.value;
-    PERFORM gwdesk_audit('{SETTING_CHANGED}', setting, left(value, 2000));
-END $$;
+{_settings_function(_SETTING_CHECKS, _SETTING_HINTS)}
 
 -- A typing note or a console's presence: the server's clock and login, never the client's.
 CREATE FUNCTION gwdesk_console_seen() RETURNS trigger LANGUAGE plpgsql {_DEFINER} AS $$
@@ -394,7 +438,7 @@ ALTER TABLE replies
 {_optout_checks("optouts", "opted_out IN (0, 1)")}
 {_optout_checks("optout_changes", "opted_out IN (0, 1) AND applied IN (0, 1)")}
 ALTER TABLE settings
-    ADD CONSTRAINT settings_name_checked CHECK (name IN ({", ".join(f"'{n}'" for n in SETTING_NAMES)})) NOT VALID;
+    ADD CONSTRAINT settings_name_checked CHECK (name IN ({_names(_STEP_2_SETTINGS)})) NOT VALID;
 ALTER TABLE audit
     ADD CONSTRAINT audit_at_checked CHECK (gwdesk_is_time(at)) NOT VALID,
     ADD CONSTRAINT audit_lengths_checked CHECK (
@@ -463,4 +507,10 @@ END $$;
 CREATE TRIGGER outbox_batches_held AFTER UPDATE ON outbox_batches
     FOR EACH ROW EXECUTE FUNCTION gwdesk_held_changed();
 REVOKE EXECUTE ON FUNCTION gwdesk_held_changed() FROM PUBLIC;
+
+-- The office's sending hours (quiet hours), team settings like the others.
+{_settings_function(_SETTING_CHECKS + _HOURS_CHECKS, _SETTING_HINTS + _HOURS_HINTS)}
+ALTER TABLE settings DROP CONSTRAINT settings_name_checked;
+ALTER TABLE settings
+    ADD CONSTRAINT settings_name_checked CHECK (name IN ({_names(SETTING_NAMES)})) NOT VALID;
 """

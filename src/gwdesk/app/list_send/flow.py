@@ -43,6 +43,7 @@ from gwdesk.app.scheduled import ScheduledSend, ScheduledSends, check_hold
 from gwdesk.app.send_history import shown_recipient
 from gwdesk.app.send_values import DEFAULT_LANES, Changed, StoreAwayError
 from gwdesk.app.sending import Outcome, Sending
+from gwdesk.app.sending_hours import Outside
 from gwdesk.app.sms import SmsForm, SmsMessage, check_message, check_options, refuse
 from gwdesk.app.status import follow
 from gwdesk.domain.errors import GatewayError, ValidationError
@@ -87,6 +88,8 @@ class PreparedSend:
     """Repeated numbers dropped from the list."""
     hold_until: datetime | None = None
     """A send for later gwdesk holds (`schedule`), or None: it goes now."""
+    outside: Outside | None = None
+    """Sent now: the recipients outside their sending hours (the question names them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +224,8 @@ class ListSend:
         totals = list_totals(recipients, screened or Screened(numbers), each)
         kept = numbers if screened is None or screened.factual else screened.kept
         cost = await (weigh or self.cost)(len(kept) * each)
+        hours = None if hold_until is not None else await self.sending.hours_for(kept)
+        outside = hours.outside(kept, self.sending.now()) if hours is not None else None
         return self._asked(
             PreparedSend(
                 message,
@@ -235,6 +240,7 @@ class ListSend:
                 rejected=tuple(Rejected(r.row - 1, r.text, r.reason) for r in recipients.invalid),
                 duplicates=recipients.duplicates,
                 hold_until=hold_until,
+                outside=outside,
             )
         )
 
@@ -271,6 +277,7 @@ class ListSend:
             cost=prepared.cost,
             text=(plan.history_message() if (plan := prepared.plan) else prepared.message).text,
             hold_until=prepared.hold_until,
+            outside=prepared.outside,
         )
         question = question_for(facts, self.sending.now())
         return replace(prepared, question=question)
@@ -328,15 +335,17 @@ class ListSend:
         self.run = run
         return run
 
-    async def schedule(self, prepared: PreparedSend) -> ScheduledSend:
+    async def schedule(self, prepared: PreparedSend) -> list[ScheduledSend]:
         """Hold the send in the outbox until its time instead of sending it (nothing goes
-        now; the Scheduled tab and `gwdesk scheduled` change or cancel it until then)."""
+        now; the Scheduled tab and `gwdesk scheduled` change or cancel it until then): a
+        list kept to its recipients' sending hours (in parts when they differ), a personal
+        send whole at its time."""
         if prepared.hold_until is None:
             raise ValueError("a send for now is recorded and run, not scheduled")
-        scheduled = ScheduledSends(self.sending)
+        scheduled, at = ScheduledSends(self.sending), prepared.hold_until
         if prepared.plan is not None:
-            return await scheduled.schedule_personal(prepared.plan, prepared.hold_until)
-        return await scheduled.schedule(prepared.message, prepared.numbers, prepared.hold_until)
+            return [await scheduled.schedule_personal(prepared.plan, at)]
+        return await scheduled.schedule_in_hours(prepared.message, prepared.numbers, at)
 
     async def run_due(
         self,

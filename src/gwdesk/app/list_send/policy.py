@@ -20,15 +20,18 @@ from typing import Final
 from gwdesk.app.list_send.duplicates import Duplicate
 from gwdesk.app.personal import Cost
 from gwdesk.app.questions import (
+    Ask,
     SendQuestion,
     already_lodged,
     credits_short,
     invalid_rows,
     list_send,
+    outside_hours,
     plural,
     question,
     scheduled_for,
 )
+from gwdesk.app.sending_hours import Outside
 
 TITLE: Final = "Send the batch?"
 SCHEDULE_TITLE: Final = "Schedule the batch?"
@@ -52,6 +55,8 @@ class SendFacts:
     hold_until: datetime | None = None
     """Scheduled: gwdesk holds it until then (the question says when, and asks to
     schedule rather than send)."""
+    outside: Outside | None = None
+    """Sent now: those it would reach outside the sending hours, on their clock."""
 
 
 def question_for(facts: SendFacts, now: datetime) -> SendQuestion | None:
@@ -68,6 +73,7 @@ def question_for(facts: SendFacts, now: datetime) -> SendQuestion | None:
         (
             list_send(facts.recipients, facts.parts, facts.cost, facts.text),
             scheduled_for(later) if later is not None else None,
+            _outside(facts.outside, facts.recipients) if facts.outside is not None else None,
             invalid_rows(facts.invalid, facts.recipients) if facts.invalid else None,
             already_lodged(facts.lodged_before) if facts.lodged_before else None,
             facts.duplicate.ask(now) if facts.duplicate is not None else None,
@@ -75,3 +81,7 @@ def question_for(facts: SendFacts, now: datetime) -> SendQuestion | None:
         ),
         f"{'Send to' if later is None else 'Schedule for'} {plural(facts.recipients, 'recipient')}",
     )
+
+
+def _outside(outside: Outside, recipients: int) -> Ask:
+    return outside_hours(len(outside.numbers), recipients, outside.opens, outside.hours.describe())

@@ -29,7 +29,7 @@ from gwdesk.app.list_send import (
     sending_line,
 )
 from gwdesk.app.questions import plural
-from gwdesk.app.scheduled import scheduled_line
+from gwdesk.app.scheduled import schedule_line
 from gwdesk.app.sms import SmsMessage
 from gwdesk.ui.batch.notices import Outcomes
 from gwdesk.ui.batch.results import ResultsPanel
@@ -151,7 +151,7 @@ class BatchSender(Outcomes):
             self.said.emit("", "hint")
             self.failed.emit(f"The batch was not scheduled, so nothing will be sent: {exc}")
             return
-        self.said.emit(scheduled_line(held), "ok")
+        self.said.emit(schedule_line(held), "ok")
 
     def _changed(self, entry: OutboxEntry) -> None:
         """The runner handed an entry's new row (the run took it): repaint it."""
