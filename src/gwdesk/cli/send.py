@@ -150,13 +150,19 @@ async def list_recipients(
         where = "--to #"
     else:
         return None
+    note_unusable(listing, where, out)
+    return listing
+
+
+def note_unusable(listing: RecipientList, where: str, out: Output) -> None:
+    """Each unusable entry of a checked list (the first `MAX_SHOWN`), and the repeats
+    dropped; `where` names an entry's place ("row ", "--to #")."""
     for row in listing.invalid[:MAX_SHOWN]:
         out.note(f"{where}{row.row}: {row.text[:40]!r}: {row.reason}")
     if len(listing.invalid) > MAX_SHOWN:
         out.note(f"... and {len(listing.invalid) - MAX_SHOWN:,} more unusable entries")
     if listing.duplicates:
         out.note(f"{listing.duplicates:,} repeated number(s) will be sent to once")
-    return listing
 
 
 async def send_recipients(args: argparse.Namespace, region: str, out: Output) -> RecipientCheck:
@@ -281,14 +287,17 @@ def sent_line(sent: RequestOutcome) -> str:
 
 
 def report_send(outcome: Outcome, out: Output) -> int:
-    batch = outcome.batch.id
-    lodged = outcome.lodged_recipients
-    failed = outcome.failed_recipients
-    data = {
+    out.result(outcome_json(outcome), outcome_lines(outcome))
+    return outcome_status(outcome, out)
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    """A send's outcome as `--json` shows it."""
+    return {
         "ok": outcome.ok,
-        "outbox_batch": batch,
-        "lodged": lodged,
-        "failed": failed,
+        "outbox_batch": outcome.batch.id,
+        "lodged": outcome.lodged_recipients,
+        "failed": outcome.failed_recipients,
         "duplicates": outcome.duplicates,
         "excluded": len(outcome.excluded),
         "excluded_numbers": list(outcome.excluded),
@@ -297,6 +306,12 @@ def report_send(outcome: Outcome, out: Output) -> int:
         ],
         "requests": [sent_json(s) for s in outcome.sent],
     }
+
+
+def outcome_lines(outcome: Outcome) -> list[str]:
+    """A send's outcome in lines for people: each request, then the totals."""
+    lodged = outcome.lodged_recipients
+    failed = outcome.failed_recipients
     lines = [sent_line(s) for s in outcome.sent]
     if len(outcome.sent) > 1 or failed:
         lines.append(
@@ -307,9 +322,14 @@ def report_send(outcome: Outcome, out: Output) -> int:
             f"{len(outcome.excluded)} opted-out recipient(s) excluded (not texted): "
             "gwdesk optouts list shows why"
         )
-    out.result(data, lines)
+    return lines
+
+
+def outcome_status(outcome: Outcome, out: Output) -> int:
+    """A send's exit status; what failed, and where it is kept, noted on stderr."""
     if outcome.ok:
         return EXIT_OK
+    batch = outcome.batch.id
     errors = []
     for sent in outcome.failed:
         if sent.error is not None:
@@ -320,7 +340,7 @@ def report_send(outcome: Outcome, out: Output) -> int:
     )
     if any(isinstance(e, AmbiguousSendError) for e in errors):
         return EXIT_AMBIGUOUS
-    if lodged:
+    if outcome.lodged_recipients:
         return EXIT_PARTIAL
     if errors and all(isinstance(e, AuthenticationError) for e in errors):
         return EXIT_AUTH
