@@ -387,6 +387,10 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
         raise UsageError("Give the recipients: --to NUMBER, --csv FILE or --group NAME.")
     from gwdesk.cli import personal, single
 
+    if args.at is not None:  # held by gwdesk until its time
+        from gwdesk.cli.send_later import schedule_send
+
+        return await schedule_send(args, service, out)
     if personal.wanted(args):
         return await personal.send_personal(args, service, out)
     if args.message is None:
@@ -469,8 +473,21 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         "--force", action="store_true", help="send even when the account's credits do not cover it"
     )
     p.add_argument("--from", dest="source", metavar="X", help="sender number or name")
-    p.add_argument(
-        "--send-at", type=moment, metavar="ISO", help="schedule (local time without offset)"
+    when = p.add_mutually_exclusive_group()
+    when.add_argument(
+        "--at",
+        type=moment,
+        metavar="WHEN",
+        help="send later: gwdesk holds the send until WHEN (ISO 8601; without an offset, this "
+        "machine's local time), and it can be changed or cancelled until then (gwdesk "
+        "scheduled); the console or `gwdesk scheduled run` must be running at that time",
+    )
+    when.add_argument(
+        "--send-at",
+        type=moment,
+        metavar="ISO",
+        help="hand WHEN to the gateway now, as its own schedule (SendAt; local time without "
+        "offset): gwdesk can neither change nor cancel it after that",
     )
     p.add_argument(
         "--reply-type", metavar="T", help="EMAIL, WWW, HTTP, HTTPGET, HTTPPOST, TCP/IP, HEADER"
