@@ -486,7 +486,7 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         "--send-at",
         type=moment,
         metavar="ISO",
-        help="hand WHEN to the gateway now, as its own schedule (SendAt; local time without "
+        help="hand this time to the gateway now, as its own schedule (SendAt; local time without "
         "offset): gwdesk can neither change nor cancel it after that",
     )
     p.add_argument(
