@@ -97,10 +97,10 @@ def test_a_small_list_is_refused_without_yes_when_nobody_can_be_asked(
 ) -> None:
     done = run(gateway, "send", *TO, "Closed on Monday")
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines()[-1] == (
+    assert (  # at night in Sydney the send's hours are named after it: --yes answers both
         "gwdesk: A list of 3 recipients is asked about first (3 SMS parts; cost: 3 credits; "
         "9,997 credits left of 10,000); nothing was sent (--yes sends it)."
-    )
+    ) in done.stderr.strip().splitlines()
     assert endpoint_requests(gateway, "send") == 0
 
 

@@ -162,7 +162,7 @@ async def test_send_now_lodges_at_once_and_the_send_is_no_longer_scheduled(
     assert not outcome.failed
     assert lodged(sandbox, "Right away") == list(NUMBERS)
     assert await desk.scheduled.listed() == []
-    with pytest.raises(OutboxError, match="No send"):
+    with pytest.raises(OutboxError, match="no longer waiting"):
         await desk.scheduled.send_now(held.batch_id)
 
 
@@ -449,3 +449,54 @@ async def test_a_contact_zone_that_is_not_a_zone_leaves_the_profiles_clock(desk:
     late = datetime(2026, 12, 1, 23, 0, tzinfo=SYDNEY)
     [held] = await desk.scheduled.schedule_in_hours(message("Hostile zone"), NUMBERS[:1], late)
     assert held.due == datetime(2026, 12, 2, 8, 0, tzinfo=SYDNEY)
+
+
+async def test_a_send_no_longer_waiting_is_told_apart_from_an_unknown_one(desk: Desk) -> None:
+    held = await desk.scheduled.schedule(message("Gone"), NUMBERS, DUE)
+    await desk.scheduled.cancel(held.batch_id)
+    with pytest.raises(OutboxError, match=f"#{held.batch_id} is no longer waiting"):
+        await desk.scheduled.show(held.batch_id)
+    with pytest.raises(OutboxError, match="No send #999 is scheduled"):
+        await desk.scheduled.show(999)
+
+
+async def test_an_edit_changes_text_time_and_recipients_together(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    held = await desk.scheduled.schedule(message("Before"), NUMBERS, DUE)
+    later = DUE + timedelta(hours=1)
+    edited = await desk.scheduled.edit(
+        held.batch_id, text="After", at=later, numbers=["61412000199"]
+    )
+    assert (edited.text, edited.due, edited.recipients) == ("After", later, ("61412000199",))
+    clock.now = later
+    await desk.scheduled.run_due()
+    assert lodged(sandbox, "After") == ["61412000199"]
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [("   ", DUE + timedelta(hours=1)), ("Fine text", START - timedelta(minutes=1))],
+    ids=["empty-text", "time-passed"],
+)
+async def test_an_edit_refused_in_any_part_changes_nothing(
+    desk: Desk, text: str, at: datetime
+) -> None:
+    held = await desk.scheduled.schedule(message("Keep all"), NUMBERS, DUE)
+    with pytest.raises(ValidationError):
+        await desk.scheduled.edit(held.batch_id, text=text, at=at, numbers=["61412000199"])
+    assert await desk.scheduled.listed() == [held]
+
+
+async def test_running_on_time_sends_the_due_and_leaves_the_missed_held(
+    desk: Desk, clock: Clock, sandbox: SandboxThread
+) -> None:
+    missed = await desk.scheduled.schedule(message("Missed one"), NUMBERS, DUE)
+    await desk.scheduled.schedule(message("On time"), NUMBERS, DUE + MISSED_AFTER)
+    clock.now = DUE + MISSED_AFTER + timedelta(seconds=1)
+    outcomes, left = await desk.scheduled.run_on_time()
+    assert [o.ok for o in outcomes] == [True]
+    assert [s.batch_id for s in left] == [missed.batch_id]
+    assert lodged(sandbox, "On time") == list(NUMBERS)
+    assert lodged(sandbox, "Missed one") == []
+    assert [s.batch_id for s in await desk.scheduled.listed()] == [missed.batch_id]

@@ -14,6 +14,7 @@ GATEWAY = ["--base-url", "https://gw.example", "--username", "ops"]
 COMMANDS = [
     ("send", ["Your order is ready"], ["--to", "0412345678", *GATEWAY]),
     ("outbox", ["resume"], ["--batch", "3", *GATEWAY]),
+    ("scheduled", ["edit", "5"], ["--text", "Opens at ten", "--to", "0412345678", *GATEWAY]),
     ("optouts", ["add", "0412345678"], ["--reason", "asked by phone", *GATEWAY]),
     ("optouts", ["import", "list.csv"], ["--reason", "from the old system", *GATEWAY]),
     ("templates", ["add", "Reminder", "Hi {name}"], ["--replace", *GATEWAY]),

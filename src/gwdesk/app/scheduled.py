@@ -137,9 +137,16 @@ class ScheduledSends:
         return sorted(found, key=lambda s: (s.due is not None, s.due or s.created, s.batch_id))
 
     async def show(self, batch_id: int) -> ScheduledSend:
+        """One held send; `OutboxError` when there is none by that id on this account, or
+        it is no longer waiting (sent, being sent, or cancelled)."""
         batch = await self.runner.db(self.outbox.batch, batch_id)
-        if batch is None or batch.held_until_us is None or batch.gateway != self.runner.account:
-            raise OutboxError(f"No send {batch_id} is scheduled on this account.")
+        if batch is None or batch.gateway != self.runner.account:
+            raise OutboxError(f"No send #{batch_id} is scheduled on this account.")
+        if batch.held_until_us is None:
+            raise OutboxError(
+                f"Send #{batch_id} is no longer waiting: it was sent, is being sent, or was "
+                "cancelled. Nothing was changed."
+            )
         return _shown(batch, await self.runner.db(self.outbox.entries, batch_id))
 
     async def retime(self, batch_id: int, at: datetime) -> ScheduledSend:
@@ -150,7 +157,15 @@ class ScheduledSends:
 
     async def rewrite_text(self, batch_id: int, text: str) -> ScheduledSend:
         """Give a held send another text, checked as the Send tab checks it."""
-        held = await self.show(batch_id)
+        checked = self._checked_text(await self.show(batch_id), text)
+        batch, entries = await self.runner.db(
+            self.outbox.rewrite, batch_id, label=checked.text[:80], body=checked.to_json()
+        )
+        self.changed.set()
+        return _shown(batch, entries)
+
+    def _checked_text(self, held: ScheduledSend, text: str) -> SmsMessage:
+        """`held`'s message with another text, checked as the Send tab checks it."""
         message = _same_for_all(held)
         form = SmsForm(
             text=text,
@@ -161,12 +176,36 @@ class ScheduledSends:
             marketing=message.marketing,
             factual=message.factual,
         )
-        checked = check_message(form, self.sending.region, self.now(), self.sending.compliance)
-        batch, entries = await self.runner.db(
-            self.outbox.rewrite, batch_id, label=checked.text[:80], body=checked.to_json()
-        )
-        self.changed.set()
-        return _shown(batch, entries)
+        return check_message(form, self.sending.region, self.now(), self.sending.compliance)
+
+    async def edit(
+        self,
+        batch_id: int,
+        *,
+        text: str | None = None,
+        at: datetime | None = None,
+        numbers: Sequence[str] | None = None,
+    ) -> ScheduledSend:
+        """Change any of a held send's text, time and recipients (`gwdesk scheduled
+        edit`): the time and the text are checked before anything is written, and the
+        recipients (which may all have opted out) are changed first, so that a refusal
+        leaves the send as it was."""
+        held = await self.show(batch_id)
+        if text is None and at is None and numbers is None:
+            raise ValidationError(
+                "Say what to change: the text, the time or the recipients.", status=None
+            )
+        if at is not None:
+            self.check_time(at)
+        if text is not None:
+            self._checked_text(held, text)
+        if numbers is not None:
+            held = await self.rewrite_recipients(batch_id, numbers)
+        if text is not None:
+            held = await self.rewrite_text(batch_id, text)
+        if at is not None:
+            held = await self.retime(batch_id, at)
+        return held
 
     async def rewrite_recipients(self, batch_id: int, numbers: Sequence[str]) -> ScheduledSend:
         """Send a held send to other (checked) numbers instead; opted-out ones left out."""
@@ -183,7 +222,7 @@ class ScheduledSends:
             )
         held_batch = await self.runner.db(self.outbox.batch, batch_id)
         if held_batch is None:
-            raise OutboxError(f"No send {batch_id} is scheduled on this account.")
+            raise OutboxError(f"No send #{batch_id} is scheduled on this account.")
         send_id = held_batch.send_id
         entries = [
             NewEntry(seq, part, message.to_json(), message.external_id or chunk_id(send_id, seq),
@@ -244,6 +283,17 @@ class ScheduledSends:
             entries = await self.runner.db(self.outbox.entries, batch.id)
             outcomes.append(await self._run(_shown(batch, entries)))
         return outcomes
+
+    async def run_on_time(self) -> tuple[list[Outcome], list[ScheduledSend]]:
+        """Send, once, every held send that is due and not missed (`gwdesk scheduled run`
+        without `--missed`); the missed ones, left held for the operator, returned with
+        the outcomes."""
+        missed = await self.missed()
+        if not missed:
+            return await self.run_due(), []
+        latest = max(s.due for s in missed if s.due is not None)
+        # Every send due at or before the latest missed one was missed too (same clock).
+        return await self.run_due(since=latest + timedelta(microseconds=1)), missed
 
     async def next_due(self) -> datetime | None:
         return _time(await self.runner.db(self.outbox.next_due_us, self.runner.account))

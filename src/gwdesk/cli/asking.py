@@ -69,3 +69,27 @@ async def settle(
     line = await asyncio.to_thread(_read_answer, f"{question.yes}? [y/N] ", out, stream)
     if line.strip().casefold() not in YES:
         raise UsageError(f"Not sent: the answer was no{answer_with}.")
+
+
+async def confirm(
+    question: str,
+    nothing: str,
+    out: Output,
+    *,
+    given: bool,
+    flag: str = "--yes",
+    stdin: TextIO | None = None,
+) -> None:
+    """Go on when `flag` was `given`, else when the operator answers `question` yes at a
+    terminal; otherwise `UsageError` (exit 2) saying `nothing` happened. For what is no
+    send's question (cancelling a scheduled send, sending it before its time)."""
+    if given:
+        return
+    stream = stdin or sys.stdin
+    if not interactive(stream):
+        raise UsageError(
+            f"{question}? There is no terminal to answer at, so {nothing} ({flag} answers yes)."
+        )
+    line = await asyncio.to_thread(_read_answer, f"{question}? [y/N] ", out, stream)
+    if line.strip().casefold() not in YES:
+        raise UsageError(f"The answer was no: {nothing}.")

@@ -150,13 +150,19 @@ async def list_recipients(
         where = "--to #"
     else:
         return None
+    note_unusable(listing, where, out)
+    return listing
+
+
+def note_unusable(listing: RecipientList, where: str, out: Output) -> None:
+    """Each unusable entry of a checked list (the first `MAX_SHOWN`), and the repeats
+    dropped; `where` names an entry's place ("row ", "--to #")."""
     for row in listing.invalid[:MAX_SHOWN]:
         out.note(f"{where}{row.row}: {row.text[:40]!r}: {row.reason}")
     if len(listing.invalid) > MAX_SHOWN:
         out.note(f"... and {len(listing.invalid) - MAX_SHOWN:,} more unusable entries")
     if listing.duplicates:
         out.note(f"{listing.duplicates:,} repeated number(s) will be sent to once")
-    return listing
 
 
 async def send_recipients(args: argparse.Namespace, region: str, out: Output) -> RecipientCheck:
@@ -194,6 +200,7 @@ FLAGS: Final = {
     Concern.DUPLICATE: "--yes",
     Concern.ALREADY_LODGED: "--yes",
     Concern.OUTSIDE_HOURS: "--yes",
+    Concern.SCHEDULED: "--yes",
 }
 
 
@@ -282,14 +289,17 @@ def sent_line(sent: RequestOutcome) -> str:
 
 
 def report_send(outcome: Outcome, out: Output) -> int:
-    batch = outcome.batch.id
-    lodged = outcome.lodged_recipients
-    failed = outcome.failed_recipients
-    data = {
+    out.result(outcome_json(outcome), outcome_lines(outcome))
+    return outcome_status(outcome, out)
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    """A send's outcome as `--json` shows it."""
+    return {
         "ok": outcome.ok,
-        "outbox_batch": batch,
-        "lodged": lodged,
-        "failed": failed,
+        "outbox_batch": outcome.batch.id,
+        "lodged": outcome.lodged_recipients,
+        "failed": outcome.failed_recipients,
         "duplicates": outcome.duplicates,
         "excluded": len(outcome.excluded),
         "excluded_numbers": list(outcome.excluded),
@@ -298,6 +308,12 @@ def report_send(outcome: Outcome, out: Output) -> int:
         ],
         "requests": [sent_json(s) for s in outcome.sent],
     }
+
+
+def outcome_lines(outcome: Outcome) -> list[str]:
+    """A send's outcome in lines for people: each request, then the totals."""
+    lodged = outcome.lodged_recipients
+    failed = outcome.failed_recipients
     lines = [sent_line(s) for s in outcome.sent]
     if len(outcome.sent) > 1 or failed:
         lines.append(
@@ -308,9 +324,14 @@ def report_send(outcome: Outcome, out: Output) -> int:
             f"{len(outcome.excluded)} opted-out recipient(s) excluded (not texted): "
             "gwdesk optouts list shows why"
         )
-    out.result(data, lines)
+    return lines
+
+
+def outcome_status(outcome: Outcome, out: Output) -> int:
+    """A send's exit status; what failed, and where it is kept, noted on stderr."""
     if outcome.ok:
         return EXIT_OK
+    batch = outcome.batch.id
     errors = []
     for sent in outcome.failed:
         if sent.error is not None:
@@ -321,7 +342,7 @@ def report_send(outcome: Outcome, out: Output) -> int:
     )
     if any(isinstance(e, AmbiguousSendError) for e in errors):
         return EXIT_AMBIGUOUS
-    if lodged:
+    if outcome.lodged_recipients:
         return EXIT_PARTIAL
     if errors and all(isinstance(e, AuthenticationError) for e in errors):
         return EXIT_AUTH
@@ -368,6 +389,10 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
         raise UsageError("Give the recipients: --to NUMBER, --csv FILE or --group NAME.")
     from gwdesk.cli import personal, single
 
+    if args.at is not None:  # held by gwdesk until its time
+        from gwdesk.cli.send_later import schedule_send
+
+        return await schedule_send(args, service, out)
     if personal.wanted(args):
         return await personal.send_personal(args, service, out)
     if args.message is None:
@@ -450,8 +475,21 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         "--force", action="store_true", help="send even when the account's credits do not cover it"
     )
     p.add_argument("--from", dest="source", metavar="X", help="sender number or name")
-    p.add_argument(
-        "--send-at", type=moment, metavar="ISO", help="schedule (local time without offset)"
+    when = p.add_mutually_exclusive_group()
+    when.add_argument(
+        "--at",
+        type=moment,
+        metavar="WHEN",
+        help="send later: gwdesk holds the send until WHEN (ISO 8601; without an offset, this "
+        "machine's local time), and it can be changed or cancelled until then (gwdesk "
+        "scheduled); the console or `gwdesk scheduled run` must be running at that time",
+    )
+    when.add_argument(
+        "--send-at",
+        type=moment,
+        metavar="ISO",
+        help="hand this time to the gateway now, as its own schedule (SendAt; local time without "
+        "offset): gwdesk can neither change nor cancel it after that",
     )
     p.add_argument(
         "--reply-type", metavar="T", help="EMAIL, WWW, HTTP, HTTPGET, HTTPPOST, TCP/IP, HEADER"

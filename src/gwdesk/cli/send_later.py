@@ -1,0 +1,113 @@
+"""`gwdesk send … --at WHEN`: a send gwdesk holds in the outbox until its time.
+
+The message and recipients are checked, weighed and asked about exactly as `gwdesk
+send` does now (one `--to` as a single message: `--force` when the credits do not cover
+it; a list as every list send: `--yes`, `--skip-invalid`, `--force`), then recorded
+held (`gwdesk.app.scheduled`) instead of sent: nothing reaches the gateway before
+WHEN, and until then `gwdesk scheduled` (or the console's Scheduled view) changes,
+sends or cancels it. A time that has passed or is more than a year ahead is refused
+before anything is asked or recorded. Unlike `--send-at`, which hands the time to the
+gateway (whose schedule gwdesk cannot change), a held send goes only if something is
+running at its time: the console, or `gwdesk scheduled run`; the command says so.
+A list is kept to its recipients' sending hours (`gwdesk.app.sending_hours`): held in
+parts when their hours begin at different times. A text per recipient (`--template`,
+placeholders with `--csv` or `--group`) is not scheduled here: the held send keeps one
+text for all.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from gwdesk.app.list_send import ListSend
+from gwdesk.app.questions import Concern
+from gwdesk.app.scheduled import ScheduledSend, ScheduledSends
+from gwdesk.app.single_send import SingleSend
+from gwdesk.app.sms import SmsMessage
+from gwdesk.cli import EXIT_OK, Output, UsageError, personal, profile_store_sending, single
+from gwdesk.cli.asking import settle
+from gwdesk.cli.scheduled import held_json, local_time, relative, utc_time, who_sends
+from gwdesk.cli.send import (
+    answer,
+    as_check,
+    composed,
+    list_recipients,
+    warn_of_sender,
+    with_groups,
+)
+from gwdesk.gateway.service import GatewayService
+from gwdesk.importing.recipients import RecipientList
+
+
+async def schedule_send(args: argparse.Namespace, service: GatewayService, out: Output) -> int:
+    """Check, ask and record the send held until `args.at`; print its id and time."""
+    if personal.wanted(args):
+        raise UsageError(
+            "--at holds one text for every recipient: --template, --dry-run and placeholders "
+            "filled per recipient cannot be scheduled."
+        )
+    if args.message is None:
+        raise UsageError("Give the MESSAGE to send.")
+    listing = await list_recipients(args, service.profile.region, out)
+    async with profile_store_sending(service) as (store, sending):
+        scheduled = ScheduledSends(sending)
+        scheduled.check_time(args.at)  # refused before anything is asked or recorded
+        if single.wanted(args):
+            message, numbers = await _one(args, SingleSend(sending), listing, out)
+            helds = await scheduled.schedule_in_hours(message, numbers, args.at)
+        else:
+            flow = ListSend.of(sending, store)
+            listing = await with_groups(flow, args.group or (), listing)
+            if not listing.numbers:
+                raise UsageError("There is no usable recipient; nothing was scheduled.")
+            form = composed(args, sending.compliance.marketing_default)
+            message = flow.check_message(form)
+            warn_of_sender(args, form, service.profile.region, out)
+            prepared = await flow.prepare_list(message, listing, hold_until=args.at)
+            await answer(prepared, args, out)
+            helds = await flow.schedule(prepared)
+        now = scheduled.now()
+    lines = [_line(held, args.at, now) for held in helds]
+    if len(helds) > 1:
+        lines.insert(0, f"held in {len(helds)} parts, by each recipient's sending hours:")
+    first = helds[0].batch_id
+    lines += [
+        who_sends(service),
+        f"`gwdesk scheduled show {first}` shows it; edit, send-now and cancel change it.",
+    ]
+    report = {
+        "ok": True,
+        "scheduled": held_json(helds[0], now),
+        "parts": [held_json(held, now) for held in helds],
+        "who_sends": who_sends(service),
+    }
+    out.result(report, lines)
+    return EXIT_OK
+
+
+def _line(held: ScheduledSend, at: datetime, now: datetime) -> str:
+    due, count = held.due or at, len(held.recipients)
+    return (
+        f"scheduled send #{held.batch_id}: {count:,} recipient{'s' if count != 1 else ''}, "
+        f"at {local_time(due)} ({relative(due, now)}; {utc_time(due)})"
+    )
+
+
+async def _one(
+    args: argparse.Namespace, flow: SingleSend, listing: RecipientList | None, out: Output
+) -> tuple[SmsMessage, Sequence[str]]:
+    """One `--to`, checked and asked about as a single send is (`cli/single.py`)."""
+    checked = as_check(listing) if listing is not None else None
+    if checked is None or not checked.numbers:
+        raise UsageError("There is no usable recipient; nothing was scheduled.")
+    sending = flow.sending
+    form = composed(args, sending.compliance.marketing_default)
+    form = replace(form, recipient=checked.numbers[0])
+    warn_of_sender(args, form, sending.region, out)
+    prepared = await flow.prepare(flow.check(form, placeholders=False))
+    given = {Concern.CREDITS_SHORT} if args.force else set()
+    await settle(prepared.question, out, flags=single.FLAGS, given=given)
+    return prepared.single.message, (prepared.single.recipient,)
