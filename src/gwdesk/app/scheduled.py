@@ -61,8 +61,9 @@ class ScheduledSends:
         self.sending = sending
         self.runner = sending.runner
         self.outbox = sending.runner.outbox
-        self.changed = asyncio.Event()
-        """Set when this desk changes the schedule, so that `serve` looks again at once."""
+        self.changed = ScheduleChanged()
+        """Set when this desk changes the schedule, so that `serve` looks again at once
+        (and its `listeners` told: the console's Scheduled view reads it again)."""
 
     def now(self) -> datetime:
         return self.sending.now()
@@ -192,7 +193,11 @@ class ScheduledSends:
         first, so that of every desk and receiver doing this, one sends it."""
         now = self.now()
         outcomes = []
-        for batch in await self.runner.db(self.outbox.due, self.runner.account, epoch_us(now)):
+        after = 0 if since is None else epoch_us(since)
+        due_now = await self.runner.db(
+            self.outbox.due, self.runner.account, epoch_us(now), since_us=after
+        )
+        for batch in due_now:
             due = _time(batch.held_until_us)
             if since is not None and (due is None or due < since):
                 continue
@@ -202,8 +207,13 @@ class ScheduledSends:
             outcomes.append(await self._run(_shown(batch, entries)))
         return outcomes
 
-    async def next_due(self) -> datetime | None:
-        return _time(await self.runner.db(self.outbox.next_due_us, self.runner.account))
+    async def next_due(self, since: datetime | None = None) -> datetime | None:
+        """When the next held send is due (of those due at or after `since`, when given:
+        the missed ones held for the operator are not waited for)."""
+        after = 0 if since is None else epoch_us(since)
+        return _time(
+            await self.runner.db(self.outbox.next_due_us, self.runner.account, since_us=after)
+        )
 
     async def serve(
         self,
@@ -220,7 +230,7 @@ class ScheduledSends:
             for outcome in await self.run_due(since):
                 if told is not None:
                     told(outcome)
-            upcoming = await self.next_due()
+            upcoming = await self.next_due(since)
             wait = NAP if upcoming is None else min(NAP, max(upcoming - self.now(), timedelta()))
             await _first(stop, self.changed, wait.total_seconds())
 
@@ -230,6 +240,20 @@ class ScheduledSends:
         assert batch is not None
         entries = await self.runner.db(self.outbox.entries, held.batch_id)
         return await self.sending.run_list(batch, entries, message)
+
+
+class ScheduleChanged(asyncio.Event):
+    """`ScheduledSends.changed`: the event `serve` waits on, which also tells each of its
+    `listeners` when it is set (on the loop's thread)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.listeners: list[Callable[[], object]] = []
+
+    def set(self) -> None:
+        super().set()
+        for listener in tuple(self.listeners):
+            listener()
 
 
 def _shown(batch: OutboxBatch, entries: Sequence[OutboxEntry]) -> ScheduledSend:
