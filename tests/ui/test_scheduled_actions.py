@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from gwdesk.sandbox.server import SandboxThread
@@ -123,3 +124,23 @@ async def test_no_second_action_starts_while_a_question_is_open(
     answer_no(box)
     await wait_until(lambda: not tab.acting, 10, "the question answered")
     assert tab.cancel_action.isEnabled()
+
+
+async def test_delete_on_the_list_asks_to_cancel_the_selected_send(
+    ui: UiBundle, qtbot: QtBot, sandbox: SandboxThread
+) -> None:
+    tab = await scheduled_tab(ui, qtbot, sandbox)
+    held = await schedule(ui, "Deleted by key")
+    await listing(tab, 1)
+    tab.select(held.batch_id)
+    tab.activateWindow()
+    tab.table.setFocus()
+    await wait_until(tab.table.hasFocus, 5, "the list focused")
+
+    qtbot.keyClick(tab.table, Qt.Key.Key_Delete)
+
+    box = await asked(tab)
+    assert "Cancel this scheduled send" in box.text()
+    answer_no(box)
+    await wait_until(lambda: not tab.acting, 10, "the question answered")
+    assert [s.batch_id for s in await core(ui).listed()] == [held.batch_id]
