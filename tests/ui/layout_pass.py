@@ -14,6 +14,7 @@ import asyncio
 import csv
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -23,6 +24,7 @@ from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QApplication, QDialog, QWidget
 
 from gwdesk.app.reply_state import ListenerSettings
+from gwdesk.app.sms import Channel, SmsMessage
 from gwdesk.domain.contacts import ContactCard
 from gwdesk.domain.profile import Profile
 from gwdesk.profiles import PasswordVault, ProfileStore
@@ -37,6 +39,9 @@ from gwdesk.ui.optouts.tab import OptOutsTab
 from gwdesk.ui.outbox.dialog import OutboxDialog
 from gwdesk.ui.replies.listener_settings import ListenerSettingsDialog
 from gwdesk.ui.replies.tab import RepliesTab
+from gwdesk.ui.scheduled.edits import RecipientsDialog, TextDialog, TimeDialog
+from gwdesk.ui.scheduled.questions import cancel_box, missed_box
+from gwdesk.ui.scheduled.tab import ScheduledTab
 from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.status.tab import StatusTab
 from gwdesk.ui.widgets.question import question_box
@@ -195,6 +200,17 @@ async def fill(window: MainWindow, tmp_path: Path) -> None:
     await wait_until(lambda: len(optouts.model.rows) == 2, 10, "the opt-out list")
     optouts.table.selectRow(0)
 
+    scheduled = window.session.scheduled
+    assert scheduled is not None
+    soon = datetime.now(UTC) + timedelta(hours=2)
+    for index, text in enumerate(("Your check-up is due: reply YES to book.", LONG_TEXT)):
+        numbers = [f"614130{n:05d}" for n in range(1 + 200 * index)]
+        await scheduled.schedule(SmsMessage(Channel.REST_SMS, text), numbers, soon)
+    tab = window.tab(ScheduledTab)
+    assert isinstance(tab, ScheduledTab)
+    await wait_until(lambda: len(tab.model.rows) == 2, 10, "the scheduled sends")
+    tab.table.selectRow(1)
+
 
 async def settle() -> None:
     """Posted layouts and repaints run (a few passes of the loop; never `processEvents`
@@ -238,6 +254,17 @@ def dialogs(window: MainWindow) -> Iterator[tuple[str, QDialog]]:
         window, "Send to 40 recipients?", f"{LONG_TEXT}\n\n{LONG_REPLY}", "Send to 40"
     )
     yield "send-question", box
+    scheduled = window.session.scheduled
+    assert scheduled is not None
+    tab = window.tab(ScheduledTab)
+    assert isinstance(tab, ScheduledTab)
+    held = tab.model.rows[-1].send
+    yield "scheduled-text", TextDialog(scheduled, held, window.tasks, window)
+    yield "scheduled-time", TimeDialog(scheduled, held, window.tasks, parent=window)
+    yield "scheduled-recipients", RecipientsDialog(scheduled, held, window.tasks, "AU", window)
+    yield "scheduled-cancel", cancel_box(window, held)[0]
+    yield "scheduled-missed", missed_box(window, "12 scheduled sends were due while gwdesk "
+                                         "was closed (earliest 09:00 yesterday).")[0]  # fmt: skip
 
 
 def screens() -> list[QScreen]:

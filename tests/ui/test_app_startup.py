@@ -86,6 +86,7 @@ def test_the_frame_paints_before_the_gateway_stack_is_imported_and_the_tabs_foll
     assert after["tabs"] == [
         "Send",
         "Batch",
+        "Scheduled",
         "Status",
         "Replies",
         "Contacts",

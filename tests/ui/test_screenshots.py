@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -18,6 +19,7 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from gwdesk.app.sms import Channel, SmsMessage
 from gwdesk.domain.contacts import ContactCard
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
@@ -34,6 +36,7 @@ from gwdesk.ui.logs.tab import LogsTab
 from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.optouts.tab import OptOutsTab
 from gwdesk.ui.replies.tab import RepliesTab
+from gwdesk.ui.scheduled.tab import ScheduledTab
 from gwdesk.ui.send.tab import SendTab
 from gwdesk.ui.status.tab import StatusTab
 from tests.conftest import SandboxFactory
@@ -42,7 +45,17 @@ from tests.ui.fax_mms_support import attach, picture, write
 from tests.ui.fax_mms_support import send as send_mms
 from tests.ui.screenshot_support import WINDOW, drawn, shot
 
-TAB_TITLES = ["Send", "Batch", "Status", "Replies", "Contacts", "Opt-outs", "Logs", "Fax / MMS"]
+TAB_TITLES = [
+    "Send",
+    "Batch",
+    "Scheduled",
+    "Status",
+    "Replies",
+    "Contacts",
+    "Opt-outs",
+    "Logs",
+    "Fax / MMS",
+]
 SEEDED = 1500
 TODAY = [
     ("61412345678", "Your order #1042 has shipped and arrives tomorrow."),
@@ -95,6 +108,8 @@ def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
     send, batch, status = window.tab(SendTab), window.tab(BatchTab), window.tab(StatusTab)
     replies, logs, fax_mms = window.tab(RepliesTab), window.tab(LogsTab), window.tab(FaxMmsTab)
     optouts, contacts = window.tab(OptOutsTab), window.tab(ContactsTab)
+    scheduled = window.tab(ScheduledTab)
+    assert isinstance(scheduled, ScheduledTab)
     assert isinstance(optouts, OptOutsTab)
     assert isinstance(contacts, ContactsTab)
     assert isinstance(send, SendTab)
@@ -106,6 +121,7 @@ def key_widgets(window: MainWindow) -> dict[str, list[QWidget]]:
     return {
         "Send": [send.form.recipient, send.form.editor, send.send_button, send.history],
         "Batch": [batch.recipients, batch.compose, batch.results],
+        "Scheduled": [scheduled.table, *scheduled.buttons],
         "Status": [status.key_edit, status.table],
         "Replies": [replies.table, replies.conversation],
         "Contacts": [contacts.search, contacts.detail_box],
@@ -213,6 +229,20 @@ async def put_tabs_in_a_working_state(window: MainWindow, tmp_path: Path) -> Non
     await wait_until(lambda: len(optouts.model.rows) == 3, 10, "the opt-out list")
     optouts.table.selectRow(0)  # the history pane shows the selected number's changes
     await wait_until(lambda: optouts.history_model.rows, 10, "a number's history")
+
+    held = window.session.scheduled
+    assert held is not None
+    for later, text, numbers in (
+        (timedelta(hours=3), "Flu clinic on Saturday 9–12: reply YES to book a spot.", 140),
+        (timedelta(days=6), "Harbour Dental closes at 15:00 on Christmas Eve.", 1),
+    ):
+        message = SmsMessage(Channel.REST_SMS, text)
+        recipients = ["61412345678"] + [f"614130{i:05d}" for i in range(1, numbers)]
+        await held.schedule(message, recipients, datetime.now(UTC) + later)
+    scheduled = window.tab(ScheduledTab)
+    assert isinstance(scheduled, ScheduledTab)
+    await wait_until(lambda: len(scheduled.model.rows) == 2, 10, "the scheduled sends")
+    scheduled.table.selectRow(0)
 
 
 async def test_screenshot_window(

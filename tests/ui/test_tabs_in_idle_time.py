@@ -12,8 +12,28 @@ from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tab_slots import LazyTab
 from tests.ui.conftest import UiBundle, wait_until
 
-TITLES = ["Send", "Batch", "Status", "Replies", "Contacts", "Opt-outs", "Logs", "Fax / MMS"]
-LIKELY = ["Send", "Replies", "Batch", "Status", "Logs", "Contacts", "Opt-outs", "Fax / MMS"]
+TITLES = [
+    "Send",
+    "Batch",
+    "Scheduled",
+    "Status",
+    "Replies",
+    "Contacts",
+    "Opt-outs",
+    "Logs",
+    "Fax / MMS",
+]
+LIKELY = [
+    "Send",
+    "Replies",
+    "Batch",
+    "Status",
+    "Logs",
+    "Scheduled",
+    "Contacts",
+    "Opt-outs",
+    "Fax / MMS",
+]
 
 
 class Paints(QObject):

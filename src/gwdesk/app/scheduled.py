@@ -78,7 +78,8 @@ class ScheduledSends:
         self.outbox = sending.runner.outbox
         self.changed = sending.schedule_changed
         """Set when this desk changes the schedule, so that `serve` looks again at once
-        (the `Sending`'s: every flow over it shares it)."""
+        (and its `listeners` told: the console's Scheduled view reads it again); the
+        `Sending`'s, so every flow over it shares it."""
 
     def now(self) -> datetime:
         return self.sending.now()
@@ -273,7 +274,11 @@ class ScheduledSends:
         if within is not None:
             since = max(since or now - within, now - within)
         outcomes = []
-        for batch in await self.runner.db(self.outbox.due, self.runner.account, epoch_us(now)):
+        after = 0 if since is None else epoch_us(since)
+        due_now = await self.runner.db(
+            self.outbox.due, self.runner.account, epoch_us(now), since_us=after
+        )
+        for batch in due_now:
             due = _time(batch.held_until_us)
             if since is not None and (due is None or due < since):
                 continue
@@ -295,8 +300,13 @@ class ScheduledSends:
         # Every send due at or before the latest missed one was missed too (same clock).
         return await self.run_due(since=latest + timedelta(microseconds=1)), missed
 
-    async def next_due(self) -> datetime | None:
-        return _time(await self.runner.db(self.outbox.next_due_us, self.runner.account))
+    async def next_due(self, since: datetime | None = None) -> datetime | None:
+        """When the next held send is due (of those due at or after `since`, when given:
+        the missed ones held for the operator are not waited for)."""
+        after = 0 if since is None else epoch_us(since)
+        return _time(
+            await self.runner.db(self.outbox.next_due_us, self.runner.account, since_us=after)
+        )
 
     async def serve(
         self,
@@ -318,7 +328,11 @@ class ScheduledSends:
                         told(outcome)
             except (GatewayError, StoreError) as exc:  # the gateway or store away: again later
                 log.warning("scheduled sends not sent now: %s", exc)
-            upcoming = await self.next_due()
+            floor = since
+            if within is not None:  # the ones missed by more than `within` are not waited for
+                late = self.now() - within
+                floor = late if since is None else max(since, late)
+            upcoming = await self.next_due(floor)
             wait = NAP if upcoming is None else min(NAP, max(upcoming - self.now(), timedelta()))
             await _first(stop, self.changed, wait.total_seconds())
 

@@ -92,6 +92,21 @@ class Outcome(Requests):
 HoursSource = Callable[[Sequence[str]], Awaitable[SendingHours | None]]
 
 
+class ScheduleChanged(asyncio.Event):
+    """`Sending.schedule_changed`: the event a desk's sender of due sends waits on
+    (`scheduled.py`), which also tells each of its `listeners` when it is set (on the
+    loop's thread: the console's Scheduled view reads the schedule again)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.listeners: list[Callable[[], object]] = []
+
+    def set(self) -> None:
+        super().set()
+        for listener in tuple(self.listeners):
+            listener()
+
+
 class Sending:
     """One profile's sends (see the module docstring)."""
 
@@ -114,7 +129,7 @@ class Sending:
         self.hours_source: HoursSource | None = None
         """The office's sending hours for a list of recipients (`sending_hours.py`); None:
         no store says them, so nothing is held for them."""
-        self.schedule_changed = asyncio.Event()
+        self.schedule_changed = ScheduleChanged()
         """Set when a send is scheduled or a scheduled one changes (`scheduled.py`): the
         desk's sender of due sends looks again at once."""
         self.on_outcome: Callable[[Outcome], object] | None = None

@@ -45,23 +45,27 @@ class OutboxHolds(OutboxReads):
     _clock: Callable[[], int]
     kind: str
 
-    def next_due_us(self, gateway: str) -> int | None:
-        """The soonest time a held batch of `gateway` is due (None: nothing is held)."""
+    def next_due_us(self, gateway: str, since_us: int = 0) -> int | None:
+        """The soonest time a held batch of `gateway` is due, of those due at or after
+        `since_us` (None: nothing is held)."""
         with self.database.session() as session:
             row = session.execute(
                 "SELECT MIN(held_until_us) FROM outbox_batches "
                 "WHERE gateway = ? AND closed = 0 AND held_until_us IS NOT NULL "
-                "AND held_until_us >= 0",
-                (gateway,),
+                "AND held_until_us >= ?",
+                (gateway, max(since_us, 0)),
             ).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
-    def due(self, gateway: str, now_us: int, limit: int = 100) -> list[OutboxBatch]:
-        """Held batches of `gateway` whose time has come, soonest first."""
+    def due(
+        self, gateway: str, now_us: int, limit: int = 100, since_us: int = 0
+    ) -> list[OutboxBatch]:
+        """Held batches of `gateway` whose time has come, soonest first; only those due at
+        or after `since_us` (the ones before it wait for the operator)."""
         return self._batches(
             "WHERE gateway = ? AND closed = 0 AND held_until_us IS NOT NULL "
-            "AND held_until_us >= 0 AND held_until_us <= ? ORDER BY held_until_us, id LIMIT ?",
-            (gateway, now_us, limit),
+            "AND held_until_us >= ? AND held_until_us <= ? ORDER BY held_until_us, id LIMIT ?",
+            (gateway, max(since_us, 0), now_us, limit),
         )
 
     def take(self, batch_id: int, now_us: int | None = None, then: Repeat | None = None) -> bool:

@@ -25,6 +25,7 @@ from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.gc_guard import GuiThreadCollector
 from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.outbox.monitor import OutboxMonitor
+from gwdesk.ui.scheduled.serving import ScheduledServing
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner, to_gui_thread
 from gwdesk.ui.theme import Theme, app_icon
@@ -66,6 +67,13 @@ def quit_on_signals(window: MainWindow, loop: asyncio.AbstractEventLoop) -> None
     repeating(window, 250, lambda: None)
 
 
+def show_scheduled(window: MainWindow) -> None:
+    """The Scheduled tab to the front (its module loaded now if it was not)."""
+    from gwdesk.ui.scheduled.tab import ScheduledTab
+
+    window.tab_widget.setCurrentWidget(window.tab(ScheduledTab))
+
+
 def run_console(
     app: QApplication,
     window: MainWindow,
@@ -91,6 +99,8 @@ def run_console(
     # Interrupted sends are settled on each profile activation, and offered for resuming
     # (by itself when something needs the operator, and always from File ▸ Outbox…).
     OutboxMonitor(window, session, tasks, opened_by=window.outbox_requested)
+    # Scheduled sends go while the console is open (those missed while it was closed: asked).
+    ScheduledServing(window, session, tasks, review=lambda: show_scheduled(window))
     quit_on_signals(window, loop)
     with loop:
         code: int = loop.run_until_complete(

@@ -49,12 +49,13 @@ def default_tabs() -> list[TabFactory]:
     return [
         LazyTab("gwdesk.ui.send.tab", "SendTab", "Send", "send", rank=0),
         LazyTab("gwdesk.ui.batch.tab", "BatchTab", "Batch", "batch", rank=2),
+        LazyTab("gwdesk.ui.scheduled.tab", "ScheduledTab", "Scheduled", "scheduled", rank=5),
         LazyTab("gwdesk.ui.status.tab", "StatusTab", "Status", "status", rank=3),
         LazyTab("gwdesk.ui.replies.tab", "RepliesTab", "Replies", "replies", rank=1),
-        LazyTab("gwdesk.ui.contacts.tab", "ContactsTab", "Contacts", "contacts", rank=5),
-        LazyTab("gwdesk.ui.optouts.tab", "OptOutsTab", "Opt-outs", "optout", rank=6),
+        LazyTab("gwdesk.ui.contacts.tab", "ContactsTab", "Contacts", "contacts", rank=6),
+        LazyTab("gwdesk.ui.optouts.tab", "OptOutsTab", "Opt-outs", "optout", rank=7),
         LazyTab("gwdesk.ui.logs.tab", "LogsTab", "Logs", "logs", rank=4),
-        LazyTab("gwdesk.ui.fax_mms.tab", "FaxMmsTab", "Fax / MMS", "mms", rank=7),
+        LazyTab("gwdesk.ui.fax_mms.tab", "FaxMmsTab", "Fax / MMS", "mms", rank=8),
     ]
 
 

@@ -27,6 +27,7 @@ from gwdesk.app.profile_data import (
     open_profile,
     sending_for,
 )
+from gwdesk.app.scheduled import ScheduledSends
 from gwdesk.app.sending import Sending
 from gwdesk.app.team import CONTACT_TABLES
 from gwdesk.domain.errors import GatewayError, StoreError
@@ -60,6 +61,9 @@ class Session(QObject):
     sent = Signal(object)
     """A send of this console ended (its `Outcome`), from any tab: the log sync and the
     credits follow."""
+    schedule_changed = Signal()
+    """The profile's scheduled sends changed here (one scheduled, edited, cancelled, sent
+    now, or sent at its time): the Scheduled view reads them again."""
 
     def __init__(self, paths: AppPaths, service_factory: ServiceFactory) -> None:
         super().__init__()
@@ -71,6 +75,9 @@ class Session(QObject):
         self.data: ProfileData | None = None
         self.sending: Sending | None = None
         """Every send of the profile: the application core's use cases, over its outbox."""
+        self.scheduled: ScheduledSends | None = None
+        """The profile's scheduled sends (over `sending`): what the Scheduled view lists and
+        changes, and what the console sends when due (`ui/scheduled/serving.py`)."""
         self.is_sandbox = False
         self.password_kept_for_session = False
         self.team = TeamHub(self)
@@ -143,6 +150,8 @@ class Session(QObject):
         self.data = data
         self.sending = sending_for(self.service, self.store, data)
         self.sending.on_outcome = self.sent.emit
+        self.scheduled = ScheduledSends(self.sending)
+        self.scheduled.changed.listeners.append(self.schedule_changed.emit)
         self.profile = profile
         self.is_sandbox = sandbox
         if self.store.team:
@@ -189,7 +198,7 @@ class Session(QObject):
             self._unwatch = None
         service, store = self.service, self.store
         self.service = self.store = self.profile = None
-        self.data = self.sending = None
+        self.data = self.sending = self.scheduled = None
         self.is_sandbox = False
         if service is not None:
             await service.aclose()

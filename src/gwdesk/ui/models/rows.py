@@ -31,6 +31,8 @@ class Column(Generic[R]):
     tooltip: str = ""
     sort_key: Callable[[R], Any] | None = None
     colour: Callable[[R], QColor | None] | None = None
+    tip: Callable[[R], str] | None = None
+    """A cell's tooltip when it is not the cell's own text (the whole of a shortened one)."""
 
 
 class RowsModel(QAbstractTableModel, Generic[R]):
@@ -72,6 +74,8 @@ class RowsModel(QAbstractTableModel, Generic[R]):
         row = self.rows[index.row()]
         column = self.columns[index.column()]
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            if role == Qt.ItemDataRole.ToolTipRole and column.tip is not None:
+                return tooltip(column.tip(row)[:TOOLTIP_CHARS]) or None
             value = column.value(row)
             text = "" if value is None else str(value)
             if role == Qt.ItemDataRole.DisplayRole:
