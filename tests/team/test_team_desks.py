@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +159,38 @@ def test_a_list_killed_on_one_desk_is_resumed_on_another_each_recipient_lodged_o
     code, after, _ = office.run("alex", "outbox", "--json")
     assert code == 0
     assert after["batches"] == []
+
+
+def midday_zone() -> str:
+    """A fixed-offset zone where it is about midday now: a send due in seconds is inside
+    the sending hours there whatever the hour the tests run."""
+    offset = (12 - datetime.now(UTC).hour + 12) % 24 - 12  # -12..11 hours from UTC
+    return f"Etc/GMT{-offset:+d}" if offset else "UTC"  # Etc/GMT-10 is UTC+10
+
+
+def test_the_receiver_sends_a_due_scheduled_send_once_while_every_desk_is_closed(
+    office: Office, start: Starter
+) -> None:
+    zone = ["--timezone", midday_zone()]
+    at = (datetime.now(UTC) + timedelta(seconds=4)).isoformat()
+    code, held, stderr = office.run(
+        "alex", "send", "--json", "--at", at, "--to", CUSTOMER, *zone, "Your table is ready"
+    )
+    assert code == 0, stderr
+    batch = held["scheduled"]["id"]
+    command, env = office.command("receiver", "listen", "--port", "0", "--quiet", *zone)
+    receiver = start(*command[4:], env=env)
+    receiver.line()  # listening (its ReplyPath)
+    sent = receiver.note(f"scheduled send {batch} sent", timeout=60)
+    assert "1 of 1 recipients lodged" in sent
+    receiver.stop()
+    wait_loaded(office.sandbox)
+    assert office.sandbox.query("SELECT to_number FROM messages") == [(CUSTOMER,)]
+    for desk in ("alex", "sam"):
+        code, listing, stderr = office.run(desk, "scheduled", "list", "--json", *zone)
+        assert code == 0, stderr
+        assert listing["scheduled"] == [], desk
+        code, outbox, stderr = office.run(desk, "outbox", "--all", "--json", *zone)
+        assert code == 0, stderr
+        [shown] = [b for b in outbox["batches"] if b["batch"] == batch]
+        assert shown["counts"]["lodged"]["recipients"] == 1, desk
