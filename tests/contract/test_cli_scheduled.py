@@ -485,3 +485,23 @@ def test_send_now_at_a_terminal_answered_yes_lodges_it(
     assert done.returncode == 0, done.stderr
     assert f"Send #{batch_id} now? [y/N]" in done.stderr
     assert lodged(gateway, "Asked and sent") == [E164[0]]
+
+
+def test_every_schedules_a_recurring_send_shown_with_its_rule(gateway: SandboxThread) -> None:
+    at = in_an_hour()
+    done = run(gateway, "send", "--json", "--at", at.isoformat(), "--every", "weekly",
+               "--until", "2099-01-01", "--to", NUMBERS[0], "Weekly reminder")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    every = data(done)["scheduled"]["every"]
+    day = at.astimezone(ZoneInfo("Australia/Sydney"))
+    assert every == f"every {day:%A} at 10:00 Australia/Sydney until 2099-01-01"
+    [held] = listed(gateway)
+    assert held["every"] == every
+
+
+def test_until_without_every_is_refused_and_nothing_is_recorded(gateway: SandboxThread) -> None:
+    done = run(gateway, "send", "--at", in_an_hour().isoformat(), "--until", "2099-01-01",
+               "--to", NUMBERS[0], "No rule")  # fmt: skip
+    assert done.returncode == 2
+    assert "--until goes with --every" in done.stderr
+    assert batches_recorded() == 0

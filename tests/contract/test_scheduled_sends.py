@@ -500,3 +500,12 @@ async def test_running_on_time_sends_the_due_and_leaves_the_missed_held(
     assert lodged(sandbox, "On time") == list(NUMBERS)
     assert lodged(sandbox, "Missed one") == []
     assert [s.batch_id for s in await desk.scheduled.listed()] == [missed.batch_id]
+
+
+async def test_a_recurring_send_outside_some_recipients_hours_is_refused(desk: Desk) -> None:
+    await with_hours(desk)
+    late = datetime(2026, 12, 1, 23, 0, tzinfo=SYDNEY)
+    every = Recurrence(RecurrenceKind.DAILY, late, "Australia/Sydney")
+    with pytest.raises(ValidationError, match="outside some recipients' sending hours"):
+        await desk.scheduled.schedule_in_hours(message("Nightly"), NUMBERS, late, every)
+    assert await desk.scheduled.listed() == []

@@ -107,14 +107,25 @@ class ScheduledSends:
         return _shown(batch, entries)
 
     async def schedule_in_hours(
-        self, message: SmsMessage, numbers: Sequence[str], at: datetime
+        self,
+        message: SmsMessage,
+        numbers: Sequence[str],
+        at: datetime,
+        every: Recurrence | None = None,
     ) -> list[ScheduledSend]:
         """`schedule`, kept to the recipients' sending hours (`sending_hours.py`): one
-        scheduled send per moment its recipients may first be reached at or after `at`."""
+        scheduled send per moment its recipients may first be reached at or after `at`.
+        A recurring send is not split: its time must suit every recipient's hours."""
         due = self.check_time(at)
         hours = await self.sending.hours_for(numbers)
         parts = hours.split(numbers, due) if hours is not None else [(due, tuple(numbers))]
-        return [await self.schedule(message, part, moment) for moment, part in parts]
+        if every is not None and parts != [(due, tuple(numbers))]:
+            raise refuse(
+                "That time is outside some recipients' sending hours, and a recurring send "
+                "goes to all of them at once: pick a time inside their hours.",
+                "SendAt",
+            )
+        return [await self.schedule(message, part, moment, every) for moment, part in parts]
 
     async def schedule_personal(
         self, plan: PersonalPlan, at: datetime, every: Recurrence | None = None

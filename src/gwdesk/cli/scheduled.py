@@ -133,6 +133,7 @@ def held_json(held: ScheduledSend, now: datetime, *, whole: bool = False) -> dic
         "scheduled_by": held.operator,
         "created": held.created.astimezone().isoformat(timespec="seconds"),
         "readable": held.message is not None,
+        "every": None if held.every is None else held.every.describe(),
     }
     message = held.message
     if whole and message is not None:
@@ -156,6 +157,8 @@ def held_lines(held: ScheduledSend, now: datetime) -> list[str]:
         f"  when:       {when_text(held, now)}" + (f"; {utc_time(due)}" if due else ""),
         f"  text:       {held.text}",
     ]
+    if held.every is not None:
+        lines.append(f"  repeats:    {held.every.describe()} (cancel the waiting one to end it)")
     message = held.message
     if message is None:
         lines.append("  its record cannot be read, so it is never sent: cancel it")

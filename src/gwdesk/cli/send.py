@@ -26,6 +26,7 @@ import argparse
 import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
@@ -58,6 +59,7 @@ from gwdesk.cli import (
 )
 from gwdesk.cli.asking import settle
 from gwdesk.domain.numbers import RecipientCheck, Rejected
+from gwdesk.domain.recurrence import RecurrenceKind
 from gwdesk.gateway.errors import AmbiguousSendError, AuthenticationError
 from gwdesk.gateway.service import GatewayService
 from gwdesk.importing.decoding import ImportFailed
@@ -389,6 +391,10 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
         raise UsageError("Give the recipients: --to NUMBER, --csv FILE or --group NAME.")
     from gwdesk.cli import personal, single
 
+    if (args.every or args.until) and args.at is None:
+        raise UsageError("--every and --until go with --at (the first time it is sent).")
+    if args.until and not args.every:
+        raise UsageError("--until goes with --every.")
     if args.at is not None:  # held by gwdesk until its time
         from gwdesk.cli.send_later import schedule_send
 
@@ -490,6 +496,15 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
         metavar="ISO",
         help="hand this time to the gateway now, as its own schedule (SendAt; local time without "
         "offset): gwdesk can neither change nor cancel it after that",
+    )
+    p.add_argument(
+        "--every",
+        choices=[kind.value for kind in RecurrenceKind],
+        help="with --at: send again by this rule, at the same time on the profile's clock "
+        "(each time a scheduled send of its own; cancelling the waiting one ends it)",
+    )
+    p.add_argument(
+        "--until", type=date.fromisoformat, metavar="DATE", help="with --every: the last day"
     )
     p.add_argument(
         "--reply-type", metavar="T", help="EMAIL, WWW, HTTP, HTTPGET, HTTPPOST, TCP/IP, HEADER"

@@ -38,6 +38,7 @@ from gwdesk.cli.send import (
     warn_of_sender,
     with_groups,
 )
+from gwdesk.domain.recurrence import Recurrence, RecurrenceError, RecurrenceKind
 from gwdesk.gateway.service import GatewayService
 from gwdesk.importing.recipients import RecipientList
 
@@ -52,12 +53,13 @@ async def schedule_send(args: argparse.Namespace, service: GatewayService, out: 
     if args.message is None:
         raise UsageError("Give the MESSAGE to send.")
     listing = await list_recipients(args, service.profile.region, out)
+    every = _every(args, service)
     async with profile_store_sending(service) as (store, sending):
         scheduled = ScheduledSends(sending)
         scheduled.check_time(args.at)  # refused before anything is asked or recorded
         if single.wanted(args):
             message, numbers = await _one(args, SingleSend(sending), listing, out)
-            helds = await scheduled.schedule_in_hours(message, numbers, args.at)
+            helds = await scheduled.schedule_in_hours(message, numbers, args.at, every)
         else:
             flow = ListSend.of(sending, store)
             listing = await with_groups(flow, args.group or (), listing)
@@ -68,7 +70,12 @@ async def schedule_send(args: argparse.Namespace, service: GatewayService, out: 
             warn_of_sender(args, form, service.profile.region, out)
             prepared = await flow.prepare_list(message, listing, hold_until=args.at)
             await answer(prepared, args, out)
-            helds = await flow.schedule(prepared)
+            if every is None:
+                helds = await flow.schedule(prepared)
+            else:
+                helds = await scheduled.schedule_in_hours(
+                    prepared.message, prepared.numbers, args.at, every
+                )
         now = scheduled.now()
     lines = [_line(held, args.at, now) for held in helds]
     if len(helds) > 1:
@@ -90,10 +97,21 @@ async def schedule_send(args: argparse.Namespace, service: GatewayService, out: 
 
 def _line(held: ScheduledSend, at: datetime, now: datetime) -> str:
     due, count = held.due or at, len(held.recipients)
+    again = f"; then {held.every.describe()}" if held.every is not None else ""
     return (
         f"scheduled send #{held.batch_id}: {count:,} recipient{'s' if count != 1 else ''}, "
-        f"at {local_time(due)} ({relative(due, now)}; {utc_time(due)})"
+        f"at {local_time(due)} ({relative(due, now)}; {utc_time(due)}){again}"
     )
+
+
+def _every(args: argparse.Namespace, service: GatewayService) -> Recurrence | None:
+    """`--every` (and `--until`) as a rule on the profile's clock, first at `--at`."""
+    if not args.every:
+        return None
+    try:
+        return Recurrence(RecurrenceKind(args.every), args.at, service.profile.timezone, args.until)
+    except RecurrenceError as exc:
+        raise UsageError(f"--every: {exc.message}") from None
 
 
 async def _one(
