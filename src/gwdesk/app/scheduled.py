@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
+from gwdesk.app.pacing import Pace
 from gwdesk.app.personal import PersonalPlan
 from gwdesk.app.send_values import chunk_id, chunked, epoch_us, from_epoch_us, new_send_id
 from gwdesk.app.sending import Outcome, Sending
@@ -126,6 +127,23 @@ class ScheduledSends:
                 "SendAt",
             )
         return [await self.schedule(message, part, moment, every) for moment, part in parts]
+
+    async def schedule_paced(
+        self, message: SmsMessage, numbers: Sequence[str], start: datetime, pace: Pace
+    ) -> list[ScheduledSend]:
+        """A list spread over time (`pacing.py`): parts of `pace.chunk` recipients, one
+        every `pace.interval` from `start` (the pace clock stopped outside the sending
+        hours), each held as a scheduled send of its own and kept to its recipients'
+        hours like any send for later."""
+        due = self.check_time(start)
+        hours = await self.sending.hours_for(numbers)
+        parts = chunked(list(dict.fromkeys(numbers)), pace.chunk)
+        helds = []
+        for moment, part in zip(pace.times(due, len(parts), hours), parts, strict=True):
+            split = hours.split(part, moment) if hours is not None else [(moment, part)]
+            for when, numbers_then in split:
+                helds.append(await self.schedule(message, numbers_then, when))
+        return helds
 
     async def schedule_personal(
         self, plan: PersonalPlan, at: datetime, every: Recurrence | None = None

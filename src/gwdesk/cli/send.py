@@ -26,7 +26,7 @@ import argparse
 import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
@@ -67,6 +67,8 @@ from gwdesk.importing.recipients import RecipientList, check_entries, check_tabl
 from gwdesk.importing.table import ALL_COLUMNS, DELIMITER_NAMES, Table
 
 MAX_SHOWN: Final = 20
+PACE_LEAD: Final = timedelta(seconds=10)
+"""A paced list with no --at starts this soon: after it is recorded and asked about."""
 
 
 # ---- recipients ---------------------------------------------------------------------------
@@ -395,6 +397,10 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
         raise UsageError("--every and --until go with --at (the first time it is sent).")
     if args.until and not args.every:
         raise UsageError("--until goes with --every.")
+    if args.pace and args.every:
+        raise UsageError("--pace spreads one list; it does not go with --every.")
+    if args.pace and args.at is None:
+        args.at = datetime.now(UTC) + PACE_LEAD
     if args.at is not None:  # held by gwdesk until its time
         from gwdesk.cli.send_later import schedule_send
 
@@ -505,6 +511,12 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--until", type=date.fromisoformat, metavar="DATE", help="with --every: the last day"
+    )
+    p.add_argument(
+        "--pace",
+        metavar="RATE",
+        help="spread a list: at most RATE recipients (600/h, 10/min), from --at or now; the "
+        "parts wait in the outbox (gwdesk scheduled), so the pace survives a restart",
     )
     p.add_argument(
         "--reply-type", metavar="T", help="EMAIL, WWW, HTTP, HTTPGET, HTTPPOST, TCP/IP, HEADER"

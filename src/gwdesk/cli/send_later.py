@@ -23,6 +23,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from gwdesk.app.list_send import ListSend
+from gwdesk.app.pacing import Pace, parse_pace
 from gwdesk.app.questions import Concern
 from gwdesk.app.scheduled import ScheduledSend, ScheduledSends
 from gwdesk.app.single_send import SingleSend
@@ -38,6 +39,7 @@ from gwdesk.cli.send import (
     warn_of_sender,
     with_groups,
 )
+from gwdesk.domain.errors import ValidationError
 from gwdesk.domain.recurrence import Recurrence, RecurrenceError, RecurrenceKind
 from gwdesk.gateway.service import GatewayService
 from gwdesk.importing.recipients import RecipientList
@@ -54,6 +56,7 @@ async def schedule_send(args: argparse.Namespace, service: GatewayService, out: 
         raise UsageError("Give the MESSAGE to send.")
     listing = await list_recipients(args, service.profile.region, out)
     every = _every(args, service)
+    pace = _pace(args)
     async with profile_store_sending(service) as (store, sending):
         scheduled = ScheduledSends(sending)
         scheduled.check_time(args.at)  # refused before anything is asked or recorded
@@ -70,15 +73,22 @@ async def schedule_send(args: argparse.Namespace, service: GatewayService, out: 
             warn_of_sender(args, form, service.profile.region, out)
             prepared = await flow.prepare_list(message, listing, hold_until=args.at)
             await answer(prepared, args, out)
-            if every is None:
+            if pace is not None:
+                helds = await scheduled.schedule_paced(
+                    prepared.message, prepared.numbers, args.at, pace
+                )
+            elif every is None:
                 helds = await flow.schedule(prepared)
             else:
                 helds = await scheduled.schedule_in_hours(
                     prepared.message, prepared.numbers, args.at, every
                 )
         now = scheduled.now()
-    lines = [_line(held, args.at, now) for held in helds]
-    if len(helds) > 1:
+    if pace is not None:
+        lines = [_paced(helds, pace, now)]
+    else:
+        lines = [_line(held, args.at, now) for held in helds]
+    if len(helds) > 1 and pace is None:
         lines.insert(0, f"held in {len(helds)} parts, by each recipient's sending hours:")
     first = helds[0].batch_id
     lines += [
@@ -102,6 +112,29 @@ def _line(held: ScheduledSend, at: datetime, now: datetime) -> str:
         f"scheduled send #{held.batch_id}: {count:,} recipient{'s' if count != 1 else ''}, "
         f"at {local_time(due)} ({relative(due, now)}; {utc_time(due)}){again}"
     )
+
+
+def _paced(helds: Sequence[ScheduledSend], pace: Pace, now: datetime) -> str:
+    """One line for a paced list: how many, at what pace, from when to when."""
+    times = [held.due for held in helds if held.due is not None]
+    count = sum(len(held.recipients) for held in helds)
+    first, last = min(times), max(times)
+    return (
+        f"paced send: {count:,} recipients in {len(helds):,} parts, {pace.describe()}, "
+        f"from {local_time(first)} ({relative(first, now)}) to {local_time(last)} "
+        f"(#{helds[0].batch_id} to #{helds[-1].batch_id})"
+    )
+
+
+def _pace(args: argparse.Namespace) -> Pace | None:
+    if not args.pace:
+        return None
+    if single.wanted(args):
+        raise UsageError("--pace spreads a list; one recipient goes at once (or --at).")
+    try:
+        return parse_pace(args.pace)
+    except ValidationError as exc:
+        raise UsageError(f"--pace: {exc.message}") from None
 
 
 def _every(args: argparse.Namespace, service: GatewayService) -> Recurrence | None:
