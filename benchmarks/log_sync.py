@@ -62,7 +62,11 @@ def cpu_seconds() -> tuple[float, float]:
     children = 0.0
     tick = os.sysconf("SC_CLK_TCK")
     for task in Path("/proc/self/task").iterdir():
-        for pid in (task / "children").read_text().split():
+        try:
+            running = (task / "children").read_text().split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        for pid in running:
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:

@@ -14,7 +14,7 @@ import pty
 import sqlite3
 import subprocess
 from collections.abc import Iterator
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -25,6 +25,7 @@ from gwdesk.paths import AppPaths
 from gwdesk.sandbox.server import SandboxThread
 from tests.contract import test_cli
 from tests.contract.test_cli_hostile_text import TEXT, TEXT_SHOWN, hidden_in
+from tests.hours_support import inside_sending_hours
 
 NUMBERS = ("0412000101", "0412000102", "0412000103")
 E164 = tuple(f"61{n[1:]}" for n in NUMBERS)
@@ -48,16 +49,9 @@ def data(done: subprocess.CompletedProcess[str]) -> Any:
 
 
 def in_an_hour() -> datetime:
-    """A time at least an hour ahead inside the sending hours (08:00–20:00 in Sydney, the
-    profile's zone), so that no send is held back for them whatever the time of day the
-    tests run: 10:00 Sydney time, on the first day that is at least an hour off."""
-    sydney = ZoneInfo("Australia/Sydney")
-    soonest = datetime.now(UTC) + timedelta(hours=1)
-    day = soonest.astimezone(sydney).date()
-    at = datetime.combine(day, time(10), sydney)
-    if at < soonest:
-        at = datetime.combine(day + timedelta(days=1), time(10), sydney)
-    return at.astimezone(UTC)
+    """A time at least an hour ahead inside the sending hours in Sydney (the profile's
+    zone), so that no send is held back for them whatever the time of day the tests run."""
+    return inside_sending_hours(ZoneInfo("Australia/Sydney"))
 
 
 def schedule(gateway: SandboxThread, text: str, *numbers: str, at: datetime | None = None) -> int:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from gwdesk.app.scheduled import ScheduledSends
 from gwdesk.sandbox.server import SandboxThread
+from tests.hours_support import inside_sending_hours
 from tests.ui.batch_support import asked, idle, ready_tab, yes_button
 from tests.ui.conftest import UiBundle, wait_until
 
@@ -18,7 +19,8 @@ async def test_a_batch_for_later_asks_to_schedule_then_is_held_and_nothing_is_se
     ui: UiBundle, sandbox: SandboxThread, qtbot
 ) -> None:
     tab = await ready_tab(ui, sandbox, qtbot, count=12)
-    when = (datetime.now(UTC) + timedelta(hours=2)).replace(second=0, microsecond=0)
+    assert ui.session.profile is not None
+    when = inside_sending_hours(ui.session.profile.zone)
     tab.compose.send_at.set_value(when)
     tab.send()
     box = await asked(tab)

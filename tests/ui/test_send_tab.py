@@ -13,6 +13,7 @@ from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.widgets.reply_options import ReplyMode
 from gwdesk.ui.widgets.validity import is_invalid
 from tests.conftest import SandboxFactory
+from tests.hours_support import inside_sending_hours
 from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.send_support import (
     fill,
@@ -115,7 +116,8 @@ async def test_a_send_kept_by_gwdesk_is_held_and_nothing_is_lodged_before_its_ti
 ) -> None:
     tab = await send_tab(ui, qtbot, sandbox)
     fill(tab, "0412345678", "Reminder: dentist at 4")
-    when = (datetime.now(UTC) + timedelta(hours=3)).replace(second=0, microsecond=0)
+    assert ui.session.profile is not None
+    when = inside_sending_hours(ui.session.profile.zone)
     tab.form.send_at.set_value(when)
     assert tab.form.send_at.held(), "gwdesk keeps a scheduled send unless told otherwise"
     await send_and_wait(tab)
