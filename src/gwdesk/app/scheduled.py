@@ -41,6 +41,10 @@ from gwdesk.store.outbox_rows import body_json
 log = logging.getLogger("gwdesk.app.scheduled")
 MISSED_AFTER: Final = timedelta(minutes=2)
 """A send more than this late when a console opens was missed (asked before it goes)."""
+DUE_LANES: Final = 8
+"""Due sends sent at once (each a batch of its own: a crowd falling due in one minute)."""
+DUE_PAGE: Final = 200
+"""Due sends read at a time."""
 NAP: Final = timedelta(seconds=30)
 """The longest wait between looks at the schedule: another desk's change is seen by then."""
 FURTHEST: Final = timedelta(days=366)
@@ -295,28 +299,38 @@ class ScheduledSends:
         self, since: datetime | None = None, within: timedelta | None = None
     ) -> list[Outcome]:
         """Send every held send whose time has come, each taken first, so that of every
-        desk and receiver doing this, one sends it. Only those due at or after `since`
+        desk and receiver doing this, one sends it; `DUE_LANES` at a time (each its own
+        batch under its own claim), soonest first. Only those due at or after `since`
         when given (the missed ones the operator chose to review stay held), and only
         those late by at most `within` (the receiver: one that came back after an
         outage leaves the sends it missed to a person, as a console asks about them)."""
         now = self.now()
         if within is not None:
             since = max(since or now - within, now - within)
-        outcomes = []
         after = 0 if since is None else epoch_us(since)
-        due_now = await self.runner.db(
-            self.outbox.due, self.runner.account, epoch_us(now), since_us=after
-        )
-        for batch in due_now:
-            due = _time(batch.held_until_us)
-            if since is not None and (due is None or due < since):
-                continue
-            then = _next(batch, due)
-            if not await self.runner.db(self.outbox.take, batch.id, epoch_us(now), then):
-                continue  # another desk or the receiver took it, or it changed meanwhile
-            entries = await self.runner.db(self.outbox.entries, batch.id)
-            outcomes.append(await self._run(_shown(batch, entries)))
-        return outcomes
+        lanes = asyncio.Semaphore(DUE_LANES)
+
+        async def send(batch: OutboxBatch) -> Outcome | None:
+            async with lanes:
+                then = _next(batch, _time(batch.held_until_us))
+                if not await self.runner.db(self.outbox.take, batch.id, epoch_us(now), then):
+                    return None  # another desk or the receiver took it, or it changed
+                try:
+                    entries = await self.runner.db(self.outbox.entries, batch.id)
+                    return await self._run(_shown(batch, entries))
+                except (GatewayError, StoreError) as exc:  # left open: resumed as any batch is
+                    log.warning("scheduled send %s stopped: %s", batch.id, exc)
+                    return None
+
+        outcomes: list[Outcome] = []
+        while True:  # a page at a time: each one taken leaves the hold, so the next differs
+            page = await self.runner.db(
+                self.outbox.due, self.runner.account, epoch_us(now), DUE_PAGE, since_us=after
+            )
+            sent = [o for o in await asyncio.gather(*map(send, page)) if o is not None]
+            outcomes.extend(sent)
+            if len(page) < DUE_PAGE or not sent:
+                return outcomes
 
     async def run_on_time(self) -> tuple[list[Outcome], list[ScheduledSend]]:
         """Send, once, every held send that is due and not missed (`gwdesk scheduled run`
