@@ -48,3 +48,46 @@ async def test_a_batch_for_later_declined_is_not_scheduled(
     await wait_until(lambda: tab.totals.outcome.text() == "Not sent.")
     assert await ScheduledSends(ui.session.require_sending()).listed() == []
     await idle(tab, ui)
+
+
+async def test_a_spread_list_asks_with_its_pace_and_is_held_in_parts(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=25)
+    assert ui.session.profile is not None
+    when = inside_sending_hours(ui.session.profile.zone)
+    tab.compose.send_at.set_value(when)
+    tab.compose.pace_box.setCurrentIndex(tab.compose.pace_box.findData(600))
+    tab.send()
+    box = await asked(tab)
+    assert "Spread at 600 an hour (10 every minute): 3 parts" in box.text()
+    yes_button(box).click()
+    outcome = tab.totals.outcome
+    await wait_until(lambda: outcome.text().startswith("Spread 25 recipients in 3 parts"))
+    helds = await ScheduledSends(ui.session.require_sending()).listed()
+    assert [(len(h.recipients), h.due) for h in helds] == [
+        (10, when),
+        (10, when + timedelta(minutes=1)),
+        (5, when + timedelta(minutes=2)),
+    ]
+    assert message_count(sandbox) == 0
+    await idle(tab, ui)
+
+
+async def test_a_weekly_batch_is_held_with_its_rule(
+    ui: UiBundle, sandbox: SandboxThread, qtbot
+) -> None:
+    tab = await ready_tab(ui, sandbox, qtbot, count=3)
+    assert ui.session.profile is not None
+    when = inside_sending_hours(ui.session.profile.zone)
+    tab.compose.send_at.set_value(when)
+    tab.compose.send_at.set_repeat("weekly")
+    tab.send()
+    box = await asked(tab)
+    assert "Then every " in box.text()
+    yes_button(box).click()
+    await wait_until(lambda: tab.totals.outcome.text().startswith("Scheduled for 3 recipients"))
+    [held] = await ScheduledSends(ui.session.require_sending()).listed()
+    assert held.every is not None
+    assert (held.every.kind.value, held.due) == ("weekly", when)
+    await idle(tab, ui)

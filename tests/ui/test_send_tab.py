@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -316,3 +317,30 @@ async def test_fields_the_channel_does_not_use_are_disabled_with_a_reason(
     tab.form.set_channel(Channel.REST_SMS)
     assert tab.form.external_id.isEnabled()
     assert tab.form.replies.isEnabled()
+
+
+async def test_a_send_kept_by_gwdesk_may_repeat_and_is_held_with_its_rule(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await send_tab(ui, qtbot, sandbox)
+    fill(tab, "0412345678", "Daily reminder")
+    assert ui.session.profile is not None
+    when = inside_sending_hours(ui.session.profile.zone)
+    tab.form.send_at.set_value(when)
+    tab.form.send_at.set_repeat("daily")
+    await send_and_wait(tab)
+    [held] = await ScheduledSends(ui.session.require_sending()).listed()
+    assert held.every is not None
+    assert (held.every.kind.value, held.due) == ("daily", when)
+    assert message_count(sandbox) == 0
+
+
+async def test_a_send_handed_to_the_gateway_cannot_repeat(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab = await send_tab(ui, qtbot, sandbox)
+    tab.form.send_at.set_value(inside_sending_hours(ZoneInfo("UTC")))
+    tab.form.send_at.set_repeat("daily")
+    tab.form.send_at.set_held(False)
+    assert not tab.form.send_at.repeat_box.isEnabled()
+    assert tab.form.send_at.repeat() == ""

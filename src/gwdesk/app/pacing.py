@@ -22,6 +22,8 @@ from gwdesk.app.send_values import MAX_RECIPIENTS_PER_REQUEST
 from gwdesk.app.sending_hours import SendingHours
 from gwdesk.app.sms import refuse
 
+PACE_LEAD: Final = timedelta(seconds=10)
+"""A paced list with no time of its own starts this soon (after it is recorded and asked)."""
 MOST_PER_HOUR: Final = 360_000
 """The fastest pace (100 a second): faster is simply a list sent now."""
 _PACE: Final = re.compile(r"([0-9]{1,7})\s*/\s*(h|hr|hour|m|min|minute)", re.IGNORECASE)

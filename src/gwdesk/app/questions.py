@@ -134,16 +134,17 @@ def list_send(recipients: int, parts: int, cost: Cost | None, text: str = "") ->
     return Ask(Concern.LIST, "\n".join(lines))
 
 
-def scheduled_for(at: datetime) -> Ask:
-    """A send gwdesk holds until `at`: when it goes on the operator's clock, that it can
-    change until then, and what must be running for it to go."""
+def scheduled_for(at: datetime, how: str = "") -> Ask:
+    """A send gwdesk holds until `at`: when it goes on the operator's clock (`how`: its
+    repeat or its pace, in words), that it can change until then, and what must be
+    running for it to go."""
     local = at.astimezone()
     return Ask(
         Concern.SCHEDULED,
-        f"It goes at {local:%a %d %b %Y %H:%M} ({local.tzname() or 'your time'}). gwdesk keeps "
-        "it until then: change or cancel it in the Scheduled tab or with gwdesk scheduled. "
-        "It goes only if a console of this profile, the office's receiver or gwdesk "
-        "scheduled run is running at that time.",
+        f"It goes at {local:%a %d %b %Y %H:%M} ({local.tzname() or 'your time'}). "
+        f"{how + ' ' if how else ''}gwdesk keeps it until then: change or cancel it in the "
+        "Scheduled tab or with gwdesk scheduled. It goes only if a console of this profile, "
+        "the office's receiver or gwdesk scheduled run is running at that time.",
     )
 
 

@@ -30,9 +30,9 @@ from gwdesk.app.personal import PersonalPlan
 from gwdesk.app.send_values import chunk_id, chunked, epoch_us, from_epoch_us, new_send_id
 from gwdesk.app.sending import Outcome, Sending
 from gwdesk.app.sms import Channel, SmsForm, SmsMessage, check_message, refuse
-from gwdesk.domain.errors import GatewayError, ValidationError
+from gwdesk.domain.errors import GatewayError, InputRefused, ValidationError
 from gwdesk.domain.numbers import display
-from gwdesk.domain.recurrence import Recurrence
+from gwdesk.domain.recurrence import Recurrence, RecurrenceKind
 from gwdesk.store.database import StoreError
 from gwdesk.store.outbox import NewEntry, OutboxBatch, OutboxEntry, OutboxError
 from gwdesk.store.outbox_holds import GONE, Repeat
@@ -72,6 +72,16 @@ class ScheduledSend:
     text and recipients cannot be changed, only its time."""
     every: Recurrence | None = None
     """A recurring send's rule (this is its next occurrence); None for a one-off."""
+
+
+@dataclass(frozen=True, slots=True)
+class Later:
+    """How a send for later goes: gwdesk holds it until `at`; then again by `every`, or
+    spread at `pace` (a list)."""
+
+    at: datetime
+    every: Recurrence | None = None
+    pace: Pace | None = None
 
 
 class ScheduledSends:
@@ -160,6 +170,17 @@ class ScheduledSends:
         )
         self.changed.set()
         return _shown(batch, entries)
+
+    def rule(self, repeat: str, first: datetime) -> Recurrence | None:
+        """A send's repeat (`SmsForm.repeat`) as a rule on the profile's clock, first at
+        `first` (None: once); refused at SendAt when it cannot be kept."""
+        if not repeat:
+            return None
+        zone = self.runner.gateway.profile.timezone
+        try:
+            return Recurrence(RecurrenceKind(repeat), first, zone)
+        except (InputRefused, ValueError) as exc:
+            raise refuse(f"It cannot repeat {repeat}: {exc}", "SendAt") from None
 
     def check_time(self, at: datetime) -> datetime:
         return check_hold(at, self.now())
@@ -436,8 +457,17 @@ def _next(batch: OutboxBatch, due: datetime | None) -> Repeat | None:
     return None if following is None else Repeat(epoch_us(following), new_send_id())
 
 
-def schedule_line(helds: Sequence[ScheduledSend]) -> str:
-    """`scheduled_line`, for a send kept to sending hours in one part or several."""
+def schedule_line(helds: Sequence[ScheduledSend], pace: Pace | None = None) -> str:
+    """`scheduled_line`, for a send kept to sending hours in one part or several, or
+    spread at `pace`."""
+    if pace is not None and helds:
+        times = [h.due for h in helds if h.due is not None]
+        count = sum(len(h.recipients) for h in helds)
+        return (
+            f"Spread {count:,} recipients in {len(helds):,} parts at {pace.describe()}, from "
+            f"{min(times).astimezone():%a %d %b %H:%M} to {max(times).astimezone():%a %d %b %H:%M} "
+            "(your time): gwdesk holds the parts until then; see them in the Scheduled tab."
+        )
     if len(helds) == 1:
         return scheduled_line(helds[0])
     parts = "; ".join(

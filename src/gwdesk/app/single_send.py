@@ -233,6 +233,9 @@ class SingleSend:
             if form.channel is not Channel.REST_SMS:
                 raise refuse("gwdesk schedules REST SMS only.", "SendAt")
             check_hold(form.hold_until, self.sending.now())
+            ScheduledSends(self.sending).rule(form.repeat, form.hold_until)
+        elif form.repeat:
+            raise refuse("A send repeats from its first time: schedule it.", "SendAt")
         return checked
 
     async def filled(self, checked: Checked) -> Checked:
@@ -283,7 +286,7 @@ class SingleSend:
             raise ValueError(f"unanswered: {prepared.question.title}")
         single = prepared.single
         if prepared.form.hold_until is not None:
-            return await self._schedule(single, prepared.form.hold_until)
+            return await self._schedule(single, prepared.form.hold_until, prepared.form.repeat)
         async with CancelWatch(cancel or asyncio.Event()) as watch:
             outcome = await self.sending.send_message(single, note=note, recorded=watch.recorded)
             return self._result(outcome, (single.recipient,))
@@ -294,14 +297,18 @@ class SingleSend:
         rows = [message_history(single.message, sent, at, note) for sent in report.sent]
         return self._result(self.sending.outcome(report, rows), (single.recipient,))
 
-    async def _schedule(self, single: SingleMessage, at: datetime) -> SingleResult:
-        """Hold it in the outbox until `at` (`gwdesk.app.scheduled`): nothing is sent now."""
+    async def _schedule(self, single: SingleMessage, at: datetime, repeat: str) -> SingleResult:
+        """Hold it in the outbox until `at` (`gwdesk.app.scheduled`), kept to the
+        recipient's sending hours, repeating by `repeat`: nothing is sent now."""
         if self.sending.guard is not None:  # refused now rather than left out at its time
             wire = recipient_field(single.message.channel)
             await self.sending.guard.check_one(
                 single.recipient, wire, factual=single.message.factual
             )
-        held = await ScheduledSends(self.sending).schedule(single.message, (single.recipient,), at)
+        scheduled = ScheduledSends(self.sending)
+        [held] = await scheduled.schedule_in_hours(
+            single.message, (single.recipient,), at, scheduled.rule(repeat, at)
+        )
         batch = await self.sending.runner.db(self.sending.runner.outbox.batch, held.batch_id)
         assert batch is not None
         return SingleResult(Outcome(batch, ()), Refresh(), scheduled=held)

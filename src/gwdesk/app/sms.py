@@ -86,6 +86,8 @@ class SmsForm:
     hold_until: datetime | None = None
     """A time gwdesk keeps instead: held in the outbox, changeable until then, sent then
     (`gwdesk.app.scheduled`)."""
+    repeat: str = ""
+    """With `hold_until`: sent again daily, weekdays, weekly or monthly ('' once)."""
     reply: tuple[str, str] | None = None
     """(ReplyType, ReplyPath); ("HEADER", sender name) for a HEADER sender."""
     external_id: str = ""

@@ -26,7 +26,7 @@ import argparse
 import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -37,6 +37,7 @@ from gwdesk.app.list_send import (
     StoreError,
 )
 from gwdesk.app.merge import with_group_numbers
+from gwdesk.app.pacing import PACE_LEAD
 from gwdesk.app.questions import Ask, Concern, credits_line, plural
 from gwdesk.app.send_values import RequestOutcome
 from gwdesk.app.sender_rules import sender_notes
@@ -67,8 +68,6 @@ from gwdesk.importing.recipients import RecipientList, check_entries, check_tabl
 from gwdesk.importing.table import ALL_COLUMNS, DELIMITER_NAMES, Table
 
 MAX_SHOWN: Final = 20
-PACE_LEAD: Final = timedelta(seconds=10)
-"""A paced list with no --at starts this soon: after it is recorded and asked about."""
 
 
 # ---- recipients ---------------------------------------------------------------------------

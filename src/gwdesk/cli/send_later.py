@@ -25,7 +25,7 @@ from datetime import datetime
 from gwdesk.app.list_send import ListSend
 from gwdesk.app.pacing import Pace, parse_pace
 from gwdesk.app.questions import Concern
-from gwdesk.app.scheduled import ScheduledSend, ScheduledSends
+from gwdesk.app.scheduled import Later, ScheduledSend, ScheduledSends
 from gwdesk.app.single_send import SingleSend
 from gwdesk.app.sms import SmsMessage
 from gwdesk.cli import EXIT_OK, Output, UsageError, personal, profile_store_sending, single
@@ -71,18 +71,10 @@ async def schedule_send(args: argparse.Namespace, service: GatewayService, out: 
             form = composed(args, sending.compliance.marketing_default)
             message = flow.check_message(form)
             warn_of_sender(args, form, service.profile.region, out)
-            prepared = await flow.prepare_list(message, listing, hold_until=args.at)
+            later = Later(args.at, every, pace)
+            prepared = await flow.prepare_list(message, listing, later=later)
             await answer(prepared, args, out)
-            if pace is not None:
-                helds = await scheduled.schedule_paced(
-                    prepared.message, prepared.numbers, args.at, pace
-                )
-            elif every is None:
-                helds = await flow.schedule(prepared)
-            else:
-                helds = await scheduled.schedule_in_hours(
-                    prepared.message, prepared.numbers, args.at, every
-                )
+            helds = await flow.schedule(prepared)
         now = scheduled.now()
     if pace is not None:
         lines = [_paced(helds, pace, now)]

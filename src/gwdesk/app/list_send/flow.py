@@ -37,9 +37,10 @@ from gwdesk.app.list_send.policy import SendFacts, question_for
 from gwdesk.app.list_send.run import FollowEnd, ListRun, RunEnd, follow_end, run_end
 from gwdesk.app.list_send.totals import Totals, list_totals, plan_totals
 from gwdesk.app.optouts import Screened
+from gwdesk.app.pacing import PACE_LEAD, Pace
 from gwdesk.app.personal import Cost, PersonalPlan, Recipients
 from gwdesk.app.questions import SendQuestion
-from gwdesk.app.scheduled import ScheduledSend, ScheduledSends, check_hold
+from gwdesk.app.scheduled import Later, ScheduledSend, ScheduledSends, check_hold
 from gwdesk.app.send_history import shown_recipient
 from gwdesk.app.send_values import DEFAULT_LANES, Changed, StoreAwayError
 from gwdesk.app.sending import Outcome, Sending
@@ -86,10 +87,14 @@ class PreparedSend:
     rejected: tuple[Rejected, ...] = ()
     duplicates: int = 0
     """Repeated numbers dropped from the list."""
-    hold_until: datetime | None = None
+    later: Later | None = None
     """A send for later gwdesk holds (`schedule`), or None: it goes now."""
     outside: Outside | None = None
     """Sent now: the recipients outside their sending hours (the question names them)."""
+
+    @property
+    def hold_until(self) -> datetime | None:
+        return None if self.later is None else self.later.at
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,9 +150,20 @@ class ListSend:
             if form.send_at is not None:
                 raise refuse("Schedule with gwdesk or with the gateway, not both.", "SendAt")
             check_hold(form.hold_until, self.sending.now())
+            ScheduledSends(self.sending).rule(form.repeat, form.hold_until)
+        elif form.repeat:
+            raise refuse("A send repeats from its first time: schedule it.", "SendAt")
         if personal:
             return self.check_options(form)
         return self.check_message(replace(form, text=same_text))
+
+    def later_of(self, form: SmsForm, pace: Pace | None = None) -> Later | None:
+        """How the composed send goes later (None: now): held until its time, repeating by
+        its rule, or spread at `pace` (from a moment after now when it has no time)."""
+        if form.hold_until is None and pace is None:
+            return None
+        at = form.hold_until or self.sending.now() + PACE_LEAD
+        return Later(at, ScheduledSends(self.sending).rule(form.repeat, at), pace)
 
     # ---- plan, screen, cost --------------------------------------------------------------
 
@@ -212,11 +228,11 @@ class ListSend:
         *,
         screened: Screened | None = None,
         weigh: Weigh | None = None,
-        hold_until: datetime | None = None,
+        later: Later | None = None,
     ) -> PreparedSend:
         """A same-for-all `message` to `recipients` weighed, and what it asks first
-        (`screened`: the list's screen when the caller has it fresh; `hold_until`: it is
-        to be scheduled, `schedule`)."""
+        (`screened`: the list's screen when the caller has it fresh; `later`: it is to be
+        scheduled, `schedule`)."""
         numbers = tuple(recipients.numbers)
         if screened is None:
             screened = await self.screen(numbers, factual=message.factual)
@@ -224,7 +240,7 @@ class ListSend:
         totals = list_totals(recipients, screened or Screened(numbers), each)
         kept = numbers if screened is None or screened.factual else screened.kept
         cost = await (weigh or self.cost)(len(kept) * each)
-        hours = None if hold_until is not None else await self.sending.hours_for(kept)
+        hours = None if later is not None else await self.sending.hours_for(kept)
         outside = hours.outside(kept, self.sending.now()) if hours is not None else None
         return self._asked(
             PreparedSend(
@@ -239,15 +255,17 @@ class ListSend:
                 invalid=len(recipients.invalid),
                 rejected=tuple(Rejected(r.row - 1, r.text, r.reason) for r in recipients.invalid),
                 duplicates=recipients.duplicates,
-                hold_until=hold_until,
+                later=later,
                 outside=outside,
             )
         )
 
     async def prepare_personal(
-        self, plan: PersonalPlan, *, weigh: Weigh | None = None, hold_until: datetime | None = None
+        self, plan: PersonalPlan, *, weigh: Weigh | None = None, later: Later | None = None
     ) -> PreparedSend:
         """A personal send's plan weighed, and what it asks first."""
+        if later is not None and later.pace is not None:
+            raise refuse("A list of personal messages goes whole at its time, not spread.", "Pace")
         cost = await (weigh or self.cost)(plan.parts[2])
         reached = [m.recipient.number for m in plan.messages]
         return self._asked(
@@ -262,7 +280,7 @@ class ListSend:
                 recipients=plan.recipients,
                 invalid=len(plan.invalid),
                 duplicates=plan.duplicates,
-                hold_until=hold_until,
+                later=later,
             )
         )
 
@@ -276,7 +294,7 @@ class ListSend:
             duplicate=prepared.duplicate,
             cost=prepared.cost,
             text=(plan.history_message() if (plan := prepared.plan) else prepared.message).text,
-            hold_until=prepared.hold_until,
+            later=prepared.later,
             outside=prepared.outside,
         )
         question = question_for(facts, self.sending.now())
@@ -288,12 +306,12 @@ class ListSend:
         options: SmsMessage,
         *,
         weigh: Weigh | None = None,
-        hold_until: datetime | None = None,
+        later: Later | None = None,
     ) -> PreparedSend:
         """`prepare_personal` of a plan still being made (the console's: made now when the
         one shown is of other inputs), carrying the options as checked now."""
         return await self.prepare_personal(
-            with_options(await plan, options), weigh=weigh, hold_until=hold_until
+            with_options(await plan, options), weigh=weigh, later=later
         )
 
     async def _duplicate(self, text: str, numbers: Sequence[str]) -> Duplicate | None:
@@ -340,12 +358,19 @@ class ListSend:
         now; the Scheduled tab and `gwdesk scheduled` change or cancel it until then): a
         list kept to its recipients' sending hours (in parts when they differ), a personal
         send whole at its time."""
-        if prepared.hold_until is None:
+        later = prepared.later
+        if later is None:
             raise ValueError("a send for now is recorded and run, not scheduled")
-        scheduled, at = ScheduledSends(self.sending), prepared.hold_until
+        scheduled, message, numbers = (
+            ScheduledSends(self.sending),
+            prepared.message,
+            prepared.numbers,
+        )
         if prepared.plan is not None:
-            return [await scheduled.schedule_personal(prepared.plan, at)]
-        return await scheduled.schedule_in_hours(prepared.message, prepared.numbers, at)
+            return [await scheduled.schedule_personal(prepared.plan, later.at, later.every)]
+        if later.pace is not None:
+            return await scheduled.schedule_paced(message, numbers, later.at, later.pace)
+        return await scheduled.schedule_in_hours(message, numbers, later.at, later.every)
 
     async def run_due(
         self,

@@ -31,6 +31,7 @@ from gwdesk.app.questions import (
     question,
     scheduled_for,
 )
+from gwdesk.app.scheduled import Later
 from gwdesk.app.sending_hours import Outside
 
 TITLE: Final = "Send the batch?"
@@ -52,9 +53,9 @@ class SendFacts:
     cost: Cost | None = None
     text: str = ""
     """The message (a personal send's template), as the question quotes it."""
-    hold_until: datetime | None = None
-    """Scheduled: gwdesk holds it until then (the question says when, and asks to
-    schedule rather than send)."""
+    later: Later | None = None
+    """Scheduled: gwdesk holds it until then (the question says when, how it repeats or
+    is spread, and asks to schedule rather than send)."""
     outside: Outside | None = None
     """Sent now: those it would reach outside the sending hours, on their clock."""
 
@@ -64,7 +65,7 @@ def question_for(facts: SendFacts, now: datetime) -> SendQuestion | None:
     then refuses, naming why)."""
     if facts.recipients <= 0:
         return None
-    later = facts.hold_until
+    later = facts.later
     return question(
         TITLE if later is None else SCHEDULE_TITLE,
         facts.recipients,
@@ -72,7 +73,7 @@ def question_for(facts: SendFacts, now: datetime) -> SendQuestion | None:
         facts.cost,
         (
             list_send(facts.recipients, facts.parts, facts.cost, facts.text),
-            scheduled_for(later) if later is not None else None,
+            _scheduled(later, facts.recipients) if later is not None else None,
             _outside(facts.outside, facts.recipients) if facts.outside is not None else None,
             invalid_rows(facts.invalid, facts.recipients) if facts.invalid else None,
             already_lodged(facts.lodged_before) if facts.lodged_before else None,
@@ -85,3 +86,18 @@ def question_for(facts: SendFacts, now: datetime) -> SendQuestion | None:
 
 def _outside(outside: Outside, recipients: int) -> Ask:
     return outside_hours(len(outside.numbers), recipients, outside.opens, outside.hours.describe())
+
+
+def _scheduled(later: Later, recipients: int) -> Ask:
+    """When a send for later goes: its time, and its rule or its pace in words."""
+    how = ""
+    if later.every is not None:
+        how = f"Then {later.every.describe()}, each time a scheduled send of its own."
+    elif later.pace is not None:
+        parts = -(-recipients // later.pace.chunk)
+        last = later.at + later.pace.interval * max(parts - 1, 0)
+        how = (
+            f"Spread at {later.pace.describe()}: {parts:,} parts, the last about "
+            f"{last.astimezone():%a %d %b %H:%M} (your time; later if sending hours pause it)."
+        )
+    return scheduled_for(later.at, how)

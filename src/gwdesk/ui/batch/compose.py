@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.pacing import Pace
 from gwdesk.app.sender_rules import SenderNotes, sender_notes
 from gwdesk.app.sms import Channel, Compliance, SmsForm, with_instruction
 from gwdesk.domain.numbers import DEFAULT_REGION
@@ -35,6 +37,16 @@ from gwdesk.ui.widgets.message_editor import MessageEditor
 from gwdesk.ui.widgets.reply_options import ReplyMode, ReplyOptions
 from gwdesk.ui.widgets.send_at import SendAtPicker
 from gwdesk.ui.widgets.validity import set_invalid
+
+PACES: Final = (
+    ("all at once", None),
+    ("300 an hour", 300),
+    ("600 an hour", 600),
+    ("1,200 an hour", 1200),
+    ("3,000 an hour", 3000),
+    ("6,000 an hour", 6000),
+)
+"""The paces a list may be spread at (shown, recipients an hour)."""
 
 DRAFT_VERSION: Final = 1
 SENDER_TIP: Final = (
@@ -83,6 +95,14 @@ class BatchCompose(QGroupBox):
         self.tags_error = error_label("Tags error")
         self.send_at = SendAtPicker()  # the zone line under the time: beside it, it wraps
         self.send_at_error = error_label("Send at error")
+        self.pace_box = QComboBox()
+        self.pace_box.setAccessibleName("Spread the list")
+        for shown, per_hour in PACES:
+            self.pace_box.addItem(shown, per_hour)
+        self.pace_box.setToolTip(
+            "Send the list a little at a time, so the replies it brings can be answered; the "
+            "parts wait in the Scheduled tab, paused outside the sending hours."
+        )
         self.replies = ReplyOptions()
         self.reply_error = error_label("Replies error")
         self.marking = MarkingChoice()
@@ -112,6 +132,13 @@ class BatchCompose(QGroupBox):
         replies_label.setBuddy(self.replies.one_way)
         options.addRow(sender_label, line)
         options.addRow(send_at_label, stacked(self.send_at, self.send_at_error))
+        pace_label = QLabel("Sprea&d")
+        pace_label.setBuddy(self.pace_box)
+        pace_row = QHBoxLayout()
+        pace_row.setContentsMargins(0, 0, 0, 0)
+        pace_row.addWidget(self.pace_box)
+        pace_row.addStretch(1)
+        options.addRow(pace_label, pace_row)
         options.addRow(replies_label, stacked(self.replies, self.reply_error))
         # The template picker (added by the tab, which has the store) sits above the text.
         self.tools = QHBoxLayout()
@@ -154,6 +181,7 @@ class BatchCompose(QGroupBox):
             sender=self.sender_edit.text(),
             send_at=self.send_at.gateway_time(),
             hold_until=self.send_at.hold_time(),
+            repeat=self.send_at.repeat(),
             reply=self.replies.reply(),
             tags=self.tags.text(),
             marketing=self.marking.marketing.isChecked(),
@@ -314,6 +342,11 @@ class BatchCompose(QGroupBox):
             self._check_sender()
         self.changed.emit()
 
+    def pace(self) -> Pace | None:
+        """How fast the list goes (None: all at once)."""
+        per_hour = self.pace_box.currentData()
+        return Pace(per_hour) if isinstance(per_hour, int) else None
+
     # ---- drafts ----------------------------------------------------------------------------
 
     def draft(self) -> dict[str, Any]:
@@ -323,6 +356,7 @@ class BatchCompose(QGroupBox):
             "sender": self.sender_edit.text(),
             "tags": self.tags.text(),
             **self.send_at.draft(),
+            "pace": self.pace_box.currentData(),
             **self.replies.draft(),
             **self.marking.draft(),
         }
@@ -333,6 +367,8 @@ class BatchCompose(QGroupBox):
         self.sender_edit.setText(draft_text(data, "sender", 64))
         self.tags.setText(draft_text(data, "tags", 1000))
         self.send_at.restore(data)
+        pace = data.get("pace")
+        self.pace_box.setCurrentIndex(max(self.pace_box.findData(pace), 0) if pace else 0)
         self.replies.restore(data)
         self.marking.restore(data)
         self.clear_errors()

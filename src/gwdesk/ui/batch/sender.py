@@ -151,7 +151,7 @@ class BatchSender(Outcomes):
             self.said.emit("", "hint")
             self.failed.emit(f"The batch was not scheduled, so nothing will be sent: {exc}")
             return
-        self.said.emit(schedule_line(held), "ok")
+        self.said.emit(schedule_line(held, prepared.later.pace if prepared.later else None), "ok")
 
     def _changed(self, entry: OutboxEntry) -> None:
         """The runner handed an entry's new row (the run took it): repaint it."""

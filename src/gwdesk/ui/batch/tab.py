@@ -302,12 +302,12 @@ class BatchTab(BaseTab):
         if template is not None:
             self.totals.say("Making every recipient's message…", "hint")
             plan = self.planner.ready(self.plan_inputs(template), flow)
-            prepared = flow.prepare_plan(plan, checked, weigh=weigh, hold_until=form.hold_until)
+            prepared = flow.prepare_plan(plan, checked, weigh=weigh, later=flow.later_of(form))
             self.asking.ask(flow, prepared)
         else:
             screened = self.screening.of((recipients, checked.factual))
             self.asking.ask(flow, flow.prepare_list(checked, recipients, screened=screened,
-                                                    weigh=weigh, hold_until=form.hold_until))  # fmt: skip
+                            weigh=weigh, later=flow.later_of(form, compose.pace())))  # fmt: skip
 
     def _confirmed(self, flow: ListSend, ready: PreparedSend) -> None:
         """The operator said yes: the send goes (unless the profile changed meanwhile)."""
@@ -324,7 +324,7 @@ class BatchTab(BaseTab):
         message = None
         if run.personal is None:
             try:
-                form = replace(self.compose.form(), hold_until=None)  # what is left goes now
+                form = replace(self.compose.form(), hold_until=None, repeat="")  # it goes now
                 message = flow.check_form(form, self.compose.same_text())
             except ValidationError as exc:
                 self.notices.refused(exc)

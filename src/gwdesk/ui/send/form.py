@@ -312,6 +312,7 @@ class ComposeForm(QWidget):
             sender=self.sender_edit.text(),
             send_at=self.send_at.gateway_time(),
             hold_until=self.send_at.hold_time(),
+            repeat=self.send_at.repeat(),
             reply=self.replies.reply(),
             external_id=self.external_id.text(),
             tags=self.tags.text(),

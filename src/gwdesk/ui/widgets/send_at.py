@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDateTimeEdit,
     QHBoxLayout,
+    QLabel,
     QVBoxLayout,
     QWidget,
 )
@@ -28,6 +29,14 @@ from gwdesk.ui.widgets.elided_label import ElidedLabel
 from gwdesk.ui.widgets.validity import set_invalid
 
 DEFAULT_LEAD = timedelta(hours=1)
+REPEATS = (
+    ("never", None),
+    ("daily", "daily"),
+    ("each weekday", "weekdays"),
+    ("weekly", "weekly"),
+    ("monthly", "monthly"),
+)
+"""The repeat choices (shown, `SmsForm.repeat`)."""
 
 
 def _offset(moment: datetime) -> str:
@@ -78,6 +87,14 @@ class SendAtPicker(QWidget):
         self.keeper.setAccessibleName("Who keeps the scheduled send")
         self.keeper.addItem("kept by gwdesk", True)
         self.keeper.addItem("kept by the gateway", False)
+        self.repeat_box = QComboBox()
+        self.repeat_box.setAccessibleName("Repeat the scheduled send")
+        for shown, kind in REPEATS:
+            self.repeat_box.addItem(shown, kind)
+        self.repeat_box.setToolTip(
+            "Send it again at the same time on the profile's clock (across daylight saving);\n"
+            "each time is a scheduled send of its own: cancel the waiting one to stop."
+        )
         self.keeper.setToolTip(
             "gwdesk: held in the outbox until its time; you can change or cancel it in the "
             "Scheduled tab, and a console (or the office's receiver) must be running then.\n"
@@ -105,16 +122,28 @@ class SendAtPicker(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addLayout(row)
+        again = QHBoxLayout()  # the repeat on a row of its own: the first is full at 150%
+        again.setContentsMargins(0, 0, 0, 0)
+        self.repeat_label = QLabel("Repeat")
+        self.repeat_label.setBuddy(self.repeat_box)
+        again.addWidget(self.repeat_label)
+        again.addWidget(self.repeat_box)
+        again.addStretch(1)
         if zone_beside:
             row.addSpacing(8)
             row.addWidget(self.zone_label, 1)
+            layout.addLayout(again)
         else:
             row.addStretch(1)
+            layout.addLayout(again)
             layout.addWidget(self.zone_label)
         self.set_moment(next_slot(datetime.now(UTC)))
         self.edit.setEnabled(False)
         self.keeper.setEnabled(False)
-        self.keeper.currentIndexChanged.connect(self._moved)
+        self.repeat_box.setEnabled(False)
+        self.repeat_label.setEnabled(False)
+        self.keeper.currentIndexChanged.connect(self._kept)
+        self.repeat_box.currentIndexChanged.connect(self._moved)
         self.enabled_box.toggled.connect(self._toggled)
         self.edit.dateTimeChanged.connect(self._moved)
         self._update_zone()
@@ -151,6 +180,14 @@ class SendAtPicker(QWidget):
     def set_held(self, held: bool) -> None:
         self.keeper.setCurrentIndex(0 if held else 1)
 
+    def repeat(self) -> str:
+        """How a send gwdesk keeps repeats ('' once; the gateway's SendAt never repeats)."""
+        return str(self.repeat_box.currentData() or "") if self.hold_time() else ""
+
+    def set_repeat(self, kind: str) -> None:
+        found = self.repeat_box.findData(kind or None)
+        self.repeat_box.setCurrentIndex(max(found, 0))
+
     def set_moment(self, moment: datetime) -> None:
         self.edit.setDateTime(QDateTime.fromSecsSinceEpoch(int(moment.timestamp())))
 
@@ -165,6 +202,7 @@ class SendAtPicker(QWidget):
             "scheduled": self.is_scheduled(),
             "send_at": self.moment().isoformat(),
             "held": self.held(),
+            "repeat": str(self.repeat_box.currentData() or ""),
         }
 
     def restore(self, data: Draft) -> None:
@@ -174,6 +212,8 @@ class SendAtPicker(QWidget):
             self.set_moment(moment)
         self.enabled_box.setChecked(data.get("scheduled") is True and moment is not None)
         self.set_held(data.get("held") is not False)
+        repeat = data.get("repeat")
+        self.set_repeat(repeat if isinstance(repeat, str) else "")
 
     def set_invalid(self, invalid: bool) -> None:
         set_invalid(self.edit, invalid)
@@ -183,8 +223,15 @@ class SendAtPicker(QWidget):
             self.set_moment(next_slot(datetime.now(UTC)))
         self.edit.setEnabled(on)
         self.keeper.setEnabled(on)
+        self.repeat_box.setEnabled(on and self.held())
+        self.repeat_label.setEnabled(self.repeat_box.isEnabled())
         self._update_zone()
         self.changed.emit()
+
+    def _kept(self) -> None:
+        self.repeat_box.setEnabled(self.is_scheduled() and self.held())
+        self.repeat_label.setEnabled(self.repeat_box.isEnabled())
+        self._moved()
 
     def _moved(self) -> None:
         self._update_zone()
