@@ -22,7 +22,7 @@ from gwdesk.app.outbox import OutboxRunner
 from gwdesk.app.personal import PersonalPlan, Recipient, Recipients
 from gwdesk.app.profile_data import ProfileData, account_key, compliance_of, open_profile
 from gwdesk.app.questions import Concern
-from gwdesk.app.scheduled import MISSED_AFTER, ScheduledSends
+from gwdesk.app.scheduled import MISSED_AFTER, Later, ScheduledSends
 from gwdesk.app.sending import Sending
 from gwdesk.app.sending_hours import sending_hours
 from gwdesk.app.single_send import SingleSend
@@ -321,7 +321,7 @@ def test_a_single_send_kept_by_both_gwdesk_and_the_gateway_is_refused(desk: Desk
 
 
 def test_a_list_for_later_asks_to_schedule_and_says_when_it_goes() -> None:
-    asked = question_for(SendFacts(12, 12, text="Hi", hold_until=DUE), START)
+    asked = question_for(SendFacts(12, 12, text="Hi", later=Later(DUE)), START)
     assert asked is not None
     assert (asked.title, asked.yes) == ("Schedule the batch?", "Schedule for 12 recipients")
     [when] = [a.text for a in asked.asks if a.concern is Concern.SCHEDULED]

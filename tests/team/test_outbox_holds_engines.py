@@ -174,3 +174,42 @@ def test_a_send_that_cannot_be_taken_records_no_next_occurrence(outbox: OutboxSt
     batch_id = hold(outbox)
     assert not outbox.take(batch_id, DUE - 1, Repeat(DUE + 1, "gwd-early"))
     assert [b.send_id for b in outbox.batches(gateway=GATEWAY, held=True)] == ["gwd-held"]
+
+
+def test_desks_taking_due_sends_a_page_at_a_time_take_each_once(
+    shared: SharedData, outbox: OutboxStore
+) -> None:
+    held = [hold(outbox, DUE + i, f"gwd-crowd-{i:03d}") for i in range(60)]
+    desks = [OutboxStore(shared, operator=f"desk {i}") for i in range(4)]
+
+    def take_all(desk: OutboxStore) -> list[int]:
+        taken: list[int] = []
+        while page := desk.take_due(GATEWAY, DUE + 100, limit=7):
+            taken.extend(b.id for b in page)
+        return taken
+
+    try:
+        with ThreadPoolExecutor(len(desks)) as pool:
+            pages = list(pool.map(take_all, desks))
+    finally:
+        for desk in desks:
+            desk.close()
+    every = [batch_id for page in pages for batch_id in page]
+    assert sorted(every) == sorted(held)  # each taken, and by one desk only
+
+
+def test_taking_due_sends_leaves_those_not_due_and_those_before_since(
+    outbox: OutboxStore,
+) -> None:
+    early, due, late = (hold(outbox, DUE + d, f"gwd-{d}") for d in (-10, 0, 10))
+    taken = outbox.take_due(GATEWAY, DUE, since_us=DUE - 5)
+    assert [b.id for b in taken] == [due]
+    assert sorted(b.id for b in outbox.batches(gateway=GATEWAY, held=True)) == [early, late]
+
+
+def test_taking_a_due_recurring_send_in_a_page_records_its_next(outbox: OutboxStore) -> None:
+    hold(outbox)
+    [taken] = outbox.take_due(GATEWAY, DUE, then=lambda _b: Repeat(DUE + 60, "gwd-again"))
+    [following] = outbox.batches(gateway=GATEWAY, held=True)
+    assert (following.send_id, following.held_until_us) == ("gwd-again", DUE + 60)
+    assert taken.send_id == "gwd-held"

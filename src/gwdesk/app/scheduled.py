@@ -333,9 +333,6 @@ class ScheduledSends:
 
         async def send(batch: OutboxBatch) -> Outcome | None:
             async with lanes:
-                then = _next(batch, _time(batch.held_until_us))
-                if not await self.runner.db(self.outbox.take, batch.id, epoch_us(now), then):
-                    return None  # another desk or the receiver took it, or it changed
                 try:
                     entries = await self.runner.db(self.outbox.entries, batch.id)
                     return await self._run(_shown(batch, entries))
@@ -344,13 +341,18 @@ class ScheduledSends:
                     return None
 
         outcomes: list[Outcome] = []
-        while True:  # a page at a time: each one taken leaves the hold, so the next differs
-            page = await self.runner.db(
-                self.outbox.due, self.runner.account, epoch_us(now), DUE_PAGE, since_us=after
+        while True:  # a page at a time, taken in one transaction: the next page differs
+            taken = await self.runner.db(
+                self.outbox.take_due,
+                self.runner.account,
+                epoch_us(now),
+                since_us=after,
+                limit=DUE_PAGE,
+                then=lambda batch: _next(batch, _time(batch.held_until_us)),
             )
-            sent = [o for o in await asyncio.gather(*map(send, page)) if o is not None]
-            outcomes.extend(sent)
-            if len(page) < DUE_PAGE or not sent:
+            results = await asyncio.gather(*map(send, taken))
+            outcomes.extend(o for o in results if o is not None)
+            if len(taken) < DUE_PAGE:
                 return outcomes
 
     async def run_on_time(self) -> tuple[list[Outcome], list[ScheduledSend]]:

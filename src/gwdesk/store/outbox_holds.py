@@ -22,7 +22,15 @@ from typing import Any
 from gwdesk.store.database import store_methods
 from gwdesk.store.engine import Database, Session
 from gwdesk.store.outbox_reads import OutboxReads, entries_in
-from gwdesk.store.outbox_rows import NewEntry, OutboxBatch, OutboxEntry, OutboxError, body_json
+from gwdesk.store.outbox_rows import (
+    BATCH_SELECT,
+    NewEntry,
+    OutboxBatch,
+    OutboxEntry,
+    OutboxError,
+    batch_from_row,
+    body_json,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +94,43 @@ class OutboxHolds(OutboxReads):
             if taken and then is not None:
                 _repeat(session, batch_id, str(taken[0][0]), then, now)
         return bool(taken)
+
+    def take_due(
+        self,
+        gateway: str,
+        now_us: int,
+        *,
+        since_us: int = 0,
+        limit: int = 100,
+        then: Callable[[OutboxBatch], Repeat | None] = lambda _batch: None,
+    ) -> list[OutboxBatch]:
+        """`take` the due batches of `gateway` (as `due` reads them) in one transaction:
+        a crowd of sends falling due together costs one commit, not one each. On a
+        team's server the rows another desk is taking are skipped, not waited for.
+        `then` gives a recurring batch's next occurrence. The batches taken, soonest first."""
+        lock = " FOR UPDATE SKIP LOCKED" if self.kind == "postgresql" else ""
+        now = self._clock()
+        taken = []
+        with self.database.transaction() as session:
+            rows = session.execute(
+                f"{BATCH_SELECT}WHERE gateway = ? AND closed = 0 AND held_until_us IS NOT NULL "
+                f"AND held_until_us >= ? AND held_until_us <= ? ORDER BY held_until_us, id "
+                f"LIMIT ?{lock}",
+                (gateway, max(since_us, 0), now_us, limit),
+            ).fetchall()
+            for batch in (batch_from_row(row, {}) for row in rows):
+                moved = session.execute(
+                    "UPDATE outbox_batches SET held_until_us = NULL, updated_us = ? "
+                    "WHERE id = ? AND held_until_us IS NOT NULL RETURNING send_id",
+                    (now, batch.id),
+                ).fetchall()
+                if not moved:
+                    continue
+                following = then(batch)
+                if following is not None:
+                    _repeat(session, batch.id, str(moved[0][0]), following, now)
+                taken.append(batch)
+        return taken
 
     def retime(self, batch_id: int, until_us: int) -> OutboxBatch:
         """Move a held batch to another time."""
