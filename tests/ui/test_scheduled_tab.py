@@ -11,7 +11,9 @@ from datetime import UTC, datetime, timedelta
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from gwdesk.app.sms import Channel, SmsMessage
 from gwdesk.domain.contacts import ContactCard
+from gwdesk.domain.recurrence import Recurrence, RecurrenceKind
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.models.rows import ROW_ROLE
 from gwdesk.ui.scheduled.columns import BY, RECIPIENTS, TEXT, WHEN
@@ -240,3 +242,17 @@ async def test_every_action_is_in_the_context_menu_and_needs_a_selected_send(
     assert all(action.isEnabled() for action in tab.actions_)
     assert all(button.isEnabled() for button in tab.buttons)
     assert [b.text() for b in tab.buttons] == [a.text() for a in tab.actions_]
+
+
+async def test_a_recurring_send_says_how_it_repeats(
+    ui: UiBundle, qtbot: QtBot, sandbox: SandboxThread
+) -> None:
+    tab = await scheduled_tab(ui, qtbot, sandbox)
+    first = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=3)
+    every = Recurrence(RecurrenceKind.WEEKLY, first, "Australia/Sydney")
+    await core(ui).schedule(SmsMessage(Channel.REST_SMS, "Weekly notice"), NUMBERS, first, every)
+
+    await listing(tab, 1)
+
+    assert cell(tab, 0, WHEN).endswith(" · weekly")
+    assert f"It repeats {every.describe()}" in cell(tab, 0, WHEN, Qt.ItemDataRole.ToolTipRole)

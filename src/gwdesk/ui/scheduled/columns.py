@@ -44,13 +44,16 @@ class Listed:
         in the operator's zone."""
         due = self.send.due
         soon = until(due, self.now)
-        return f"{soon} · {local_day_time(due, self.now)}" if due is not None else soon
+        again = f" · {self.send.every.kind.value}" if self.send.every is not None else ""
+        return f"{soon} · {local_day_time(due, self.now)}{again}" if due is not None else soon
 
     def when_tip(self) -> str:
         due = self.send.due
         if due is None:
             return "This send's time cannot be read from its record: change it, or cancel the send."
         said = f"Due {sentence_time(due)} ({until(due, self.now)})."
+        if self.send.every is not None:
+            said += f" It repeats {self.send.every.describe()}: cancel this one to end the series."
         if self.late:
             said += (
                 " Nothing was running to send it then: it waits for you to send it now, "
