@@ -354,6 +354,18 @@ def store_password(profile: Profile | None) -> str | None:
     return kept.reveal() if kept is not None else None
 
 
+def store_id(listed_as: str) -> Callable[[str], int]:
+    """An argument type: a row's id as `listed_as` shows it (ASCII digits a store can hold:
+    no other script's digits, no sign, nothing past 64 bits)."""
+
+    def parse(text: str) -> int:
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) < 2**63:
+            raise argparse.ArgumentTypeError(f"{listed_as}, not {text[:40]!r}")
+        return int(text)
+
+    return parse
+
+
 def open_store_of(profile: Profile, *, operator: str | None = None) -> LocalStore:
     """The profile's store (its file, and its team's server when it names one). Blocking.
     `operator`: who this command is to the record, when not the profile's operator."""

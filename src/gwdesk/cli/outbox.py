@@ -36,6 +36,7 @@ from gwdesk.cli import (
     profile_sending,
     resolve_profile,
     run_command,
+    store_id,
 )
 from gwdesk.cli.send import sent_json, sent_line
 from gwdesk.gateway.service import GatewayService
@@ -265,14 +266,6 @@ def run_outbox(args: argparse.Namespace) -> int:
     return run_command(args)
 
 
-def _batch_id(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(
-            f"a batch number as `gwdesk outbox` lists it, not {text!r}"
-        )
-    return int(text)
-
-
 def register_outbox(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     help = "the durable outbox: list it, resume interrupted sends, or discard them"
     p = sub.add_parser("outbox", parents=[common], help=help, description=__doc__)
@@ -280,7 +273,7 @@ def register_outbox(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("action", nargs="?", choices=ACTIONS, default="list")
     p.add_argument(
         "--batch",
-        type=_batch_id,
+        type=store_id("a batch number as `gwdesk outbox` lists it"),
         action="append",
         metavar="ID",
         help="only this batch (repeatable)",

@@ -47,6 +47,7 @@ from gwdesk.cli import (
     moment,
     profile_store_sending,
     run_command,
+    store_id,
 )
 from gwdesk.cli.asking import confirm
 from gwdesk.cli.send import note_unusable, outcome_json, outcome_lines, outcome_status, read_csv
@@ -338,22 +339,17 @@ def run_scheduled(args: argparse.Namespace) -> int:
     return run_command(args)
 
 
-def _send_id(text: str) -> int:
-    """A send's id (an argument type): a whole number the store can hold."""
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) < 2**63:
-        raise argparse.ArgumentTypeError(
-            f"a send's id as `gwdesk scheduled list` shows it, not {text[:40]!r}"
-        )
-    return int(text)
-
-
 def register_scheduled(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     help = "the sends gwdesk holds until their time: list, show, edit, cancel, send now, run"
     p = sub.add_parser("scheduled", parents=[common], help=help, description=__doc__)
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("action", nargs="?", choices=ACTIONS, default="list")
     p.add_argument(
-        "id", nargs="?", type=_send_id, metavar="ID", help="the send (its # in the list)"
+        "id",
+        nargs="?",
+        type=store_id("a send's id as `gwdesk scheduled list` shows it"),
+        metavar="ID",
+        help="the send (its # in the list)",
     )
     p.add_argument("--text", metavar="T", help="edit: the new text")
     p.add_argument(

@@ -13,7 +13,8 @@ it came to goes out through signals: the tab shows it. The tasks are the tab's
 from __future__ import annotations
 
 import asyncio
-from typing import Final, cast
+from collections.abc import Awaitable
+from typing import Final, TypeVar, cast
 
 from PySide6.QtCore import QObject, Signal
 
@@ -36,6 +37,7 @@ from gwdesk.ui.batch.results import ResultsPanel
 from gwdesk.ui.tasks import TaskRunner, alive
 from gwdesk.ui.timers import single_shot
 
+T = TypeVar("T")
 SEND_KEY: Final = "batch-send"
 FOLLOW_KEY: Final = "batch-follow"
 REFRESH_MS: Final = 100
@@ -111,15 +113,9 @@ class BatchSender(Outcomes):
                 self.tasks.cancel(FOLLOW_KEY, owner=self.owner)  # the last batch's is not shown
                 self.results.show_run(None)
                 self.said.emit(f"Recording {plural(prepared.recipients, 'recipient')}…", "hint")
-                try:
-                    run = await flow.record(prepared)
-                except ValidationError as exc:
-                    self.said.emit("", "hint")
-                    self.refused.emit(exc)
-                    return
-                except (GatewayError, StoreError) as exc:
-                    self.said.emit("", "hint")
-                    self.failed.emit(f"The batch was not recorded, so nothing was sent: {exc}")
+                not_recorded = "The batch was not recorded, so nothing was sent"
+                run = await self._attempt(flow.record(prepared), not_recorded)
+                if run is None:
                     return
                 self.results.show_run(run)
             if run is None:
@@ -141,17 +137,24 @@ class BatchSender(Outcomes):
     async def _schedule(self, flow: ListSend, prepared: PreparedSend) -> None:
         """Hold the send until its time (nothing goes now); say when, and where it waits."""
         self.said.emit(f"Scheduling {plural(prepared.recipients, 'recipient')}…", "hint")
+        not_held = "The batch was not scheduled, so nothing will be sent"
+        held = await self._attempt(flow.schedule(prepared), not_held)
+        if held is not None:
+            pace = prepared.later.pace if prepared.later else None
+            self.said.emit(schedule_line(held, pace), "ok")
+
+    async def _attempt(self, work: Awaitable[T], not_done: str) -> T | None:
+        """What `work` comes to, or None once its refusal (at its field) or its failure
+        (`not_done`, and why) is said."""
         try:
-            held = await flow.schedule(prepared)
+            return await work
         except ValidationError as exc:
             self.said.emit("", "hint")
             self.refused.emit(exc)
-            return
         except (GatewayError, StoreError) as exc:
             self.said.emit("", "hint")
-            self.failed.emit(f"The batch was not scheduled, so nothing will be sent: {exc}")
-            return
-        self.said.emit(schedule_line(held, prepared.later.pace if prepared.later else None), "ok")
+            self.failed.emit(f"{not_done}: {exc}")
+        return None
 
     def _changed(self, entry: OutboxEntry) -> None:
         """The runner handed an entry's new row (the run took it): repaint it."""
