@@ -499,3 +499,15 @@ def test_until_without_every_is_refused_and_nothing_is_recorded(gateway: Sandbox
     assert done.returncode == 2
     assert "--until goes with --every" in done.stderr
     assert batches_recorded() == 0
+
+
+def test_quiet_hours_ignore_schedules_at_the_time_given_outside_the_hours(
+    gateway: SandboxThread,
+) -> None:
+    night = in_an_hour() + timedelta(hours=13)  # 23:00 in Sydney: outside the hours
+    kept = data(run(gateway, "send", "--json", "--at", night.isoformat(), "--to", NUMBERS[0],
+                    "Kept to the hours"))["scheduled"]  # fmt: skip
+    assert datetime.fromisoformat(kept["due_utc"]) > night  # waits for 08:00
+    ignored = data(run(gateway, "send", "--json", "--at", night.isoformat(), "--to", NUMBERS[1],
+                       "--quiet-hours", "ignore", "At night"))["scheduled"]  # fmt: skip
+    assert datetime.fromisoformat(ignored["due_utc"]) == night

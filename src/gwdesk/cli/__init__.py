@@ -381,9 +381,11 @@ def open_store_of(profile: Profile, *, operator: str | None = None) -> LocalStor
 
 @contextlib.asynccontextmanager
 async def profile_store_sending(
-    service: GatewayService,
+    service: GatewayService, *, sending_hours: bool = True
 ) -> AsyncIterator[tuple[LocalStore, Sending]]:
-    """`profile_sending`, with the store it works on (its templates and contacts)."""
+    """`profile_sending`, with the store it works on (its templates and contacts);
+    `sending_hours` False: this command's sends ignore the office's sending hours
+    (`--quiet-hours ignore`)."""
     from gwdesk.app.profile_data import locate, open_profile, sending_for
     from gwdesk.store.database import StoreError
 
@@ -396,7 +398,10 @@ async def profile_store_sending(
             f"{exc} Every send is recorded in its outbox first: gwdesk sends nothing without it."
         ) from None
     try:
-        yield store, sending_for(service, store, data)
+        sending = sending_for(service, store, data)
+        if not sending_hours:
+            sending.hours_source = None
+        yield store, sending
     finally:
         await asyncio.to_thread(store.close)
 

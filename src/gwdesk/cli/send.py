@@ -415,7 +415,8 @@ async def cmd_send(args: argparse.Namespace, service: GatewayService, out: Outpu
             raise UsageError("There is no usable recipient; nothing was sent.")
         return await single.send_to_one(args, service, checked.numbers[0], out)
     listing = await list_recipients(args, region, out)
-    async with profile_store_sending(service) as (store, sending):
+    hours = args.quiet_hours == "keep"
+    async with profile_store_sending(service, sending_hours=hours) as (store, sending):
         flow = ListSend.of(sending, store)
         listing = await with_groups(flow, args.group or (), listing)
         if not listing.numbers:
@@ -510,6 +511,13 @@ def register_send(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--until", type=date.fromisoformat, metavar="DATE", help="with --every: the last day"
+    )
+    p.add_argument(
+        "--quiet-hours",
+        choices=("keep", "ignore"),
+        default="keep",
+        help="keep (default): a list sent now asks when some recipients are outside the "
+        "office's sending hours, and a send for later waits for them; ignore: not for this send",
     )
     p.add_argument(
         "--pace",

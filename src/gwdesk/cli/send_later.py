@@ -57,7 +57,8 @@ async def schedule_send(args: argparse.Namespace, service: GatewayService, out: 
     listing = await list_recipients(args, service.profile.region, out)
     every = _every(args, service)
     pace = _pace(args)
-    async with profile_store_sending(service) as (store, sending):
+    hours = args.quiet_hours == "keep"
+    async with profile_store_sending(service, sending_hours=hours) as (store, sending):
         scheduled = ScheduledSends(sending)
         scheduled.check_time(args.at)  # refused before anything is asked or recorded
         if single.wanted(args):
