@@ -1,5 +1,6 @@
 """Sandbox-only control endpoints under `/sandbox/`: replies, keywords, attempts, auto-reply,
-and an account's type, credits and the words its account resources answer with.
+an account's type, credits and the words its account resources answer with, and who a
+simulated delivery fails for.
 
 No authentication: the sandbox is a loopback tool for tests and demos. JSON in and
 out; anything refused is a 4xx with `{"error": "..."}`, never a traceback. Objects
@@ -50,6 +51,9 @@ REPLY_FIELDS: Final = frozenset({"message_id", "text", "from", "to", "sent_at", 
 KEYWORD_FIELDS: Final = frozenset({"keyword", "url", "account"})
 AUTO_REPLY_FIELDS: Final = frozenset({"enabled", "delay", "rate"})
 ACCOUNT_FIELDS: Final = frozenset({"account", "type", "credits", *ACCOUNT_WORDS})
+DELIVERY_FIELDS: Final = frozenset({"failing", "failure_rate"})
+#: Numbers `PUT /sandbox/deliveries` may name as failing.
+MAX_FAILING: Final = 100_000
 MAX_CREDITS: Final = 1_000_000_000
 #: The longest account word (`name`, `type_name`, `currency`) the control API takes.
 MAX_ACCOUNT_WORD: Final = 1000
@@ -140,12 +144,12 @@ def _sent_at(value: object) -> int | None:
     return datetime_to_us(moment)
 
 
-def _to_number(value: object) -> str:
-    text = _text_value(value, "to")
+def _to_number(value: object, name: str = "to") -> str:
+    text = _text_value(value, name)
     assert text is not None
     match = TO_NUMBER_RE.fullmatch(text.strip())
     if match is None:
-        raise ControlError(400, f"to must be a number of 3 to 15 digits: {text[:32]!r}.")
+        raise ControlError(400, f"{name} must be a number of 3 to 15 digits: {text[:32]!r}.")
     return match.group(1)
 
 
@@ -455,6 +459,44 @@ def _set_type(state: SandboxState, account: Account, kind: str | None, credits: 
     set_account_type(state.conn, account.id, kind, credits)
 
 
+# ---- delivery outcomes ---------------------------------------------------------------------
+
+
+def _deliveries(engine: Engine) -> dict[str, Any]:
+    return {
+        "simulate": engine.simulate_delivery,
+        "failure_rate": engine.delivery_failure_rate,
+        "failing": sorted(engine.failing_numbers),
+    }
+
+
+async def get_deliveries(request: web.Request) -> web.StreamResponse:
+    return json_response(_deliveries(_state(request).engine))
+
+
+async def put_deliveries(request: web.Request) -> web.StreamResponse:
+    """Say how simulated deliveries end from now on: `failing`, numbers whose messages
+    all fail (a list replaces the last), and `failure_rate`, the share of the others
+    that fail. Decided when a message is created, so it applies to later sends."""
+    engine = _state(request).engine
+    body = await _json_object(request, DELIVERY_FIELDS)
+    if not body:
+        raise ControlError(400, "Give failing, failure_rate or both.")
+    if not engine.simulate_delivery:
+        raise ControlError(409, "Delivery simulation is off: start the sandbox with it on.")
+    failing = body.get("failing")
+    if failing is not None:
+        if not isinstance(failing, list) or len(failing) > MAX_FAILING:
+            raise ControlError(400, f"failing must be a list of at most {MAX_FAILING:,} numbers.")
+        numbers = frozenset(_to_number(n, "each of failing") for n in failing)
+    rate = body.get("failure_rate")
+    if rate is not None:
+        engine.delivery_failure_rate = _number(rate, "failure_rate", 0.0, 1.0, open_low=False)
+    if failing is not None:
+        engine.failing_numbers = numbers
+    return json_response(_deliveries(engine))
+
+
 # ---- wiring --------------------------------------------------------------------------------
 
 
@@ -488,3 +530,5 @@ def register(app: web.Application) -> None:
     router.add_put("/sandbox/auto-reply", put_auto_reply)
     router.add_get("/sandbox/account", get_account)
     router.add_put("/sandbox/account", put_account)
+    router.add_get("/sandbox/deliveries", get_deliveries)
+    router.add_put("/sandbox/deliveries", put_deliveries)

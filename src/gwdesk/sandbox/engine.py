@@ -184,6 +184,9 @@ class Engine:
         self.simulate_delivery = simulate_delivery
         self.delivery_delay = delivery_delay
         self.delivery_failure_rate = delivery_failure_rate
+        self.failing_numbers: frozenset[str] = frozenset()
+        """Numbers (digits) whose every delivery fails, whatever the rate: a test or a
+        demo names who fails (`PUT /sandbox/deliveries`)."""
         self.reply_listeners: list[Callable[[sqlite3.Row], None]] = []
         """Called with each new reply row (webhooks, keyword forwards)."""
         self.lodge_listeners: list[Callable[[sqlite3.Row], None]] = []
@@ -209,7 +212,9 @@ class Engine:
         if self.simulate_delivery:
             low, high = self.delivery_delay
             deliver_at = sent + int(self.rng.uniform(low, high) * 1_000_000)
-            final = "FAILED" if self.rng.random() < self.delivery_failure_rate else "DELIVERED"
+            unlucky = self.rng.random() < self.delivery_failure_rate
+            named = "".join(c for c in recipient if c.isdigit()) in self.failing_numbers
+            final = "FAILED" if unlucky or named else "DELIVERED"
         if draft.reply_type == "HEADER":
             from_number = draft.reply_path
         else:
