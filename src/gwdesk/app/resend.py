@@ -35,6 +35,7 @@ from gwdesk.store.outbox import SMS, EntryState
 
 log = logging.getLogger("gwdesk.app.resend")
 NOBODY: Final = "Nobody in this list failed: there is nothing to send again."
+TITLE: Final = "Resend to the failed?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +101,8 @@ async def prepare_resend(
     # lodged recipients this send leaves alone ("already reached" is not its concern).
     asking = replace(flow)
     prepared = await asking.prepare_list(message, RecipientList(numbers, (), 0), weigh=weigh)
+    if prepared.question is not None:
+        prepared = replace(prepared, question=replace(prepared.question, title=TITLE))
     return Resend(report, message, numbers, refused, prepared)
 
 
