@@ -6,9 +6,12 @@ while the gateway loads each batch in the background). Each request of 100 is an
 outbox entry, shown as the runner hands it over (`on_change`): its number,
 recipients, ExternalSystemId, BatchCode or MessageId, its state (waiting or not
 sent, sending, lodged, failed, uncertain) with the reason, whether a status query
-settled it, and messages created so far. There is no state of the tab's own: the
-run is the flow's (`gwdesk.app.list_send.ListRun`), and following it is said here
-(`following_started`, `following_ended`) in the flow's words.
+settled it, messages created so far, and, once the list's report is made
+(`report.py`), what their statuses say ("By status": 97 delivered, 2 failed, 1
+awaiting). There is no state of the tab's own: the run is the flow's
+(`gwdesk.app.list_send.ListRun`), the report the core's (`gwdesk.app.send_report`),
+and following it is said here (`following_started`, `following_ended`) in the flow's
+words.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from PySide6.QtWidgets import (
 from gwdesk.app.list_send import FOLLOWING, EntryState, FollowEnd, ListRun, OutboxEntry
 from gwdesk.app.recovery import settled_by_status
 from gwdesk.app.send_history import progress_text
+from gwdesk.app.send_report import SendReport, tally_text
 from gwdesk.ui.models.rows import Column, RowsModel
 from gwdesk.ui.plain_text import tooltip
 from gwdesk.ui.theme import Theme
@@ -81,7 +85,9 @@ def reference(entry: OutboxEntry) -> str:
     return entry.message_id if entry.found <= 1 else f"{entry.message_id} (+{entry.found - 1})"
 
 
-def entry_columns(created: Callable[[OutboxEntry], str]) -> list[Column[OutboxEntry]]:
+def entry_columns(
+    created: Callable[[OutboxEntry], str], by_status: Callable[[OutboxEntry], str]
+) -> list[Column[OutboxEntry]]:
     return [
         Column("#", lambda e: e.seq, "Request number within the batch"),
         Column(
@@ -105,17 +111,19 @@ def entry_columns(created: Callable[[OutboxEntry], str]) -> list[Column[OutboxEn
         ),
         Column(
             "By status",
-            lambda e: "yes" if settled_by_status(e) else "",
-            "Yes: the answer was lost and a status query by ExternalSystemId showed it lodged",
+            by_status,
+            "What the status endpoint says of the request's messages (the report under the "
+            "requests; Refresh asks again): delivered, failed, awaiting a final status",
         ),
         Column("Created", created, "Messages the gateway has created so far (status endpoint)"),
     ]
 
 
-WIDTHS: Final = (34, 86, 210, 168, 100, 72, 84)
+WIDTHS: Final = (34, 86, 210, 168, 100, 150, 84)
 ID_COLUMN: Final = 2
 REFERENCE_COLUMN: Final = 3
 OUTCOME_COLUMN: Final = 4
+BY_STATUS_COLUMN: Final = 5
 
 
 class EntriesModel(RowsModel[OutboxEntry]):
@@ -138,6 +146,8 @@ class ResultsPanel(QGroupBox):
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__("Sending", parent)
         self.run: ListRun | None = None
+        self.report: SendReport | None = None
+        """The report of the list shown, once made (the "By status" column reads it)."""
         self.lodged_bar = QProgressBar()
         self.lodged_bar.setAccessibleName("Requests lodged")
         self.lodged_bar.setFormat("%v of %m requests lodged")
@@ -158,7 +168,7 @@ class ResultsPanel(QGroupBox):
         self.follow_label = QLabel()
         self.follow_label.setProperty("role", "hint")
 
-        self.model = EntriesModel(entry_columns(self._created), self)
+        self.model = EntriesModel(entry_columns(self._created, self._by_status), self)
         self.table = row_table("Requests of the batch", self.model, several=True)
         # A reason reads from its start; generated ExternalSystemIds (batch stamp, request
         # number) and a MessageId with its "(+24)" differ at their ends.
@@ -208,6 +218,8 @@ class ResultsPanel(QGroupBox):
 
     def show_run(self, run: ListRun | None) -> None:
         self.run = run
+        if run is None or (self.report is not None and self.report.batch.id != run.batch.id):
+            self.report = None
         self.model.show(run)
         self.pages.setCurrentIndex(1 if run else 0)
         self.progress.setVisible(run is not None)  # no "0 of 1" bars before a batch exists
@@ -249,6 +261,23 @@ class ResultsPanel(QGroupBox):
         """An entry's new row (already taken by the run): repaint it."""
         if self.run is not None:
             self.model.row_changed(self.run.rows.get(entry.id, -1))
+
+    def show_report(self, report: SendReport) -> None:
+        """The list's report was made: the "By status" column says it."""
+        if self.run is None or report.batch.id != self.run.batch.id:
+            return
+        self.report = report
+        if self.model.rows:
+            last = len(self.model.rows) - 1
+            self.model.dataChanged.emit(
+                self.model.index(0, BY_STATUS_COLUMN), self.model.index(last, BY_STATUS_COLUMN)
+            )
+
+    def _by_status(self, entry: OutboxEntry) -> str:
+        report = self.report
+        if report is None or entry.state is not EntryState.LODGED:
+            return ""
+        return tally_text(report.tally(entry))
 
     def _created(self, entry: OutboxEntry) -> str:
         if entry.state is not EntryState.LODGED or self.run is None:

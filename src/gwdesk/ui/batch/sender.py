@@ -13,7 +13,7 @@ it came to goes out through signals: the tab shows it. The tasks are the tab's
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar, cast
 
 from PySide6.QtCore import QObject, Signal
@@ -42,6 +42,8 @@ SEND_KEY: Final = "batch-send"
 FOLLOW_KEY: Final = "batch-follow"
 REFRESH_MS: Final = 100
 STOPPING: Final = "Stopping: the requests on the wire finish, no other starts…"
+Recording = Callable[[], Awaitable[ListRun]]
+"""How a confirmed send is recorded when not by `ListSend.record` (a resend to the failed)."""
 
 
 class BatchSender(Outcomes):
@@ -51,6 +53,8 @@ class BatchSender(Outcomes):
     """The run ended (a `RunEnd`)."""
     state_changed = Signal(bool)
     """Sending started or ended (True while it goes), or the run's rows moved on."""
+    followed = Signal()
+    """Following the list shown ended: its messages exist (or it gave up, or was stopped)."""
 
     def __init__(self, tasks: TaskRunner, results: ResultsPanel, owner: QObject) -> None:
         super().__init__(owner)
@@ -82,14 +86,15 @@ class BatchSender(Outcomes):
         *,
         message: SmsMessage | None = None,
         lanes: int,
+        record: Recording | None = None,
     ) -> None:
-        """Record `prepared` and send it; None: send what the list shown has left
-        (`message`: a same-for-all list's, as it is now)."""
+        """Record `prepared` (by `record` when given) and send it; None: send what the list
+        shown has left (`message`: a same-for-all list's, as it is now)."""
         if self.busy:  # the same key would cancel the send on the wire
             return
         self._stop = asyncio.Event()
         self.tasks.run(
-            self._send(flow, prepared, message, lanes, self._stop),
+            self._send(flow, prepared, message, lanes, self._stop, record),
             key=SEND_KEY,
             owner=self.owner,
             context="sending a batch",
@@ -103,6 +108,7 @@ class BatchSender(Outcomes):
         message: SmsMessage | None,
         lanes: int,
         stop: asyncio.Event,
+        record: Recording | None = None,
     ) -> None:
         run, end = flow.run, None
         try:
@@ -114,7 +120,8 @@ class BatchSender(Outcomes):
                 self.results.show_run(None)
                 self.said.emit(f"Recording {plural(prepared.recipients, 'recipient')}…", "hint")
                 not_recorded = "The batch was not recorded, so nothing was sent"
-                run = await self._attempt(flow.record(prepared), not_recorded)
+                recording = record() if record is not None else flow.record(prepared)
+                run = await self._attempt(recording, not_recorded)
                 if run is None:
                     return
                 self.results.show_run(run)
@@ -205,6 +212,7 @@ class BatchSender(Outcomes):
         finally:
             if alive(self) and flow.run is run:
                 self.results.following_ended(follow_end(run, stop.is_set()))
+                self.followed.emit()
 
     def toggle_follow(self, flow: ListSend | None) -> None:
         """Stop following, or follow the list shown again (those given up on included)."""

@@ -8,13 +8,10 @@ same text sent a short while ago, credits that do not cover it), recording the s
 in the outbox, running it in lanes (Cancel, "Send remaining"), following the
 gateway's progress, and the test to the operator's own number.
 
-What it is made of, each in its module: the recipients (pasted, imported, contact
-groups: `recipients`), the merge fields (`merge`), the message and its options
-(`compose`), the totals and the send's buttons (`totals`), the question every send
-asks (`asking`), the requests and their progress (`results`), the personal plan and the opt-out screen kept current off the
-GUI thread (`planning`, `screening`), the send as it goes (`sender`), the preview
-and the test to the operator's own number (`preview`, `send_to_me`), and where refusals are shown (`notices`). Nothing the
-operator composed is lost when a send fails, and the draft survives a restart.
+Its parts, each in its module: `recipients`, `merge`, `compose`, `totals`, `asking` (the
+question), `results` and `report` (the requests; each recipient's outcome, resend to the
+failed), `planning` and `screening` (off the GUI thread), `sender`, `preview`,
+`send_to_me`, `notices`. Nothing composed is lost when a send fails, nor the draft.
 """
 
 from __future__ import annotations
@@ -46,6 +43,7 @@ from gwdesk.ui.batch.notices import Notices
 from gwdesk.ui.batch.planning import Planner, inputs_of
 from gwdesk.ui.batch.preview import PreviewWindow, plan_items, same_text_items
 from gwdesk.ui.batch.recipients import FILE, RecipientsPanel
+from gwdesk.ui.batch.report import ReportPanel
 from gwdesk.ui.batch.results import ResultsPanel
 from gwdesk.ui.batch.screening import Screening
 from gwdesk.ui.batch.send_to_me import SendToMe
@@ -99,10 +97,11 @@ class BatchTab(BaseTab):
         self.send_to_me = SendToMe(tasks, self)
         self.batch_sender = BatchSender(tasks, self.results, self)
         self.asking = SendAsking(tasks, self)
+        self.report = ReportPanel(tasks, theme, self.batch_sender, self.totals.parallel)
         self._draft_timer = single_shot(self, DRAFT_DELAY_MS, self.save_draft)
         self._screen_timer = single_shot(self, SCREEN_DELAY_MS, self.screen_again)
         self.splits = lay_out(
-            self, self.recipients, self.merge, self.compose, self.totals, self.results
+            self, self.recipients, self.merge, self.compose, self.totals, self.results, self.report
         )
         self._connect()
         self.update_totals()
@@ -130,7 +129,7 @@ class BatchTab(BaseTab):
         totals.test_requested.connect(self.send_test)
         self.results.follow_requested.connect(lambda: self.batch_sender.toggle_follow(self.flow))
         self.asking.confirmed.connect(self._confirmed)
-        for source in (self.send_to_me, self.batch_sender, self.asking):
+        for source in (self.send_to_me, self.batch_sender, self.asking, self.report.asking):
             source.said.connect(totals.say)
             source.failed.connect(notices.error)
             source.refused.connect(notices.refused)
@@ -376,6 +375,7 @@ class BatchTab(BaseTab):
         self.cost.forget()
         store, sending, profile = self.session.store, self.session.sending, self.session.profile
         self.flow = ListSend.of(sending, store) if sending and store else None
+        self.report.set_flow(self.flow)
         self.totals.say("", "hint")
         self.notices.clear()
         self.compose.set_profile(profile, sending.compliance if sending is not None else None)
