@@ -16,7 +16,7 @@ from gwdesk.ui.batch.report import REPORT_KEY
 from gwdesk.ui.batch.results import BY_STATUS_COLUMN
 from gwdesk.ui.batch.tab import BatchTab
 from tests.conftest import SandboxFactory
-from tests.contract.report_support import DELIVERING, fail_deliveries
+from tests.contract.report_support import DELIVERING, LATE, fail_deliveries
 from tests.ui.batch_support import confirm_send, idle, ready_tab, sent, yes_button
 from tests.ui.conftest import UiBundle, wait_until
 
@@ -65,10 +65,11 @@ async def test_the_report_shows_the_lists_totals_under_the_requests(
     tab = await sent_list(ui, sandbox, qtbot)
     figures = tab.report.figures
     assert tab.report.isVisibleTo(tab)
-    assert figures["delivered"].text() == f"{COUNT - 2}"
-    assert figures["failed"].text() == "2"
-    assert figures["awaiting"].text() == "0"
-    assert tab.report.note.text().startswith(f"Batch {tab.run.batch.id}: statuses as of ")
+    assert figures["delivered"].text() == f"{COUNT - 2} delivered"
+    assert figures["failed"].text() == "2 failed"
+    assert tab.report.note.text() == ""  # nothing awaits, nothing is unknown or not sent
+    about = tab.report.refresh_button.toolTip()
+    assert f"Batch {tab.run.batch.id}: statuses as of " in about
     model = tab.results.model
     assert model.index(0, BY_STATUS_COLUMN).data() == "99 delivered, 1 failed"
     assert model.index(1, BY_STATUS_COLUMN).data() == "19 delivered, 1 failed"
@@ -113,8 +114,24 @@ async def test_the_report_is_exported_with_every_recipient(
     tab = await sent_list(ui, sandbox, qtbot)
     path = tmp_path / "report.csv"
     tab.report.save(path)
-    await wait_until(lambda: "Saved 120 recipients" in tab.report.note.text(), 10, "saved")
+    saved = "Report saved: 120 recipients in report.csv."
+    await wait_until(lambda: tab.totals.outcome.text() == saved, 10, "saved")
     with path.open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert Counter(r["Outcome"] for r in rows) == {"delivered": 118, "failed on delivery": 2}
+    await idle(tab, ui)
+
+
+async def test_a_list_whose_receipts_have_not_come_says_how_many_await(
+    ui: UiBundle, sandbox_factory: SandboxFactory, qtbot
+) -> None:
+    sandbox = sandbox_factory(**{**DELIVERING, **LATE})
+    tab = await ready_tab(ui, sandbox, qtbot, count=COUNT)
+    await confirm_send(tab)
+    await sent(tab)
+    panel = tab.report
+    await wait_until(lambda: (r := panel.report) is not None and r.totals.lodged == COUNT, 20)
+    assert panel.note.text() == f"{COUNT} awaiting"
+    assert panel.figures["delivered"].text() == "0 delivered"
+    assert not panel.resend_button.isEnabled()  # nobody failed (yet)
     await idle(tab, ui)

@@ -1,5 +1,5 @@
 """Where the Batch tab's parts sit: recipients and merge fields on the left, the message,
-totals, requests and their report on the right, each split draggable.
+totals and requests on the right, each split draggable.
 
 The message keeps its natural height (scrolled when the window is smaller) and the
 requests table the rest (the operator
@@ -43,9 +43,8 @@ def lay_out(
     compose: QWidget,
     totals: QWidget,
     results: QWidget,
-    report: QWidget,
 ) -> Splits:
-    sending = column(totals, (results, 1), report)
+    sending = column(totals, (results, 1))
     # The message's form scrolls in its pane on a small screen, so the totals and the
     # send buttons under it stay in view.
     message = scrolling(compose, sideways=False)

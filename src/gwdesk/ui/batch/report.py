@@ -21,12 +21,9 @@ from typing import Final
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QGridLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -47,21 +44,25 @@ REPORT_KEY: Final = "batch-report"
 EXPORT_KEY: Final = "batch-report-export"
 REFRESH_MS: Final = 30_000
 """How often a report some message of which awaits a final status is made again."""
-#: (key, caption, the fates it counts, its tooltip)
+#: (key, word, the fates it counts, its tooltip). Delivered and failed have labels of
+#: their own; the others, said only when not 0, share the line beside them.
 FIGURES: Final = (
-    ("delivered", "Delivered", (Fate.DELIVERED,), "Lodged, and the gateway says delivered"),
-    ("failed", "Failed", (Fate.REFUSED, Fate.DELIVERY_FAILED),
+    ("delivered", "delivered", (Fate.DELIVERED,), "Lodged, and the gateway says delivered"),
+    ("failed", "failed", (Fate.REFUSED, Fate.DELIVERY_FAILED),
      "Failed when sent (the gateway refused the request) or on delivery (its status says "
      "failed, expired or rejected): Resend to the failed sends to exactly these"),
-    ("awaiting", "Awaiting", (Fate.AWAITING,),
+    ("awaiting", "awaiting", (Fate.AWAITING,),
      "Lodged; the gateway has no final status for them yet (Refresh asks again)"),
-    ("unknown", "Unknown", (Fate.UNKNOWN,),
+    ("unknown", "unknown", (Fate.UNKNOWN,),
      "Whether their request was lodged is not known yet: never sent again blindly"),
-    ("not_sent", "Not sent", (Fate.NOT_SENT, Fate.CANCELLED, Fate.OPTED_OUT, Fate.RESENT),
+    ("not_sent", "not sent", (Fate.NOT_SENT, Fate.CANCELLED, Fate.OPTED_OUT, Fate.RESENT),
      "Not sent yet, cancelled, left out because they opted out, or failed and already "
      "sent again in a later batch"),
 )  # fmt: skip
+LABELLED: Final = ("delivered", "failed")
 COLOURS: Final = {"delivered": "ok", "failed": "error"}
+ASKING: Final = "asking the gateway…"
+REFRESH_TIP: Final = "Refresh: ask the gateway the status of every message again."
 
 
 def figure_tip(totals: Totals, fates: tuple[Fate, ...], tip: str) -> str:
@@ -70,8 +71,22 @@ def figure_tip(totals: Totals, fates: tuple[Fate, ...], tip: str) -> str:
     return f"{tip}.\n{', '.join(parts)}" if len(parts) > 1 else f"{tip}."
 
 
-class ReportPanel(QGroupBox):
-    """The report of the list the tab shows (hidden until there is one)."""
+def rest_line(report: SendReport) -> str:
+    """The figures without labels of their own, and the requests that could not be asked."""
+    totals = report.totals
+    said = [
+        f"{count:,} {word}"
+        for key, word, fates, _tip in FIGURES
+        if key not in LABELLED and (count := sum(totals[f] for f in fates))
+    ]
+    if report.problems:
+        said.append(f"{len(report.problems):,} request(s) not asked")
+    return " · ".join(said)
+
+
+class ReportPanel(QWidget):
+    """The report of the list the tab shows: one line under its requests (hidden until there
+    is one), the export's and the resend's words on the tab's line (`asking`)."""
 
     def __init__(
         self,
@@ -81,7 +96,7 @@ class ReportPanel(QGroupBox):
         lanes: Callable[[], int],
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__("Report", parent)
+        super().__init__(parent)
         self.tasks = tasks
         self.batch_sender = sender
         self.lanes = lanes
@@ -91,29 +106,18 @@ class ReportPanel(QGroupBox):
         """Resend to the failed asks as every list send does (the tab shows what it says)."""
         self._resend: Resend | None = None
         self.figures: dict[str, QLabel] = {}
-        grid = QGridLayout()
-        grid.setHorizontalSpacing(12)
-        grid.setVerticalSpacing(0)
-        for column, (key, caption, _fates, tip) in enumerate(FIGURES):
-            value = QLabel("0")
-            value.setAccessibleName(f"Report: {caption}")
-            value.setStyleSheet("font-size: 13pt; font-weight: 600;")
-            label = QLabel(caption)
-            label.setProperty("role", "hint")
-            for shown in (value, label):
-                shown.setToolTip(tip)
-            grid.addWidget(value, 0, column)
-            grid.addWidget(label, 1, column)
-            grid.setColumnStretch(column, 1)
+        for key, word, _fates, tip in FIGURES[: len(LABELLED)]:
+            value = QLabel(f"0 {word}")
+            value.setAccessibleName(f"Report: {word}")
+            value.setStyleSheet("font-weight: 600;")
+            value.setToolTip(tip)
             self.figures[key] = value
         self.note = PlainLabel("")
-        self.note.setAccessibleName("Report status")
+        self.note.setAccessibleName("Report: the rest")
         self.note.setWordWrap(True)
         self.note.setProperty("role", "hint")
-        self.refresh_button = self._button(
-            theme, "refresh", "Refresh", "Ask the gateway the status of every message again"
-        )
-        self.refresh_button.setAccessibleName("Refresh the report")
+        self.refresh_button = self._button(theme, "refresh", "", REFRESH_TIP)
+        self.refresh_button.setAccessibleName("Refresh the report")  # an icon: room for the rest
         self.refresh_button.clicked.connect(self.refresh)
         self.resend_button = self._button(
             theme,
@@ -127,11 +131,12 @@ class ReportPanel(QGroupBox):
             theme, "export", "Export report…", "Save every recipient's outcome as CSV"
         )
         self.export_button.clicked.connect(self.export)
-        self._lay_out(grid)
+        self._lay_out()
         self.asking.confirmed.connect(self._confirmed)
         sender.state_changed.connect(self._sending_changed)
         sender.followed.connect(self.refresh)
         sender.finished.connect(lambda _end: self.refresh())
+        sender.results.add_below(self)
         self._timer = repeating(self, REFRESH_MS, self._tick)
         self.hide()
 
@@ -141,15 +146,15 @@ class ReportPanel(QGroupBox):
         button.setToolTip(tip)
         return button
 
-    def _lay_out(self, grid: QGridLayout) -> None:
-        top = Qt.AlignmentFlag.AlignTop
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.note, 1)
+    def _lay_out(self) -> None:
+        """One line under the requests: the figures, then the buttons."""
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for value in self.figures.values():
+            layout.addWidget(value)
+        layout.addWidget(self.note, 1)
         for button in (self.refresh_button, self.export_button, self.resend_button):
-            buttons.addWidget(button, 0, top)
-        layout = QVBoxLayout(self)
-        layout.addLayout(grid)
-        layout.addLayout(buttons)
+            layout.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
 
     # ---- the list shown ------------------------------------------------------------------
 
@@ -175,7 +180,8 @@ class ReportPanel(QGroupBox):
         if previous is None:
             self._show(None)
         self.show()
-        self.note.setText("Asking the gateway the status of each message…")
+        self.note.setText(ASKING)
+        set_role(self.note, "hint")
         self.tasks.run(
             self._refresh(SendReports(flow.sending), run.batch.id, previous),
             key=REPORT_KEY,
@@ -199,18 +205,20 @@ class ReportPanel(QGroupBox):
     def _show(self, report: SendReport | None) -> None:
         self.report = report
         totals = report.totals if report is not None else Totals({})
-        for key, _caption, fates, tip in FIGURES:
-            value = self.figures[key]
-            value.setText(f"{sum(totals[f] for f in fates):,}" if report is not None else "…")
-            set_role(value, COLOURS.get(key, "") if sum(totals[f] for f in fates) else "")
+        for key, word, fates, tip in FIGURES[: len(LABELLED)]:
+            value, count = self.figures[key], sum(totals[f] for f in fates)
+            value.setText(f"{count:,} {word}" if report is not None else f"… {word}")
+            set_role(value, COLOURS[key] if count else "")
             value.setToolTip(figure_tip(totals, fates, tip))
         self._sending_changed(self.batch_sender.busy)
         if report is None:
             return
         self.batch_sender.results.show_report(report)
-        self.note.setText(_note(report))
+        self.note.setText(rest_line(report))
         set_role(self.note, "warning" if report.problems else "hint")
-        self.note.setToolTip(tooltip("\n".join((totals_line(totals), *report.problems))))
+        about = "\n".join((_note(report), totals_line(totals), *report.problems))
+        self.note.setToolTip(tooltip(about))
+        self.refresh_button.setToolTip(tooltip(f"{REFRESH_TIP}\n{about}"))
 
     def _sending_changed(self, sending: bool) -> None:
         report = self.report
@@ -280,11 +288,10 @@ class ReportPanel(QGroupBox):
             count = await reports.export(report, path)
         except OSError as exc:
             if alive(self):
-                self.note.setText(f"{path.name} cannot be written: {exc.strerror or exc}.")
-                set_role(self.note, "error")
+                self.asking.failed.emit(f"{path.name} cannot be written: {exc.strerror or exc}.")
             return
         if alive(self):
-            self.note.setText(f"{_note(report)} Saved {count:,} recipients to {path.name}.")
+            self.asking.said.emit(f"Report saved: {count:,} recipients in {path.name}.", "ok")
 
 
 def _said(exc: Exception) -> str:
@@ -292,9 +299,7 @@ def _said(exc: Exception) -> str:
 
 
 def _note(report: SendReport) -> str:
-    """Which batch, as of when, and what could not be asked."""
+    """Which batch (`gwdesk report BATCH`), and as of when."""
     asked = report.asked_at
     when = f"statuses as of {asked.astimezone():%H:%M:%S}" if asked else "no status asked yet"
-    problems = len(report.problems)
-    trouble = f"; {problems:,} request(s) could not be asked" if problems else ""
-    return f"Batch {report.batch.id}: {when}{trouble}."
+    return f"Batch {report.batch.id}: {when}."

@@ -216,6 +216,12 @@ class ResultsPanel(QGroupBox):
         layout.addWidget(self.pages, 1)
         self.show_run(None)
 
+    def add_below(self, widget: QWidget) -> None:
+        """`widget` under the requests (the list's report), shown with them."""
+        layout = self.layout()
+        assert isinstance(layout, QVBoxLayout)
+        layout.addWidget(widget)
+
     def show_run(self, run: ListRun | None) -> None:
         self.run = run
         if run is None or (self.report is not None and self.report.batch.id != run.batch.id):

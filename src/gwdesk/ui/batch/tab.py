@@ -101,7 +101,7 @@ class BatchTab(BaseTab):
         self._draft_timer = single_shot(self, DRAFT_DELAY_MS, self.save_draft)
         self._screen_timer = single_shot(self, SCREEN_DELAY_MS, self.screen_again)
         self.splits = lay_out(
-            self, self.recipients, self.merge, self.compose, self.totals, self.results, self.report
+            self, self.recipients, self.merge, self.compose, self.totals, self.results
         )
         self._connect()
         self.update_totals()
