@@ -45,6 +45,7 @@ from gwdesk.cli import (
     SubParsers,
     UsageError,
     profile_store_sending,
+    store_id,
 )
 from gwdesk.cli.send import answer, outcome_json, outcome_lines, outcome_status
 from gwdesk.gateway.service import GatewayService
@@ -161,19 +162,16 @@ async def resend_failed(
     return outcome_status(outcome, out)
 
 
-def _batch_id(text: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 2**63:
-        raise argparse.ArgumentTypeError(
-            f"a batch number as `gwdesk outbox` lists it, not {text!r}"
-        )
-    return int(text)
-
-
 def register_report(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     help = "what became of each recipient of a send (delivered, failed, ...); resend to the failed"
     p = sub.add_parser("report", parents=[common], help=help, description=__doc__)
     p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.add_argument("batch", type=_batch_id, metavar="BATCH", help="the outbox's batch number")
+    p.add_argument(
+        "batch",
+        type=store_id("a batch number as `gwdesk outbox` lists it"),
+        metavar="BATCH",
+        help="the outbox's batch number",
+    )
     p.add_argument("--csv", metavar="FILE", help="write every recipient's outcome to FILE")
     again = p.add_argument_group("resend to the failed (asked as every list send is)")
     again.add_argument(
