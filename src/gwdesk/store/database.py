@@ -331,6 +331,26 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE INDEX outbox_batches_held ON outbox_batches(gateway, held_until_us)
         WHERE held_until_us IS NOT NULL AND closed = 0;
     """,
+    # Conversations as work (gwdesk.store.conversations): a number's state and who it is
+    # assigned to; each reader's own read marks (number '' covers every number).
+    """
+    CREATE TABLE conversations (
+        number TEXT PRIMARY KEY,
+        state TEXT NOT NULL DEFAULT 'open'
+            CHECK (state IN ('open', 'waiting', 'done', 'snoozed')),
+        snoozed_until TEXT,
+        assigned_to TEXT,
+        changed_at TEXT NOT NULL,
+        changed_by TEXT NOT NULL DEFAULT '',
+        CHECK ((state = 'snoozed') = (snoozed_until IS NOT NULL))
+    ) WITHOUT ROWID;
+    CREATE TABLE conversation_reads (
+        reader TEXT NOT NULL,
+        number TEXT NOT NULL,
+        up_to INTEGER NOT NULL,
+        PRIMARY KEY (reader, number)
+    ) WITHOUT ROWID;
+    """,
 )
 
 

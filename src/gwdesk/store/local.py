@@ -14,6 +14,7 @@ from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.settings import OPT_IN_KEYWORDS, OPT_OUT_KEYWORDS
 from gwdesk.store.background_writer import BackgroundWriter
 from gwdesk.store.contacts import ContactStore
+from gwdesk.store.conversations import ConversationStore
 from gwdesk.store.database import StoreError, connect, store_methods
 from gwdesk.store.drafts import DraftStore
 from gwdesk.store.engine import SqliteDatabase
@@ -73,6 +74,8 @@ class LocalStore:
         self.settings = StoredSettings(here, self._server)
         """The profile's settings (`gwdesk.domain.settings`, those kept in the profile store)."""
         self.templates = TemplateStore(team, operator=operator, console=self.console)
+        self.conversations = ConversationStore(team, operator=operator, console=self.console)
+        """Conversations as work: states, assignment, this operator's read marks."""
         # Its own connections: the reply listener writes from its own thread (group commit).
         self.replies = ReplyStore(self.shared, local=path)
         self.optouts = OptOutStore(

@@ -39,14 +39,15 @@ MAX_DISPLAY: Final = 200
 
 RECORD: Final = (
     "history", "replies", "optouts", "optout_changes", "settings", "audit", "operators",
-    "gwdesk_schema", "gwdesk_groups",
+    "gwdesk_schema", "gwdesk_groups", "conversations",
 )  # fmt: skip
 """The office's record: the groups only read it, but for what `RIGHTS` lets them append."""
 WORK: Final = (
     "outbox_batches", "outbox_entries", "consoles", "claims", "templates", "contacts",
-    "contact_numbers", "contact_groups", "contact_members",
+    "contact_numbers", "contact_groups", "contact_members", "conversation_reads",
 )  # fmt: skip
-"""What the consoles work on: read and written as they go."""
+"""What the consoles work on (each login's read marks: its own rows only, by row-level
+security): read and written as they go."""
 TABLES: Final = RECORD + WORK
 ALL_RIGHTS: Final = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE")
 CHANGE: Final = ("SELECT", "INSERT", "UPDATE", "DELETE")
@@ -75,7 +76,10 @@ REPLY_COLUMNS: Final = (
 """What a receiver writes of a reply (`stored_by` is the server's: the login that did)."""
 REPLY_COMPLETIONS: Final = ("sent_at", "message_id", "reply_id", "keyword")
 """What a receiver may fill in on a stored reply (the server keeps what was there)."""
-CALLABLE: Final = ("gwdesk_set(text, text)", "gwdesk_operator()", "gwdesk_may(text)")
+CALLABLE: Final = (
+    "gwdesk_set(text, text)", "gwdesk_operator()", "gwdesk_may(text)",
+    "gwdesk_conversation(text, text, text, text, boolean)",
+)  # fmt: skip
 """The server's functions the groups may call."""
 
 

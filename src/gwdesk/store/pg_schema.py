@@ -7,13 +7,15 @@ over a hash of its text (an index entry has a size limit, a reply's text has non
 and the triggers that announce every change on commit (`NOTIFY gwdesk, '<table>'`).
 What is one workstation's own (drafts, the log cache, the listener's port and secret,
 window state) is never here. Step 2 (`pg_rules.py`) makes the server the keeper of the
-record: who did what, checked and stamped by the server itself.
+record: who did what, checked and stamped by the server itself; step 4
+(`pg_conversations.py`) adds conversations as work and each login's read marks.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from gwdesk.store.pg_conversations import CONVERSATIONS
 from gwdesk.store.pg_rules import HELD_SENDS, SERVER_RULES
 
 _EVERY_WRITE: Final = "INSERT OR UPDATE OR DELETE"
@@ -231,4 +233,5 @@ PG_MIGRATIONS: Final[tuple[str, ...]] = (
     _SHARED_TABLES + _CHANGES_ANNOUNCED,
     SERVER_RULES,
     HELD_SENDS,
+    CONVERSATIONS,
 )

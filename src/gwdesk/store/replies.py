@@ -29,6 +29,9 @@ second connection (a file's own; a server's pool), so the views never wait on a 
 What the listener keeps for itself (its port, its secret, the operator's unread
 watermark) stays in the profile's own file (`local`), whichever store holds the replies.
 
+A new reply re-opens its conversation (`gwdesk.store.conversations`) in the same
+transaction: on a file here, on a team's server by the server's own trigger.
+
 A server's text cannot hold a NUL character, which SQLite's can: on a server a NUL in
 a reply is stored as U+FFFD (every channel's copy alike, so the copies still meet),
 rather than refusing the reply and losing it once the gateway stops retrying.
@@ -47,6 +50,7 @@ from pathlib import Path
 from typing import Final
 
 from gwdesk.domain.settings import LISTENER_PORT, LISTENER_SECRET, REPLIES_SEEN_UP_TO
+from gwdesk.store.conversations import reopen_for_replies
 from gwdesk.store.database import StoreError, store_methods
 from gwdesk.store.engine import Database, Session, SqliteDatabase, SqliteSession
 from gwdesk.store.optouts import ReplyKeyword, apply_replies, list_number
@@ -301,8 +305,10 @@ class ReplyStore(ReplyReads):
                 AddResult(_from_incoming(row_id, reply, stored_at), True)
                 for row_id, reply in enumerate(replies, start=first_id)
             ]
+            session = SqliteSession(conn)
             if self.optouts is not None:
-                self._apply_keywords(SqliteSession(conn), self.optouts, results)
+                self._apply_keywords(session, self.optouts, results)
+            reopen_for_replies(session, first_id, first_id + len(replies) - 1)
             return results
         return self._results(SqliteSession(conn), replies, rows, inserted, stored_at)
 
@@ -343,6 +349,9 @@ class ReplyStore(ReplyReads):
                 results.append(self._complete(session, reply))
         if self.optouts is not None:
             self._apply_keywords(session, self.optouts, results)
+        new_ids = [result.reply.id for result in results if result.new]
+        if new_ids:  # a file's transaction holds the lock: its new ids are one range
+            reopen_for_replies(session, min(new_ids), max(new_ids))
         return results
 
     @staticmethod
