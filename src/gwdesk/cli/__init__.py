@@ -211,6 +211,7 @@ COMMAND_MODULES: Final = (
     "gwdesk.cli.optouts",
     "gwdesk.cli.templates",
     "gwdesk.cli.contacts",
+    "gwdesk.cli.conversations",
     "gwdesk.cli.team",
 )
 
@@ -231,6 +232,7 @@ COMMAND_HOMES: Final = {
     "optouts": "gwdesk.cli.optouts",
     "templates": "gwdesk.cli.templates",
     "contacts": "gwdesk.cli.contacts",
+    "conversations": "gwdesk.cli.conversations",
     "team": "gwdesk.cli.team",
 }
 
