@@ -511,3 +511,15 @@ def test_quiet_hours_ignore_schedules_at_the_time_given_outside_the_hours(
     ignored = data(run(gateway, "send", "--json", "--at", night.isoformat(), "--to", NUMBERS[1],
                        "--quiet-hours", "ignore", "At night"))["scheduled"]  # fmt: skip
     assert datetime.fromisoformat(ignored["due_utc"]) == night
+
+
+def test_the_outbox_listing_shows_a_waiting_send_as_held_with_its_time(
+    gateway: SandboxThread,
+) -> None:
+    at = in_an_hour()
+    batch_id = schedule(gateway, "Held in the outbox")
+    [shown] = data(run(gateway, "outbox", "--json"))["batches"]
+    assert shown["batch"] == batch_id
+    assert datetime.fromisoformat(shown["held_until"]) == at
+    listing = run(gateway, "outbox")
+    assert f"batch {batch_id:<5} held" in listing.stdout

@@ -73,6 +73,7 @@ def batch_json(batch: OutboxBatch, gateway: str | None, now: float) -> dict[str,
         "created": _when(batch.created_us),
         "age_seconds": max(0, int(now - batch.created_us / 1_000_000)),
         "open": not batch.closed,
+        "held_until": None if batch.held_until_us is None else _when(max(batch.held_until_us, 0)),
         "being_sent": batch.owner is not None,
         "requests": batch.entries,
         "recipients": batch.recipients,
@@ -87,6 +88,8 @@ def batch_line(batch: OutboxBatch, gateway: str | None, now: float) -> str:
     state = "open" if not batch.closed else "done"
     if batch.owner is not None:
         state = "sending?"
+    elif batch.held_until_us is not None and not batch.closed:
+        state = "held"  # a scheduled send: `gwdesk scheduled` shows when
     counts = ", ".join(
         f"{batch.recipients_in(s):,} {s.value.replace('_', ' ')}"
         for s in EntryState
