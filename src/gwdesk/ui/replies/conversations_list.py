@@ -32,7 +32,7 @@ from gwdesk.app.conversations import ConversationsFlow, Listing, Showing
 from gwdesk.domain.errors import StoreError
 from gwdesk.domain.numbers import display
 from gwdesk.ui.plain_text import PlainLabel
-from gwdesk.ui.replies.work import owner_text, state_text
+from gwdesk.ui.replies.work import NAME_LIMIT, state_text
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.timers import single_shot
 from gwdesk.ui.widgets.validity import set_role
@@ -48,6 +48,14 @@ SHOWINGS: Final = (
 )
 NUMBER, STATE, WHO, UNREAD = range(4)
 NUMBER_ROLE: Final = Qt.ItemDataRole.UserRole
+NOBODY: Final = "–"
+
+
+def assignee_text(assigned_to: str | None, me: str) -> str:
+    """The list's short "Assigned to": "you", the operator's name, or a dash for nobody."""
+    if not assigned_to:
+        return NOBODY
+    return "you" if assigned_to == me else assigned_to[:NAME_LIMIT]
 
 
 class ConversationsList(QWidget):
@@ -85,7 +93,7 @@ class ConversationsList(QWidget):
 
         self.tree = QTreeWidget()
         self.tree.setAccessibleName("Conversations")
-        self.tree.setHeaderLabels(["Number", "State", "Whose", "Unread"])
+        self.tree.setHeaderLabels(["Number", "State", "Assigned to", "Unread"])
         self.tree.setRootIsDecorated(False)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
@@ -95,7 +103,7 @@ class ConversationsList(QWidget):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(WHO, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((NUMBER, 150), (STATE, 150), (UNREAD, 64)):
+        for column, width in ((NUMBER, 124), (STATE, 96), (UNREAD, 66)):
             header.resizeSection(column, width)
         self.status_label = PlainLabel("")
         self.status_label.setAccessibleName("Conversations problem")
@@ -176,11 +184,12 @@ class ConversationsList(QWidget):
                     [
                         display(kept.number),
                         state_text(kept),
-                        owner_text(kept, me),
+                        assignee_text(kept.assigned_to, me),
                         f"{row.unread:,}" if row.unread else "",
                     ]
                 )
                 item.setData(NUMBER, NUMBER_ROLE, kept.number)
+                item.setToolTip(STATE, state_text(kept))  # "Snoozed until …" may be elided
                 item.setTextAlignment(UNREAD, Qt.AlignmentFlag.AlignRight)
                 if row.unread:
                     font = item.font(NUMBER)

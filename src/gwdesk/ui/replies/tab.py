@@ -184,7 +184,7 @@ class RepliesTab(BaseTab):
             titled("Conversations", self.conversations),
             self.table_stack,
             stretch=(2, 5),
-            sizes=(210, 470),
+            sizes=(230, 450),
         )
         splitter = panes(
             Qt.Orientation.Horizontal,
