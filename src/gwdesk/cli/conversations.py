@@ -44,7 +44,7 @@ def row_json(row: ConversationRow) -> dict[str, Any]:
         "replies": row.replies,
         "unread": row.unread,
         "last_reply_id": row.last_reply_id,
-        "last_received": row.last_received.isoformat(),
+        "last_received": row.last_received.isoformat() if row.last_received else None,
     }
 
 

@@ -90,7 +90,8 @@ class ConversationRow:
     kept: ConversationState
     replies: int
     last_reply_id: int
-    last_received: datetime
+    last_received: datetime | None
+    """None: the newest reply's time cannot be read (a damaged row: listed, not dropped)."""
     unread: int
 
 
@@ -110,15 +111,26 @@ def reads_as(state: str, until: datetime | None, now: datetime) -> str:
 
 
 def _kept(row: Any, now: datetime) -> ConversationState:
-    until = datetime.fromisoformat(row[2]) if row[2] else None
+    until = _moment(row[2])
     return ConversationState(
         str(row[0]),
         reads_as(str(row[1]), until, now),
         until if row[1] == SNOOZED and until is not None and until > now else None,
         row[3],
-        datetime.fromisoformat(row[4]),
+        _moment(row[4]),
         str(row[5]),
     )
+
+
+def _moment(value: object) -> datetime | None:
+    """A kept time, or None when there is none or it cannot be read (a row another tool
+    wrote: the conversation is still listed, never an error)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
 
 
 def reopen_for_replies(session: Session, first_id: int, last_id: int) -> None:
@@ -191,7 +203,7 @@ class ConversationStore:
                 kept.get(str(row[0]), ConversationState(str(row[0]))),
                 int(row[1]),
                 int(row[2]),
-                datetime.fromisoformat(row[3]),
+                _moment(row[3]),
                 int(row[4] or 0),
             )
             for row in rows
