@@ -194,6 +194,10 @@ class ScheduledSends:
     async def show(self, batch_id: int) -> ScheduledSend:
         """One held send; `OutboxError` when there is none by that id on this account, or
         it is no longer waiting (sent, being sent, or cancelled)."""
+        return _shown(*await self._held(batch_id))
+
+    async def _held(self, batch_id: int) -> tuple[OutboxBatch, list[OutboxEntry]]:
+        """`show`'s batch and its requests, as read (the same refusals)."""
         batch = await self.runner.db(self.outbox.batch, batch_id)
         if batch is None or batch.gateway != self.runner.account:
             raise OutboxError(f"No send #{batch_id} is scheduled on this account.")
@@ -202,7 +206,7 @@ class ScheduledSends:
                 f"Send #{batch_id} is no longer waiting: it was sent, is being sent, or was "
                 "cancelled. Nothing was changed."
             )
-        return _shown(batch, await self.runner.db(self.outbox.entries, batch_id))
+        return batch, await self.runner.db(self.outbox.entries, batch_id)
 
     async def retime(self, batch_id: int, at: datetime) -> ScheduledSend:
         await self.show(batch_id)
@@ -264,8 +268,8 @@ class ScheduledSends:
 
     async def rewrite_recipients(self, batch_id: int, numbers: Sequence[str]) -> ScheduledSend:
         """Send a held send to other (checked) numbers instead; opted-out ones left out."""
-        held = await self.show(batch_id)
-        message = _same_for_all(held)
+        held_batch, held_entries = await self._held(batch_id)
+        message = _same_for_all(_shown(held_batch, held_entries))
         kept = list(dict.fromkeys(numbers))
         if self.sending.guard is not None and kept:
             kept = list((await self.sending.guard.screen(kept, factual=message.factual)).kept)
@@ -275,9 +279,6 @@ class ScheduledSends:
                 field="Recipients",
                 status=None,
             )
-        held_batch = await self.runner.db(self.outbox.batch, batch_id)
-        if held_batch is None:
-            raise OutboxError(f"No send #{batch_id} is scheduled on this account.")
         send_id = held_batch.send_id
         entries = [
             NewEntry(seq, part, message.to_json(), message.external_id or chunk_id(send_id, seq),
@@ -304,11 +305,11 @@ class ScheduledSends:
 
     async def send_now(self, batch_id: int) -> Outcome:
         """Send a held send at once (the operator asked)."""
-        held = await self.show(batch_id)
+        await self.show(batch_id)
         if not await self.runner.db(self.outbox.take, batch_id, None):
             raise OutboxError("This scheduled send is no longer waiting: someone took it.")
         self.changed.set()
-        return await self._run(held)
+        return await self._run(batch_id)
 
     async def missed(self) -> list[ScheduledSend]:
         """Held sends whose time passed more than `MISSED_AFTER` ago: nothing was running
@@ -326,16 +327,14 @@ class ScheduledSends:
         those late by at most `within` (the receiver: one that came back after an
         outage leaves the sends it missed to a person, as a console asks about them)."""
         now = self.now()
-        if within is not None:
-            since = max(since or now - within, now - within)
+        since = _floor(since, within, now)
         after = 0 if since is None else epoch_us(since)
         lanes = asyncio.Semaphore(DUE_LANES)
 
         async def send(batch: OutboxBatch) -> Outcome | None:
             async with lanes:
                 try:
-                    entries = await self.runner.db(self.outbox.entries, batch.id)
-                    return await self._run(_shown(batch, entries))
+                    return await self._run(batch.id)
                 except (GatewayError, StoreError) as exc:  # left open: resumed as any batch is
                     log.warning("scheduled send %s stopped: %s", batch.id, exc)
                     return None
@@ -394,22 +393,19 @@ class ScheduledSends:
                         told(outcome)
             except (GatewayError, StoreError) as exc:  # the gateway or store away: again later
                 log.warning("scheduled sends not sent now: %s", exc)
-            floor = since
-            if within is not None:  # the ones missed by more than `within` are not waited for
-                late = self.now() - within
-                floor = late if since is None else max(since, late)
-            upcoming = await self.next_due(floor)
+            upcoming = await self.next_due(_floor(since, within, self.now()))
             wait = NAP if upcoming is None else min(NAP, max(upcoming - self.now(), timedelta()))
             await _first(stop, self.changed, wait.total_seconds())
 
-    async def _run(self, held: ScheduledSend) -> Outcome:
+    async def _run(self, batch_id: int) -> Outcome:
         """Send a taken send as an ordinary list: the same text to all, or each entry its
-        own (a personal send; its history row shows the template)."""
-        message = _message(held)
-        batch = await self.runner.db(self.outbox.batch, held.batch_id)
+        own (a personal send; its history row shows the template). Read once, here."""
+        batch = await self.runner.db(self.outbox.batch, batch_id)
         if batch is None:
             raise OutboxError(GONE)
-        entries = await self.runner.db(self.outbox.entries, held.batch_id)
+        entries = await self.runner.db(self.outbox.entries, batch_id)
+        held = _shown(batch, entries)
+        message = _message(held)
         if held.personal:
             shown = replace(message, text=batch.label)
             return await self.sending.run_personal(batch, entries, shown)
@@ -429,6 +425,14 @@ def scheduled_line(held: ScheduledSend) -> str:
         f"Scheduled for {to} at {when}: gwdesk holds it until then; change or cancel it "
         "in the Scheduled tab."
     )
+
+
+def _floor(since: datetime | None, within: timedelta | None, now: datetime) -> datetime | None:
+    """The earliest time a due send may have to be sent (`run_due`'s `since` and
+    `within`): the later of `since` and `within` before now; None: any."""
+    if within is None:
+        return since
+    return now - within if since is None else max(since, now - within)
 
 
 def _rule(every: Recurrence | None, first: datetime) -> str:
