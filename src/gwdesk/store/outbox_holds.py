@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from gwdesk.store.database import store_methods
 from gwdesk.store.engine import Database, Session
@@ -41,6 +41,11 @@ class Repeat:
     send_id: str
 
 
+_DUE: Final = (
+    "WHERE gateway = ? AND closed = 0 AND held_until_us IS NOT NULL "
+    "AND held_until_us >= ? AND held_until_us <= ? ORDER BY held_until_us, id LIMIT ?"
+)
+"""The held batches of a gateway due by a time, from another (`due`, `take_due`)."""
 GONE = "This scheduled send is no longer waiting: it has started, or was cancelled."
 STARTED = "Part of this scheduled send has been tried already; it can no longer change."
 
@@ -70,11 +75,7 @@ class OutboxHolds(OutboxReads):
     ) -> list[OutboxBatch]:
         """Held batches of `gateway` whose time has come, soonest first; only those due at
         or after `since_us` (the ones before it wait for the operator)."""
-        return self._batches(
-            "WHERE gateway = ? AND closed = 0 AND held_until_us IS NOT NULL "
-            "AND held_until_us >= ? AND held_until_us <= ? ORDER BY held_until_us, id LIMIT ?",
-            (gateway, max(since_us, 0), now_us, limit),
-        )
+        return self._batches(_DUE, (gateway, max(since_us, 0), now_us, limit))
 
     def take(self, batch_id: int, now_us: int | None = None, then: Repeat | None = None) -> bool:
         """End a batch's hold so that it is sent: when its time has come by `now_us`, or
@@ -82,18 +83,8 @@ class OutboxHolds(OutboxReads):
         the receiver took it, or it was cancelled) or not yet due: then it must not be
         sent from here. `then`: a recurring send's next occurrence, recorded held in the
         same transaction (so a series neither stops nor doubles whoever takes it)."""
-        due = "" if now_us is None else " AND held_until_us >= 0 AND held_until_us <= ?"
-        now = self._clock()
         with self.database.transaction() as session:
-            taken = session.execute(
-                "UPDATE outbox_batches SET held_until_us = NULL, updated_us = ? "  # noqa: S608 - fixed text
-                f"WHERE id = ? AND closed = 0 AND held_until_us IS NOT NULL{due} "
-                "RETURNING send_id",
-                (now, batch_id) + (() if now_us is None else (now_us,)),
-            ).fetchall()
-            if taken and then is not None:
-                _repeat(session, batch_id, str(taken[0][0]), then, now)
-        return bool(taken)
+            return _take(session, batch_id, self._clock(), now_us, then)
 
     def take_due(
         self,
@@ -113,23 +104,11 @@ class OutboxHolds(OutboxReads):
         taken = []
         with self.database.transaction() as session:
             rows = session.execute(
-                f"{BATCH_SELECT}WHERE gateway = ? AND closed = 0 AND held_until_us IS NOT NULL "
-                f"AND held_until_us >= ? AND held_until_us <= ? ORDER BY held_until_us, id "
-                f"LIMIT ?{lock}",
-                (gateway, max(since_us, 0), now_us, limit),
+                f"{BATCH_SELECT}{_DUE}{lock}", (gateway, max(since_us, 0), now_us, limit)
             ).fetchall()
             for batch in (batch_from_row(row, {}) for row in rows):
-                moved = session.execute(
-                    "UPDATE outbox_batches SET held_until_us = NULL, updated_us = ? "
-                    "WHERE id = ? AND held_until_us IS NOT NULL RETURNING send_id",
-                    (now, batch.id),
-                ).fetchall()
-                if not moved:
-                    continue
-                following = then(batch)
-                if following is not None:
-                    _repeat(session, batch.id, str(moved[0][0]), following, now)
-                taken.append(batch)
+                if _take(session, batch.id, now, now_us, then(batch)):
+                    taken.append(batch)
         return taken
 
     def retime(self, batch_id: int, until_us: int) -> OutboxBatch:
@@ -226,6 +205,22 @@ class OutboxHolds(OutboxReads):
         if not found:
             raise OutboxError(GONE)
         return found[0]
+
+
+def _take(
+    session: Session, batch_id: int, now: int, due_by_us: int | None, then: Repeat | None
+) -> bool:
+    """End a batch's hold in `session` when it is held (and due by `due_by_us`, if given),
+    recording its next occurrence (`then`) with it; whether it was taken."""
+    due = "" if due_by_us is None else " AND held_until_us >= 0 AND held_until_us <= ?"
+    taken = session.execute(
+        "UPDATE outbox_batches SET held_until_us = NULL, updated_us = ? "  # noqa: S608 - fixed text
+        f"WHERE id = ? AND closed = 0 AND held_until_us IS NOT NULL{due} RETURNING send_id",
+        (now, batch_id) + (() if due_by_us is None else (due_by_us,)),
+    ).fetchall()
+    if taken and then is not None:
+        _repeat(session, batch_id, str(taken[0][0]), then, now)
+    return bool(taken)
 
 
 def _repeat(session: Session, batch_id: int, sent_as: str, then: Repeat, now: int) -> None:
