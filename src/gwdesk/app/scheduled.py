@@ -185,6 +185,22 @@ class ScheduledSends:
     def check_time(self, at: datetime) -> datetime:
         return check_hold(at, self.now())
 
+    def check_form(self, form: SmsForm) -> None:
+        """A composed send's time for later (`hold_until`, `repeat`), checked at the click
+        for the Send and Batch tabs alike, each refusal at SendAt: kept by gwdesk or by
+        the gateway, not both; REST only; a time that can be kept; a repeat that can be
+        kept, from a first time."""
+        if form.hold_until is None:
+            if form.repeat:
+                raise refuse("A send repeats from its first time: schedule it.", "SendAt")
+            return
+        if form.send_at is not None:
+            raise refuse("Schedule with gwdesk or with the gateway, not both.", "SendAt")
+        if form.channel is not Channel.REST_SMS:
+            raise refuse("gwdesk schedules REST SMS only.", "SendAt")
+        self.check_time(form.hold_until)
+        self.rule(form.repeat, form.hold_until)
+
     async def listed(self) -> list[ScheduledSend]:
         """This account's held sends, soonest first."""
         batches = await self.runner.db(self.outbox.batches, gateway=self.runner.account, held=True)

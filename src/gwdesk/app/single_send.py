@@ -42,7 +42,7 @@ from gwdesk.app.media import MediaForm, MediaMessage, failure_entry
 from gwdesk.app.merge import MESSAGE_FIELD, fill_for_number
 from gwdesk.app.personal import Cost
 from gwdesk.app.questions import SendQuestion, credits_short, question
-from gwdesk.app.scheduled import ScheduledSend, ScheduledSends, check_hold
+from gwdesk.app.scheduled import ScheduledSend, ScheduledSends
 from gwdesk.app.send_history import message_history, shown_recipient
 from gwdesk.app.send_values import StoreAwayError
 from gwdesk.app.sending import Outcome, Sending, SingleMessage
@@ -227,15 +227,7 @@ class SingleSend:
         and all (a command line's MESSAGE to one number, as it always has)."""
         form, template = templated(form) if placeholders else (form, None)
         checked = Checked(form, self.sending.check_message(form), template)
-        if form.hold_until is not None:
-            if form.send_at is not None:
-                raise refuse("Schedule with gwdesk or with the gateway, not both.", "SendAt")
-            if form.channel is not Channel.REST_SMS:
-                raise refuse("gwdesk schedules REST SMS only.", "SendAt")
-            check_hold(form.hold_until, self.sending.now())
-            ScheduledSends(self.sending).rule(form.repeat, form.hold_until)
-        elif form.repeat:
-            raise refuse("A send repeats from its first time: schedule it.", "SendAt")
+        ScheduledSends(self.sending).check_form(form)
         return checked
 
     async def filled(self, checked: Checked) -> Checked:

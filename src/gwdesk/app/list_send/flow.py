@@ -40,7 +40,7 @@ from gwdesk.app.optouts import Screened
 from gwdesk.app.pacing import PACE_LEAD, Pace
 from gwdesk.app.personal import Cost, PersonalPlan, Recipients
 from gwdesk.app.questions import SendQuestion
-from gwdesk.app.scheduled import Later, ScheduledSend, ScheduledSends, check_hold
+from gwdesk.app.scheduled import Later, ScheduledSend, ScheduledSends
 from gwdesk.app.send_history import shown_recipient
 from gwdesk.app.send_values import DEFAULT_LANES, Changed, StoreAwayError
 from gwdesk.app.sending import Outcome, Sending
@@ -146,13 +146,7 @@ class ListSend:
         """What the Batch tab composed, checked as it is sent: a personal send's options
         (`form` as typed: each text is the plan's), else the same-for-all message with
         `same_text` (the form's text with its placeholders, if any, left as typed)."""
-        if form.hold_until is not None:
-            if form.send_at is not None:
-                raise refuse("Schedule with gwdesk or with the gateway, not both.", "SendAt")
-            check_hold(form.hold_until, self.sending.now())
-            ScheduledSends(self.sending).rule(form.repeat, form.hold_until)
-        elif form.repeat:
-            raise refuse("A send repeats from its first time: schedule it.", "SendAt")
+        ScheduledSends(self.sending).check_form(form)
         if personal:
             return self.check_options(form)
         return self.check_message(replace(form, text=same_text))
