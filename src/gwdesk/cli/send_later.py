@@ -19,17 +19,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 
 from gwdesk.app.list_send import ListSend
 from gwdesk.app.pacing import Pace, parse_pace
-from gwdesk.app.questions import Concern
 from gwdesk.app.scheduled import Later, ScheduledSend, ScheduledSends
 from gwdesk.app.single_send import SingleSend
 from gwdesk.app.sms import SmsMessage
 from gwdesk.cli import EXIT_OK, Output, UsageError, personal, profile_store_sending, single
-from gwdesk.cli.asking import settle
 from gwdesk.cli.scheduled import held_json, local_time, relative, utc_time, who_sends
 from gwdesk.cli.send import (
     answer,
@@ -147,11 +144,5 @@ async def _one(
     checked = as_check(listing) if listing is not None else None
     if checked is None or not checked.numbers:
         raise UsageError("There is no usable recipient; nothing was scheduled.")
-    sending = flow.sending
-    form = composed(args, sending.compliance.marketing_default)
-    form = replace(form, recipient=checked.numbers[0])
-    warn_of_sender(args, form, sending.region, out)
-    prepared = await flow.prepare(flow.check(form, placeholders=False))
-    given = {Concern.CREDITS_SHORT} if args.force else set()
-    await settle(prepared.question, out, flags=single.FLAGS, given=given)
+    prepared = await single.asked(args, flow, checked.numbers[0], out)
     return prepared.single.message, (prepared.single.recipient,)

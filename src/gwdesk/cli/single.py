@@ -15,7 +15,7 @@ import argparse
 from dataclasses import replace
 
 from gwdesk.app.questions import Concern
-from gwdesk.app.single_send import SingleSend
+from gwdesk.app.single_send import Prepared, SingleSend
 from gwdesk.cli import Output, profile_sending
 from gwdesk.cli.asking import settle
 from gwdesk.cli.send import composed, report_send, warn_of_sender
@@ -37,11 +37,18 @@ async def send_to_one(
     """`number`: the `--to` value, checked as a list's would be (`send_recipients`)."""
     async with profile_sending(service) as sending:
         flow = SingleSend(sending)
-        form = replace(composed(args, sending.compliance.marketing_default), recipient=number)
-        warn_of_sender(args, form, service.profile.region, out)
-        checked = flow.check(form, placeholders=False)
-        prepared = await flow.prepare(checked)
-        given = {Concern.CREDITS_SHORT} if args.force else set()
-        await settle(prepared.question, out, flags=FLAGS, given=given)
+        prepared = await asked(args, flow, number, out)
         result = await flow.send(prepared, answered=True)
     return report_send(result.outcome, out)
+
+
+async def asked(args: argparse.Namespace, flow: SingleSend, number: str, out: Output) -> Prepared:
+    """The message to `number` as composed by the flags, checked, weighed and its question
+    answered (`--force`, or y/N at a terminal): ready to send, now or later."""
+    sending = flow.sending
+    form = replace(composed(args, sending.compliance.marketing_default), recipient=number)
+    warn_of_sender(args, form, sending.region, out)
+    prepared = await flow.prepare(flow.check(form, placeholders=False))
+    given = {Concern.CREDITS_SHORT} if args.force else set()
+    await settle(prepared.question, out, flags=FLAGS, given=given)
+    return prepared
