@@ -18,9 +18,9 @@ from gwdesk.app.outbox import OutboxRunner
 from gwdesk.app.profile_data import ProfileData, account_key, open_profile
 from gwdesk.app.scheduled import ScheduledSends
 from gwdesk.app.scheduled_view import review_since
-from gwdesk.app.send_values import epoch_us
 from gwdesk.app.sending import Sending
 from gwdesk.app.sms import Channel, SmsMessage
+from gwdesk.domain.wire_time import epoch_us
 from gwdesk.gateway.service import GatewayService
 from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.local import LocalStore

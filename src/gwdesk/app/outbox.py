@@ -58,7 +58,6 @@ from gwdesk.app.send_values import (
     Transmit,
     attempt_from,
     chunk_id,
-    epoch_us,
     halts_everything,
     new_send_id,
     not_attempted,
@@ -76,6 +75,7 @@ from gwdesk.domain.errors import (
     ValidationError,
 )
 from gwdesk.domain.models import Message
+from gwdesk.domain.wire_time import epoch_us
 from gwdesk.gateway.service import (
     Deadline,
     GatewayService,

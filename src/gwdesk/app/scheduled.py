@@ -27,12 +27,13 @@ from typing import Final
 
 from gwdesk.app.pacing import Pace
 from gwdesk.app.personal import PersonalPlan
-from gwdesk.app.send_values import chunk_id, chunked, epoch_us, from_epoch_us, new_send_id
+from gwdesk.app.send_values import chunk_id, chunked, new_send_id
 from gwdesk.app.sending import Outcome, Sending
 from gwdesk.app.sms import Channel, SmsForm, SmsMessage, check_message, refuse
 from gwdesk.domain.errors import GatewayError, InputRefused, ValidationError
 from gwdesk.domain.numbers import display
 from gwdesk.domain.recurrence import Recurrence, RecurrenceKind
+from gwdesk.domain.wire_time import epoch_us, from_epoch_us
 from gwdesk.store.database import StoreError
 from gwdesk.store.outbox import NewEntry, OutboxBatch, OutboxEntry, OutboxError
 from gwdesk.store.outbox_holds import GONE, Repeat

@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Final
 
 from gwdesk.domain.errors import (
@@ -59,18 +59,6 @@ def new_send_id(now: datetime | None = None) -> str:
     `gwd-20250101T093000Z-3f9c2a7b1d04`, the UTC time and 48 random bits."""
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     return f"{ID_PREFIX}{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(6)}"
-
-
-EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def epoch_us(moment: datetime) -> int:
-    """A time as the outbox keeps it: µs since 1970 UTC, exact (no float rounding)."""
-    return (moment - EPOCH) // timedelta(microseconds=1)
-
-
-def from_epoch_us(us: int) -> datetime:
-    return EPOCH + timedelta(microseconds=us)
 
 
 def chunk_id(send_id: str, index: int) -> str:

@@ -15,14 +15,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import datetime, tzinfo
 from typing import Any, Final, Literal
 
 from pydantic_core import from_json
 
+from gwdesk.domain.wire_time import epoch_us, from_epoch_us
+
 Kind = Literal["text", "int", "time", "receipt", "json"]
-EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO: Final = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ def time_us(value: Any, zone: tzinfo) -> int | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
     try:
-        return (moment - EPOCH) // _MICRO
+        return epoch_us(moment)
     except (OverflowError, ValueError):
         return None
 
@@ -130,9 +130,8 @@ class TimeReader:
         return time_us(value, self.zone)
 
 
-def from_us(value: int) -> datetime:
-    """UTC microseconds back to an aware datetime, exactly (no float rounding)."""
-    return EPOCH + timedelta(microseconds=value)
+from_us: Final = from_epoch_us
+"""UTC microseconds back to an aware datetime, exactly (the stores' one way)."""
 
 
 def _json(value: Any) -> str:
