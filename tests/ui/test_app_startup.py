@@ -15,6 +15,7 @@ from gwdesk.ui.controller import AppController
 from gwdesk.ui.main_window import STARTING_TEXT, MainWindow
 from gwdesk.ui.status.tab import StatusTab
 from tests.ui.conftest import UiBundle
+from tests.ui.tab_titles import TAB_TITLES
 
 #: Runs the real `gwdesk.ui.app.main`, noting at the first paint of its window what was
 #: imported and shown, and after the tabs came what is shown then; then closes it.
@@ -83,17 +84,7 @@ def test_the_frame_paints_before_the_gateway_stack_is_imported_and_the_tabs_foll
     assert first["starting_visible"] is True
     assert first["profiles_enabled"] is False
     after = notes["after"]
-    assert after["tabs"] == [
-        "Send",
-        "Batch",
-        "Scheduled",
-        "Status",
-        "Replies",
-        "Contacts",
-        "Opt-outs",
-        "Logs",
-        "Fax / MMS",
-    ]
+    assert after["tabs"] == TAB_TITLES
     assert after["starting_visible"] is False
     assert after["profiles_enabled"] is True
 

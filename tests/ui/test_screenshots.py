@@ -44,18 +44,8 @@ from tests.ui.conftest import UiBundle, wait_until
 from tests.ui.fax_mms_support import attach, picture, write
 from tests.ui.fax_mms_support import send as send_mms
 from tests.ui.screenshot_support import WINDOW, drawn, shot
+from tests.ui.tab_titles import TAB_TITLES
 
-TAB_TITLES = [
-    "Send",
-    "Batch",
-    "Scheduled",
-    "Status",
-    "Replies",
-    "Contacts",
-    "Opt-outs",
-    "Logs",
-    "Fax / MMS",
-]
 SEEDED = 1500
 TODAY = [
     ("61412345678", "Your order #1042 has shipped and arrives tomorrow."),

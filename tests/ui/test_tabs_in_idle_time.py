@@ -11,18 +11,9 @@ from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.tab_base import BaseTab
 from gwdesk.ui.tab_slots import LazyTab
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.tab_titles import TAB_TITLES
 
-TITLES = [
-    "Send",
-    "Batch",
-    "Scheduled",
-    "Status",
-    "Replies",
-    "Contacts",
-    "Opt-outs",
-    "Logs",
-    "Fax / MMS",
-]
+TITLES = TAB_TITLES
 LIKELY = [
     "Send",
     "Replies",
