@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 
-from gwdesk.cli.listen import StopOnSignal
+from gwdesk.cli.stop_signal import StopOnSignal
 
 
 @pytest.fixture
@@ -27,9 +29,45 @@ def ignored() -> Iterator[None]:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_the_first_signal_sets_the_stop_event_even_when_it_was_ignored(signum: int) -> None:
     stop = threading.Event()
-    with StopOnSignal(stop):
+    with StopOnSignal(stop) as signals:
         signal.raise_signal(signum)
+        assert signals.wait(5.0)
         assert stop.is_set()
+
+
+def test_without_a_signal_the_wait_ends_at_its_timeout_with_no_stop() -> None:
+    stop = threading.Event()
+    with StopOnSignal(stop) as signals:
+        assert not signals.wait(0.01)
+    assert not stop.is_set()
+
+
+@pytest.mark.usefixtures("ignored")
+def test_a_signal_sent_from_another_thread_ends_the_wait_at_once() -> None:
+    with StopOnSignal(threading.Event()) as signals:
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGTERM)).start()
+        started = time.monotonic()
+        assert signals.wait(30.0)
+        assert time.monotonic() - started < 5.0
+
+
+def test_a_wait_interrupted_by_a_slow_handler_still_ends() -> None:
+    """The cause of the lost first SIGTERM: CPython 3.11's `SimpleQueue.get(timeout)` waits
+    for ever when a handler runs past its deadline. `wait` ends however long one takes."""
+    script = (
+        "import os, signal, threading, time\n"
+        "from gwdesk.cli.stop_signal import StopOnSignal\n"
+        "slow = lambda signum, frame: time.sleep(0.3)\n"
+        "with StopOnSignal(threading.Event()) as signals:\n"
+        "    signal.signal(signal.SIGUSR1, slow)\n"
+        "    threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGUSR1)).start()\n"
+        "    threading.Timer(0.15, os.kill, (os.getpid(), signal.SIGTERM)).start()\n"
+        "    print('stopped:', signals.wait(0.2) or signals.wait(5.0), flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=20
+    )
+    assert done.stdout == "stopped: True\n", done.stderr
 
 
 @pytest.mark.usefixtures("ignored")
@@ -44,10 +82,10 @@ def test_the_previous_handlers_come_back_afterwards() -> None:
 def test_a_second_signal_ends_the_process_at_once(signum: int) -> None:
     script = (
         "import signal, threading\n"
-        "from gwdesk.cli.listen import StopOnSignal\n"
+        "from gwdesk.cli.stop_signal import StopOnSignal\n"
         "with StopOnSignal(threading.Event()) as signals:\n"
         f"    signal.raise_signal({signum})\n"
-        "    print('stopping:', signals.stop.is_set(), flush=True)\n"
+        "    print('stopping:', signals.wait(5.0), flush=True)\n"
         f"    signal.raise_signal({signum})\n"
         "    print('still running', flush=True)\n"
     )

@@ -28,12 +28,10 @@ import argparse
 import asyncio
 import logging
 import queue
-import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from types import FrameType
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gwdesk.app.profile_data import INLINE_NAME, store_path
@@ -50,6 +48,7 @@ from gwdesk.cli import (
     store_password,
 )
 from gwdesk.cli.receiver_sends import serve_in_background
+from gwdesk.cli.stop_signal import StopOnSignal
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import DEFAULT_TIMEZONE, Profile
 from gwdesk.domain.settings import TEAM_REPLY_PATH
@@ -72,14 +71,13 @@ from gwdesk.store.shared import server_of
 
 log = logging.getLogger("gwdesk.cli.listen")
 
-POLL: Final = 0.2
+TICK: Final = 60.0
+"""Seconds between the main thread's looks at the receiver when nothing else wakes it."""
 RECEIVER: Final = "the reply receiver"
 """Who the receiver is to the record (a login of its own is named by the server)."""
 EXIT_INTERRUPTED: Final = 130
 SENDER_STOP: Final = 30.0
 """Seconds a scheduled send on the wire may take to finish when the receiver stops."""
-SignalHandler: TypeAlias = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
-"""What `signal.signal` returns (and takes back)."""
 
 
 def _port(text: str) -> int:
@@ -112,29 +110,36 @@ def reply_line(reply: StoredReply, zone: ZoneInfo) -> str:
 
 
 class _Printer:
-    """Prints stored replies on the main thread (the feed delivers them on the writer thread)."""
+    """Prints stored replies on a thread of its own (the feed delivers them on the writer
+    thread, which must not wait for stdout; the main thread waits for signals)."""
 
     def __init__(self, out: Output, zone: ZoneInfo) -> None:
         self.out = out
         self.zone = zone
-        self.batches: queue.SimpleQueue[ReplyBatch] = queue.SimpleQueue()
+        self.batches: queue.SimpleQueue[ReplyBatch | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="gwdesk-printer", daemon=True)
 
-    def print_waiting(self, wait: float = 0.0) -> None:
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Print what was stored until now, then stop."""
+        self.batches.put(None)
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
         try:
-            batch = self.batches.get(timeout=wait) if wait else self.batches.get_nowait()
-        except queue.Empty:
-            return
-        while True:
-            for reply in batch.new:
-                if self.out.json_mode:
-                    self.out.json_line(reply.as_json())
-                else:
-                    self.out.line(reply_line(reply, self.zone))
-            try:
-                batch = self.batches.get_nowait()
-            except queue.Empty:
-                break
-        self.out.out.flush()
+            while (batch := self.batches.get()) is not None:
+                for reply in batch.new:
+                    if self.out.json_mode:
+                        self.out.json_line(reply.as_json())
+                    else:
+                        self.out.line(reply_line(reply, self.zone))
+                if self.batches.empty():
+                    self.out.out.flush()
+        except (BrokenPipeError, ValueError):
+            return  # whoever read the output has gone (or it was closed)
 
 
 def _backfill_in_background(
@@ -178,43 +183,6 @@ def _gateway(args: argparse.Namespace, out: Output) -> tuple[Profile | None, Sec
     except UsageError as exc:
         out.note(f"{exc} No backfill; listening only.")
         return profile, None
-
-
-class StopOnSignal:
-    """Ctrl+C (SIGINT) and SIGTERM set `stop`, so shutdown takes one orderly path (the
-    replies already acknowledged are printed, the listener and the store closed); a
-    second one ends the process at once, as that signal ends any program (what was
-    stored stays stored).
-
-    Python only turns SIGINT into KeyboardInterrupt when it did not start with SIGINT
-    ignored, and a background job of a script starts so: the listener then ignored
-    Ctrl+C and `kill -INT` alike. The handler is installed whatever was inherited (as
-    Go's signal.Notify does); the previous handlers come back on exit.
-    """
-
-    SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self, stop: threading.Event) -> None:
-        self.stop = stop
-        self._previous: dict[int, SignalHandler] = {}
-
-    def __enter__(self) -> StopOnSignal:
-        if threading.current_thread() is threading.main_thread():
-            for signum in self.SIGNALS:
-                self._previous[signum] = signal.signal(signum, self._on_signal)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for signum, previous in self._previous.items():
-            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
-        self._previous.clear()
-
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        if not self.stop.is_set():
-            self.stop.set()
-            return
-        signal.signal(signum, signal.SIG_DFL)
-        signal.raise_signal(signum)
 
 
 def _open_store(args: argparse.Namespace, profile: Profile | None, out: Output) -> LocalStore:
@@ -266,7 +234,8 @@ def _follow_rules(local: LocalStore) -> ChangeFeed | None:
     return ChangeFeed(server.connect, changed).start()
 
 
-def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int:
+def _listen(args: argparse.Namespace, out: Output, signals: StopOnSignal) -> int:
+    stop = signals.stop
     profile, password = _gateway(args, out)
     zone = profile.zone if profile else zone_named(args.timezone or DEFAULT_TIMEZONE)
     printer = _Printer(out, zone)
@@ -297,6 +266,7 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
                     out.note(f"warning: {info.warning}")
                 out.line(info.template.render())
                 out.out.flush()
+                printer.start()  # the replies after the template line
                 if local.team:
                     # Team consoles give the gateway this receiver's ReplyPath.
                     try:
@@ -307,14 +277,14 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
                 if profile is not None and password is not None and not stop.is_set():
                     _backfill_in_background(profile, password, inbox, out)
                     sender = serve_in_background(profile, password, local, RECEIVER, stop, out)
-                while not stop.is_set():
-                    printer.print_waiting(POLL)
+                while not signals.wait(TICK):
+                    pass
             finally:
                 stop.set()
                 if sender is not None:  # it uses the store: done before the store closes
                     sender.join(SENDER_STOP)
                 listener.stop()
-        printer.print_waiting()
+        printer.close()  # the inbox has stored and published every acknowledged reply
     finally:
         if rules is not None:
             rules.close()
@@ -327,7 +297,7 @@ def run_listen(args: argparse.Namespace) -> int:
     out = Output(args.json)
     try:
         with StopOnSignal(threading.Event()) as signals:
-            return _listen(args, out, signals.stop)
+            return _listen(args, out, signals)
     except UsageError as exc:
         out.failure("usage", str(exc))
     except PortInUseError as exc:

@@ -1,0 +1,109 @@
+"""SIGINT and SIGTERM as one stop, for a command that runs until it is told to stop.
+
+The main thread waits for a stop in `StopOnSignal.wait`, a `select` on a socket that
+Python's C-level signal handler writes the signal's number to (`signal.set_wakeup_fd`):
+the wait ends the moment a signal arrives, whichever thread the kernel delivered it to.
+
+Why not a queue's `get(timeout=…)` on the main thread, as `gwdesk listen` once did:
+CPython 3.11's `queue.SimpleQueue.get` runs the signal handler when its wait is
+interrupted, then waits again for the time left; when the handler (or taking the GIL
+back from a busy thread) ran past the deadline, that time is negative, which the lock
+reads as "wait for ever". The handler had set the stop event, but the loop that looks
+at it never ran again: the first SIGTERM was lost (1 run in 30 with a gateway's
+threads busy), a second one ended the process. `threading` locks check for that
+case; the queue did not. The handler here does no waiting at all.
+
+The Python handler takes no lock either (setting a `threading.Event` takes one, and a
+handler runs between two bytecodes of the main thread, which may hold it): it only
+counts. The main thread sets `stop` when `wait` reads the signal.
+"""
+
+from __future__ import annotations
+
+import select
+import signal
+import socket
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, Final, TypeAlias
+
+SignalHandler: TypeAlias = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+"""What `signal.signal` returns (and takes back)."""
+
+
+class StopOnSignal:
+    """Ctrl+C (SIGINT) and SIGTERM stop the command by one orderly path (`wait` returns
+    True and `stop` is set); a second one ends the process at once, as that signal ends
+    any program (what was stored stays stored).
+
+    Python only turns SIGINT into KeyboardInterrupt when it did not start with SIGINT
+    ignored, and a background job of a script starts so: the listener then ignored
+    Ctrl+C and `kill -INT` alike. The handler is installed whatever was inherited (as
+    Go's signal.Notify does); the previous handlers and wake-up fd come back on exit.
+    Off the main thread (a test's) no handler is installed and `wait` waits on `stop`.
+    """
+
+    SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self.received = 0
+        """Stop signals received (the handler's count; the second ends the process)."""
+        self._previous: dict[int, SignalHandler] = {}
+        self._previous_fd = -1
+        self._sockets: tuple[socket.socket, socket.socket] | None = None
+
+    def __enter__(self) -> StopOnSignal:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        reader, writer = socket.socketpair()
+        for end in (reader, writer):
+            end.setblocking(False)
+        self._sockets = (reader, writer)
+        self._previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        for signum in self.SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._on_signal)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self._previous.clear()
+        if self._sockets is not None:
+            signal.set_wakeup_fd(self._previous_fd)
+            for end in self._sockets:
+                end.close()
+            self._sockets = None
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for a stop; True once one came (`stop` is then set)."""
+        if self.stop.is_set():
+            return True
+        if self._sockets is None:
+            return self.stop.wait(timeout)
+        reader = self._sockets[0]
+        readable, _, _ = select.select([reader], [], [], max(timeout, 0.0))
+        if readable and self._stop_signalled(reader):
+            self.stop.set()
+        return self.stop.is_set()
+
+    def _stop_signalled(self, reader: socket.socket) -> bool:
+        """Drain the wake-up socket: did a stop signal come (and not another handled one)?"""
+        numbers = b""
+        while True:
+            try:
+                chunk = reader.recv(256)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            numbers += chunk
+        return any(number in self.SIGNALS for number in numbers)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.received += 1
+        if self.received == 1:
+            return  # the wake-up socket has it; the main thread's `wait` sets `stop`
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
