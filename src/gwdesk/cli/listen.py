@@ -25,12 +25,10 @@ the replies out of stdout (a service's journal needs the ReplyPath and the notes
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import queue
 import threading
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -47,21 +45,27 @@ from gwdesk.cli import (
     resolve_profile,
     store_password,
 )
-from gwdesk.cli.receiver_sends import serve_in_background
-from gwdesk.cli.stop_signal import StopOnSignal
+from gwdesk.cli.receiver_backfill import Backfill
+from gwdesk.cli.receiver_health import ReceiverWatch
+from gwdesk.cli.receiver_log import LOG_FORMATS, EventOutput, event_output
+from gwdesk.cli.receiver_sends import ScheduledSender
+from gwdesk.cli.stop_signal import StopDeadline, StopOnSignal
+from gwdesk.cli.systemd_notify import SystemdNotifier
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import DEFAULT_TIMEZONE, Profile
 from gwdesk.domain.settings import TEAM_REPLY_PATH
 from gwdesk.replies import (
-    InboxClosed,
     ListenerError,
     PortInUseError,
     ReplyBatch,
     ReplyInbox,
     ReplyListener,
-    backfill,
-    suggested_start,
 )
+from gwdesk.replies.endpoint import ListenerCounts
+from gwdesk.replies.health import HealthCheck
+from gwdesk.replies.listener import LOOPBACK, ListenerInfo, MetricsPage
+from gwdesk.replies.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from gwdesk.replies.metrics import ReceiverMetrics
 from gwdesk.replies.template import TemplateError, public_address, team_route
 from gwdesk.store.changes import RESYNC, ChangeFeed
 from gwdesk.store.database import StoreError
@@ -72,12 +76,17 @@ from gwdesk.store.shared import server_of
 log = logging.getLogger("gwdesk.cli.listen")
 
 TICK: Final = 60.0
-"""Seconds between the main thread's looks at the receiver when nothing else wakes it."""
+"""Seconds between the main thread's looks at the receiver without a watchdog to ping."""
 RECEIVER: Final = "the reply receiver"
 """Who the receiver is to the record (a login of its own is named by the server)."""
 EXIT_INTERRUPTED: Final = 130
-SENDER_STOP: Final = 30.0
-"""Seconds a scheduled send on the wire may take to finish when the receiver stops."""
+STOP_WITHIN: Final = 1.5
+"""Seconds a stop takes at most, from the signal (supervisors wait 2 s and more, then kill)."""
+REQUEST_GRACE: Final = 0.5
+WRITER_WAIT: Final = 0.3
+"""Seconds the stop waits for the inbox's writer once no request waits for it (what it
+still holds is unacknowledged: fetched again by the next backfill, or retried)."""
+"""Seconds requests in progress get to finish when the receiver stops (new ones get 503)."""
 
 
 def _port(text: str) -> int:
@@ -142,36 +151,6 @@ class _Printer:
             return  # whoever read the output has gone (or it was closed)
 
 
-def _backfill_in_background(
-    profile: Profile, password: Secret, inbox: ReplyInbox, out: Output
-) -> threading.Thread:
-    from gwdesk.gateway.errors import GatewayError
-    from gwdesk.gateway.service import GatewayService
-
-    async def run() -> str:
-        async with GatewayService(profile, password) as service:
-            start = suggested_start(inbox.store, datetime.now(UTC))
-            result = await backfill(service, inbox, start)
-        return (
-            f"backfill since {start.astimezone(profile.zone):%Y-%m-%d %H:%M}: "
-            f"{result.fetched} at the gateway, {result.added} were missing"
-        )
-
-    def target() -> None:
-        try:
-            out.note(asyncio.run(run()))
-        except GatewayError as exc:
-            out.note(f"backfill failed: {exc.message}")
-        except InboxClosed:
-            return  # stopped meanwhile
-        except Exception as exc:  # a note, never a traceback over the reply lines
-            out.note(f"backfill failed: {type(exc).__name__}: {exc}")
-
-    thread = threading.Thread(target=target, name="gwdesk-backfill", daemon=True)
-    thread.start()
-    return thread
-
-
 def _gateway(args: argparse.Namespace, out: Output) -> tuple[Profile | None, Secret | None]:
     if not (args.profile or args.base_url):
         return None, None
@@ -234,7 +213,16 @@ def _follow_rules(local: LocalStore) -> ChangeFeed | None:
     return ChangeFeed(server.connect, changed).start()
 
 
-def _listen(args: argparse.Namespace, out: Output, signals: StopOnSignal) -> int:
+def _metrics_page(args: argparse.Namespace, metrics: ReceiverMetrics | None) -> MetricsPage | None:
+    if metrics is None:
+        return None
+    host, port = args.metrics
+    return MetricsPage(host, port, metrics.page, METRICS_CONTENT_TYPE)
+
+
+def _listen(
+    args: argparse.Namespace, out: EventOutput, signals: StopOnSignal, notifier: SystemdNotifier
+) -> int:
     stop = signals.stop
     profile, password = _gateway(args, out)
     zone = profile.zone if profile else zone_named(args.timezone or DEFAULT_TIMEZONE)
@@ -242,11 +230,17 @@ def _listen(args: argparse.Namespace, out: Output, signals: StopOnSignal) -> int
     local = _open_store(args, profile, out)
     store = local.replies
     rules = _follow_rules(local)
-    sender: threading.Thread | None = None
+    sender: ScheduledSender | None = None
+    backfilling: Backfill | None = None
+    deadline = StopDeadline(STOP_WITHIN, lambda: _stopped_late(out))
+    inbox = ReplyInbox(store)
     try:
-        with ReplyInbox(store) as inbox:
+        with inbox:
             if not args.quiet:
                 inbox.subscribe(printer.batches.put)
+            counts = ListenerCounts()
+            metrics = ReceiverMetrics(inbox, counts) if args.metrics else None
+            health = HealthCheck(inbox)
             listener = ReplyListener(
                 inbox,
                 zone,
@@ -254,19 +248,13 @@ def _listen(args: argparse.Namespace, out: Output, signals: StopOnSignal) -> int
                 port=args.port,
                 public_host=args.public_host,
                 public_url=args.public_url,
+                counts=counts,
+                health=health,
+                metrics=_metrics_page(args, metrics),
             )
             info = listener.start()
             try:
-                # Notes first: whoever has read the template line has seen them too.
-                out.note(
-                    f"listening on {info.address} for replies (keyword forwards: "
-                    f"{info.template.base_url}); times in {zone.key}; Ctrl+C stops"
-                )
-                if info.warning:
-                    out.note(f"warning: {info.warning}")
-                out.line(info.template.render())
-                out.out.flush()
-                printer.start()  # the replies after the template line
+                _said_listening(out, info, zone, args)
                 if local.team:
                     # Team consoles give the gateway this receiver's ReplyPath.
                     try:
@@ -274,30 +262,85 @@ def _listen(args: argparse.Namespace, out: Output, signals: StopOnSignal) -> int
                     except TemplateError as exc:
                         raise UsageError(f"The ReplyPath: {exc}.") from None
                     local.settings.set(TEAM_REPLY_PATH, route.render())
+                out.line(info.template.render())  # ready: listening, and published
+                out.out.flush()
+                printer.start()  # the replies after the template line
+                notifier.ready(f"listening on {info.address}")
                 if profile is not None and password is not None and not stop.is_set():
-                    _backfill_in_background(profile, password, inbox, out)
-                    sender = serve_in_background(profile, password, local, RECEIVER, stop, out)
-                while not signals.wait(TICK):
-                    pass
+                    backfilling = Backfill(profile, password, inbox, out, metrics).start()
+                    told = metrics.scheduled_sent if metrics is not None else None
+                    sender = ScheduledSender(profile, password, local, RECEIVER, out, told)
+                    sender.start()
+                watch = ReceiverWatch(notifier, health, listener, _health_said(out))
+                every = notifier.watchdog_every
+                if every is not None:
+                    watch.tick()
+                while not signals.wait(every or TICK):
+                    if every is not None:
+                        watch.tick()
             finally:
                 stop.set()
+                notifier.stopping()
+                deadline.start()
+                listener.stop(grace=REQUEST_GRACE)
+                if backfilling is not None:
+                    backfilling.stop(deadline.left())
                 if sender is not None:  # it uses the store: done before the store closes
-                    sender.join(SENDER_STOP)
-                listener.stop()
-        printer.close()  # the inbox has stored and published every acknowledged reply
+                    sender.stop(deadline.left())
+            # Every request was answered (or dropped, unacknowledged): what the writer still
+            # holds is the backfill's, fetched again next time if the store is away now.
+            inbox.close(min(deadline.left(), WRITER_WAIT))
+        printer.close(deadline.left())  # every acknowledged reply was stored and published
     finally:
         if rules is not None:
-            rules.close()
-        local.close()
-    out.note("stopped")
+            rules.close(deadline.left())
+        local.close()  # a writer still waiting on a server's pool fails now, unheard
+    deadline.cancel()
+    out.event("stopped", "stopped")
     return EXIT_OK
 
 
+def _said_listening(
+    out: EventOutput, info: ListenerInfo, zone: ZoneInfo, args: argparse.Namespace
+) -> None:
+    """Where it listens (never the ReplyPath's secret: that is stdout's first line)."""
+    metrics = ""
+    if info.metrics_port is not None:
+        metrics = f"; metrics on http://{args.metrics[0]}:{info.metrics_port}/metrics"
+    out.event(
+        "listening",
+        f"listening on {info.address} for replies (keyword forwards: the ReplyPath without "
+        f"its query); times in {zone.key}{metrics}; Ctrl+C stops",
+        address=info.address,
+        metrics_port=info.metrics_port,
+    )
+    if info.warning:
+        out.event("listening", f"warning: {info.warning}", level="warning")
+
+
+def _health_said(out: EventOutput) -> Callable[[str], None]:
+    def say(text: str) -> None:
+        out.event("health", text, level="info" if text.endswith(": ok") else "warning")
+
+    return say
+
+
+def _stopped_late(out: Output) -> None:
+    """The stop's last words when the store held it past its bound (`StopDeadline`)."""
+    out.note(
+        f"stopped after {STOP_WITHIN:g} s with work still waiting (the store did not answer); "
+        "replies not acknowledged are left to the gateway's retries"
+    )
+    out.out.flush()
+    out.err.flush()
+
+
 def run_listen(args: argparse.Namespace) -> int:
-    out = Output(args.json)
+    out = event_output(args.log_format, args.json)
+    notifier = SystemdNotifier.from_environment()
     try:
         with StopOnSignal(threading.Event()) as signals:
-            return _listen(args, out, signals)
+            return _listen(args, out, signals, notifier)
     except UsageError as exc:
         out.failure("usage", str(exc))
     except PortInUseError as exc:
@@ -309,7 +352,18 @@ def run_listen(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         out.note("interrupted")
         return EXIT_INTERRUPTED
+    finally:
+        notifier.close()
     return EXIT_USAGE
+
+
+def _metrics_address(text: str) -> tuple[str, int]:
+    """`--metrics`: PORT (on 127.0.0.1) or HOST:PORT."""
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]") or LOOPBACK
+    if not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"--metrics takes PORT or HOST:PORT, not {text[:60]!r}")
+    return host, int(port)
 
 
 def register_listen(sub: SubParsers, common: argparse.ArgumentParser) -> None:
@@ -338,6 +392,19 @@ def register_listen(sub: SubParsers, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--no-backfill", action="store_true", help="do not fetch replies missed while down"
+    )
+    p.add_argument(
+        "--metrics",
+        type=_metrics_address,
+        metavar="[HOST:]PORT",
+        help="serve Prometheus metrics at /metrics on this port (host 127.0.0.1 unless "
+        "given), never on the reply port; off by default",
+    )
+    p.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default="text",
+        help="stderr as lines for people (text, the default) or one JSON object a line",
     )
     p.add_argument(
         "--quiet",

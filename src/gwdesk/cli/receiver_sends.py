@@ -11,9 +11,10 @@ person to decide, as a console asks about it. Each send's outcome is a note on s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Final
 
 from gwdesk.app.profile_data import locate, sending_for
 from gwdesk.app.scheduled import MISSED_AFTER, ScheduledSends
@@ -22,9 +23,6 @@ from gwdesk.cli import Output
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import Profile
 from gwdesk.store.local import LocalStore
-
-WATCH: Final = 0.2
-"""Seconds between looks at the command's stop flag (a thread's event, not the loop's)."""
 
 
 def outcome_note(outcome: Outcome) -> str:
@@ -38,40 +36,72 @@ def outcome_note(outcome: Outcome) -> str:
     )
 
 
-def serve_in_background(
-    profile: Profile, password: Secret, local: LocalStore, operator: str, stop: threading.Event,
-    out: Output,
-) -> threading.Thread:  # fmt: skip
-    """Send `local`'s due scheduled sends for `profile` until `stop` is set."""
-    from gwdesk.gateway.errors import GatewayError
-    from gwdesk.gateway.service import GatewayService
+class ScheduledSender:
+    """Sends `local`'s due scheduled sends for `profile` on a thread and loop of its own
+    until `stop` (woken on its loop at once, not polled)."""
 
-    async def run() -> None:
-        done = asyncio.Event()
+    def __init__(
+        self,
+        profile: Profile,
+        password: Secret,
+        local: LocalStore,
+        operator: str,
+        out: Output,
+        counted: Callable[[bool], object] | None = None,
+    ) -> None:
+        """`counted(ok)`: told of each send that went (metrics)."""
+        self.counted = counted
+        self.profile = profile
+        self.password = password
+        self.local = local
+        self.operator = operator
+        self.out = out
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._done: asyncio.Event | None = None
+        self._stopped = threading.Event()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._target, name="gwdesk-scheduled", daemon=True)
 
-        async def watch() -> None:
-            while not stop.is_set():  # noqa: ASYNC110 - a thread's flag, not the loop's
-                await asyncio.sleep(WATCH)
-            done.set()
+    def start(self) -> ScheduledSender:
+        self._thread.start()
+        return self
 
-        async with GatewayService(profile, password) as service:
-            data = replace(locate(profile), operator=operator)
-            scheduled = ScheduledSends(sending_for(service, local, data))
-            watcher = asyncio.create_task(watch())
-            try:
-                told = lambda outcome: out.note(outcome_note(outcome))  # noqa: E731
-                await scheduled.serve(done, within=MISSED_AFTER, told=told)
-            finally:
-                watcher.cancel()
+    def stop(self, timeout: float) -> None:
+        """Wake the sender and wait up to `timeout` seconds for a send on the wire to end."""
+        self._stopped.set()
+        self._ready.wait(timeout)
+        loop, done = self._loop, self._done
+        if loop is not None and done is not None:
+            with contextlib.suppress(RuntimeError):  # its loop has closed: it has ended
+                loop.call_soon_threadsafe(done.set)
+        self._thread.join(timeout)
 
-    def target() -> None:
+    async def _run(self) -> None:
+        from gwdesk.gateway.service import GatewayService
+
+        self._loop, self._done = asyncio.get_running_loop(), asyncio.Event()
+        self._ready.set()
+        if self._stopped.is_set():
+            return
+        async with GatewayService(self.profile, self.password) as service:
+            data = replace(locate(self.profile), operator=self.operator)
+            scheduled = ScheduledSends(sending_for(service, self.local, data))
+            await scheduled.serve(self._done, within=MISSED_AFTER, told=self._told)
+
+    def _told(self, outcome: Outcome) -> None:
+        self.out.note(outcome_note(outcome))
+        if self.counted is not None:
+            self.counted(outcome.ok)
+
+    def _target(self) -> None:
+        from gwdesk.gateway.errors import GatewayError
+
         try:
-            asyncio.run(run())
+            asyncio.run(self._run())
         except GatewayError as exc:
-            out.note(f"scheduled sends stopped: {exc.message}")
+            self.out.note(f"scheduled sends stopped: {exc.message}")
         except Exception as exc:  # a note, never a traceback over the reply lines
-            out.note(f"scheduled sends stopped: {type(exc).__name__}: {exc}")
-
-    thread = threading.Thread(target=target, name="gwdesk-scheduled", daemon=True)
-    thread.start()
-    return thread
+            if not self._stopped.is_set():
+                self.out.note(f"scheduled sends stopped: {type(exc).__name__}: {exc}")
+        finally:
+            self._ready.set()

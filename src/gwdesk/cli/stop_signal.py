@@ -20,10 +20,12 @@ counts. The main thread sets `stop` when `wait` reads the signal.
 
 from __future__ import annotations
 
+import os
 import select
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable
 from types import FrameType
 from typing import Any, Final, TypeAlias
@@ -107,3 +109,44 @@ class StopOnSignal:
             return  # the wake-up socket has it; the main thread's `wait` sets `stop`
         signal.signal(signum, signal.SIG_DFL)
         signal.raise_signal(signum)
+
+
+class StopDeadline:
+    """The bound on a stop: if the orderly stop has not ended `within` seconds after it
+    began, `last_words()` is said and the process ends with `code` at once.
+
+    Each step of a stop has its own time-out, but a step waiting on a store that went
+    away (a pool's connection wait, a commit on a dead server) may not end in time, and
+    a supervisor that waits (systemd's `TimeoutStopSec`, `docker stop`) then kills. What
+    was acknowledged is stored already; what was not is the gateway's to retry, as after
+    a crash, which the store and outbox survive by design.
+    """
+
+    def __init__(self, within: float, last_words: Callable[[], None], code: int = 0) -> None:
+        self.within = within
+        self._ends: float | None = None
+        self._timer = threading.Timer(within, self._expire, args=(last_words, code))
+        self._timer.daemon = True
+        self._timer.name = "gwdesk-stop-deadline"
+
+    def start(self) -> None:
+        """The stop began: the clock runs (once)."""
+        if self._ends is None:
+            self._ends = time.monotonic() + self.within
+            self._timer.start()
+
+    def left(self, at_least: float = 0.05) -> float:
+        """Seconds before the deadline (all of them before `start`; at least `at_least`)."""
+        if self._ends is None:
+            return self.within
+        return max(self._ends - time.monotonic(), at_least)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    @staticmethod
+    def _expire(last_words: Callable[[], None], code: int) -> None:
+        try:
+            last_words()
+        finally:
+            os._exit(code)

@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 from aiohttp import web
 
 from gwdesk.replies.connections import ConnectionGuard
+from gwdesk.replies.health import HealthCheck
 from gwdesk.replies.inbox import InboxClosed, ReplyInbox
 from gwdesk.replies.parse import (
     ParamReader,
@@ -84,25 +85,58 @@ class _ServerLog(logging.LoggerAdapter):  # type: ignore[type-arg]
         self.logger.log(min(level, logging.INFO), "%s%s", text, detail)
 
 
+REFUSALS: Final = {
+    400: "malformed",
+    404: "not_found",
+    405: "method",
+    408: "slow_body",
+    413: "too_large",
+    415: "content_type",
+    500: "failed",
+}
+"""Why a call was refused, by its status: the reasons `ListenerCounts` counts (a fixed set,
+so a metric's labels are too; 503s are counted by `_why_not_stored`'s kinds)."""
+NOT_STORED: Final = ("stopping", "store_busy", "store_away", "store_refused")
+HEALTH_PATH: Final = b"/healthz"
+
+
+class ListenerCounts:
+    """What the listener refused, by reason: counted on the listener's loop, read for
+    metrics (every reason is there from the start, so a reader never sees the dict grow)."""
+
+    def __init__(self) -> None:
+        self.refused: dict[str, int] = dict.fromkeys([*REFUSALS.values(), *NOT_STORED], 0)
+
+    def refuse(self, status: int, kind: str | None = None) -> None:
+        self.refused[kind or REFUSALS.get(status, "failed")] += 1
+
+
 def _text(status: int, reason: str) -> web.Response:
     return web.Response(status=status, text=reason + "\n", content_type="text/plain")
 
 
-def _why_not_stored(exc: Exception) -> str:
+def _why_not_stored(exc: Exception) -> tuple[str, str]:
     """Why a reply was not stored, for the caller: what kind of trouble, never where the
     store is (a server's host and database are nobody's business outside the office; the
-    inbox logs the whole error)."""
+    inbox logs the whole error). With the kind `ListenerCounts` counts it as."""
     if isinstance(exc, InboxClosed):
-        return "the listener is stopping"
+        return "the listener is stopping", "stopping"
     if isinstance(exc, StoreBusy):
-        return "the store is busy"
+        return "the store is busy", "store_busy"
     if isinstance(exc, StoreUnavailable):
-        return "the store cannot be reached"
-    return "the store refused it"
+        return "the store cannot be reached", "store_away"
+    return "the store refused it", "store_refused"
 
 
 def _not_found() -> web.Response:
     return _text(404, "Not Found")
+
+
+def _stopping() -> web.Response:
+    response = _text(503, "The reply was not stored (the listener is stopping); try again.")
+    response.headers["Retry-After"] = "1"
+    response.force_close()
+    return response
 
 
 class ReplyEndpoint:
@@ -114,14 +148,22 @@ class ReplyEndpoint:
         template: ReplyTemplate,
         zone: ZoneInfo,
         limits: ListenerLimits,
+        counts: ListenerCounts | None = None,
+        health: HealthCheck | None = None,
     ) -> None:
+        """`counts`: where refusals are counted; `health`: what `GET /healthz` asks (None:
+        no such path, a 404 like any other)."""
         self.inbox = inbox
+        self.counts = counts or ListenerCounts()
+        self.health = health
         self.template = template
         self.zone = zone
         self.limits = limits
         self._params = ParamReader(template, WebhookClock(zone))
         self._path = template.path.encode("ascii")
         self.guard = ConnectionGuard(limits.max_connections, limits.max_head)
+        self.stopping = False
+        """Set when the listener stops: a reply call then gets 503 (the gateway retries)."""
 
     def server(self) -> tuple[web.Server, Callable[[], asyncio.BaseProtocol]]:
         """aiohttp's low-level server (no router: one handler sees every path) and the
@@ -148,12 +190,19 @@ class ReplyEndpoint:
 
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         path = request.raw_path.partition("?")[0].encode("utf-8", "surrogateescape")
+        if path == HEALTH_PATH and self.health is not None and request.method in ("GET", "HEAD"):
+            return await self.health_response()
         if not hmac.compare_digest(path, self._path):
+            self.counts.refuse(404)
             return _not_found()
+        if self.stopping:
+            self.counts.refuse(503, "stopping")
+            return _stopping()
         try:
             reply = await self._reply(request)
             await self.inbox.add_async([reply])
         except Rejected as exc:
+            self.counts.refuse(exc.status)
             log.info("refused a reply call: %d %s", exc.status, exc.reason)
             response = _text(exc.status, exc.reason)
             if exc.status == 405:
@@ -162,17 +211,30 @@ class ReplyEndpoint:
                 response.force_close()
             return response
         except (StoreError, InboxClosed) as exc:
-            response = _text(503, f"The reply was not stored ({_why_not_stored(exc)}); try again.")
+            why, kind = _why_not_stored(exc)
+            self.counts.refuse(503, kind)
+            response = _text(503, f"The reply was not stored ({why}); try again.")
             response.headers["Retry-After"] = "1"
             return response
         except ConnectionError:
+            self.counts.refuse(400)
             log.debug("a caller hung up before its request was complete")
             return _text(400, "The request was cut short.")
         except Exception:
             # Never a traceback page: the caller learns only that this end failed.
+            self.counts.refuse(500)
             log.exception("a reply call failed unexpectedly")
             return _text(500, "The listener failed to handle this call.")
         return web.Response(body=b"OK", content_type="text/plain")
+
+    async def health_response(self) -> web.Response:
+        """200 `ok` when the writer runs and the store answers in time, else 503 naming the
+        failing part (the check blocks, so it runs on the loop's executor)."""
+        assert self.health is not None
+        if self.stopping:
+            return _text(503, "failing: stopping")
+        health = await asyncio.get_running_loop().run_in_executor(None, self.health.check)
+        return _text(200 if health.ok else 503, health.text)
 
     async def _reply(self, request: web.BaseRequest) -> IncomingReply:
         if request.method == "GET":

@@ -34,8 +34,9 @@ import concurrent.futures
 import logging
 import queue
 import threading
+import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
@@ -120,6 +121,8 @@ class ReplyInbox:
         self._catch_up = threading.Event()
         """Set when a checkpoint left commits behind: the writer copies them between groups."""
         self._accepting = False
+        self.commit_timer: Callable[[float], object] | None = None
+        """Told each group's store time in seconds, on the writer thread (metrics)."""
         self._gathering: dict[asyncio.AbstractEventLoop, _Job] = {}
         """Per loop: the requests made since its last hand-off (touched on that loop only)."""
 
@@ -128,6 +131,12 @@ class ReplyInbox:
     @property
     def running(self) -> bool:
         return self._accepting
+
+    @property
+    def writer_alive(self) -> bool:
+        """Whether the writer thread runs (a health check's question)."""
+        thread = self._thread
+        return self._accepting and thread is not None and thread.is_alive()
 
     def start(self) -> ReplyInbox:
         """Start the writer thread (again after `close`); starting a running inbox is a no-op."""
@@ -269,6 +278,7 @@ class ReplyInbox:
                 self._finish_checkpoint()
 
     def _commit(self, jobs: list[_Job]) -> None:
+        started = time.perf_counter()
         try:
             results = self.store.add(
                 [reply for job in jobs for part in job.parts for reply in part]
@@ -277,7 +287,9 @@ class ReplyInbox:
             # The file is locked, full or gone: every request would fail the same way.
             requests = sum(len(job.futures) for job in jobs)
             self.stats.failures += requests
-            log.warning("replies not stored (%s); %d request(s) answered 503", exc, requests)
+            # Closed meanwhile (`close` gave up waiting): nobody waits for these any more.
+            level = logging.WARNING if self._accepting else logging.DEBUG
+            log.log(level, "replies not stored (%s); %d request(s) answered 503", exc, requests)
             self._settle([(job, exc) for job in jobs])
             return
         except Exception as exc:
@@ -290,6 +302,8 @@ class ReplyInbox:
             log.exception("a reply could not be stored")
             self._settle([(jobs[0], exc)])
             return
+        if self.commit_timer is not None:
+            self.commit_timer(time.perf_counter() - started)
         self.stats.commits += 1
         new = tuple([r.reply for r in results if r.new])
         self.stats.stored += len(new)

@@ -15,6 +15,7 @@ import errno
 import logging
 import socket
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 from zoneinfo import ZoneInfo
@@ -22,8 +23,9 @@ from zoneinfo import ZoneInfo
 from aiohttp import web
 
 from gwdesk.domain.profile import is_loopback
-from gwdesk.replies.endpoint import ListenerLimits, ReplyEndpoint
+from gwdesk.replies.endpoint import ListenerCounts, ListenerLimits, ReplyEndpoint
 from gwdesk.replies.feed import FeedCallback, Subscription
+from gwdesk.replies.health import HealthCheck
 from gwdesk.replies.inbox import ReplyInbox
 from gwdesk.replies.template import DEFAULT_FIELDS, ReplyTemplate, public_address
 
@@ -35,6 +37,7 @@ SUGGESTION_RANGE: Final = 20
 WILDCARDS: Final = frozenset({"", "0.0.0.0", "::"})  # noqa: S104 - named to be recognised
 BACKLOG: Final = 1024
 SHUTDOWN_GRACE: Final = 2.0
+"""Seconds requests in progress get to finish when the listener stops (by default)."""
 
 
 class ListenerError(Exception):
@@ -50,12 +53,25 @@ class PortInUseError(ListenerError):
 
 
 @dataclass(frozen=True, slots=True)
+class MetricsPage:
+    """`GET /metrics` on a port of its own (never the reply port, which a reverse proxy
+    may publish): `render()` gives the body, on the listener's loop."""
+
+    host: str
+    port: int
+    render: Callable[[], bytes]
+    content_type: str
+
+
+@dataclass(frozen=True, slots=True)
 class ListenerInfo:
     host: str
     port: int
     template: ReplyTemplate
     warning: str | None
     """Set when bound to an address other machines can reach."""
+    metrics_port: int | None = None
+    """Where `GET /metrics` answers (on the metrics page's host), when it does."""
 
     @property
     def address(self) -> str:
@@ -148,10 +164,15 @@ class ReplyListener:
         public_url: str | None = None,
         fields: tuple[tuple[str, str], ...] = DEFAULT_FIELDS,
         limits: ListenerLimits | None = None,
+        counts: ListenerCounts | None = None,
+        health: HealthCheck | None = None,
+        metrics: MetricsPage | None = None,
     ) -> None:
         """`public_host`: the host name the ReplyPath gives (default: the bound one);
         `public_url`: the whole address instead (`https://replies.example.org`, a
-        reverse proxy in front: its scheme and port too)."""
+        reverse proxy in front: its scheme and port too). `counts`: where refusals are
+        counted; `health`: what `GET /healthz` asks (none: no such path); `metrics`: a
+        second port for `GET /metrics`."""
         self.inbox = inbox
         self.zone = zone
         self.host = host
@@ -160,10 +181,14 @@ class ReplyListener:
         self.public = public_address(public_url) if public_url else None
         self.fields = fields
         self.limits = limits or ListenerLimits()
+        self.counts = counts or ListenerCounts()
+        self.health = health
+        self.metrics = metrics
         self._info: ListenerInfo | None = None
         self._endpoint: ReplyEndpoint | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._grace = SHUTDOWN_GRACE
 
     @property
     def running(self) -> bool:
@@ -194,6 +219,19 @@ class ReplyListener:
         )
         return ReplyTemplate.generate(advertised, port, secret, self.fields)
 
+    def responsive(self, timeout: float) -> bool:
+        """Whether the listener's loop runs a callback within `timeout` seconds (a loop
+        that is blocked or gone answers no gateway either)."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or not thread.is_alive():
+            return False
+        turned = threading.Event()
+        try:
+            loop.call_soon_threadsafe(turned.set)
+        except RuntimeError:  # closed
+            return False
+        return turned.wait(timeout)
+
     def subscribe(self, callback: FeedCallback) -> Subscription:
         """Batches of stored replies, delivered on the writer thread (see `gwdesk.replies.feed`)."""
         return self.inbox.subscribe(callback)
@@ -208,26 +246,33 @@ class ReplyListener:
         store = self.inbox.store
         wanted = self.port if self.port is not None else store.remembered_port() or DEFAULT_PORT
         sock = bind(self.host, wanted)
+        metrics_sock: socket.socket | None = None
         try:
             port = int(sock.getsockname()[1])
             template = self._template(port, store.secret())
+            if self.metrics is not None:
+                metrics_sock = bind(self.metrics.host, self.metrics.port)
         except BaseException:
             sock.close()
             raise
-        endpoint = ReplyEndpoint(self.inbox, template, self.zone, self.limits)
+        endpoint = ReplyEndpoint(
+            self.inbox, template, self.zone, self.limits, self.counts, self.health
+        )
         self.inbox.start()
         ready = threading.Event()
         failure: list[BaseException] = []
         loop = asyncio.new_event_loop()
         thread = threading.Thread(
             target=self._run,
-            args=(loop, sock, endpoint, ready, failure),
+            args=(loop, sock, endpoint, ready, failure, metrics_sock),
             name="gwdesk-reply-listener",
             daemon=True,
         )
         thread.start()
         if not ready.wait(timeout) or failure:
             sock.close()
+            if metrics_sock is not None:
+                metrics_sock.close()
             if thread.is_alive() and not loop.is_closed():
                 loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout)
@@ -236,16 +281,23 @@ class ReplyListener:
         self._loop, self._thread, self._endpoint = loop, thread, endpoint
         if wanted != 0:
             store.remember_port(port)
-        self._info = ListenerInfo(self.host, port, template, remote_warning(self.host))
+        metrics_port = int(metrics_sock.getsockname()[1]) if metrics_sock is not None else None
+        self._info = ListenerInfo(
+            self.host, port, template, remote_warning(self.host), metrics_port
+        )
         log.info("reply listener on %s", self._info.address)
         return self._info
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop accepting, let requests in progress finish (briefly), close the socket."""
-        loop, thread = self._loop, self._thread
+    def stop(self, timeout: float = 10.0, grace: float = SHUTDOWN_GRACE) -> None:
+        """Stop accepting, let requests in progress finish for up to `grace` seconds (new
+        ones meanwhile are answered 503), close the socket."""
+        loop, thread, endpoint = self._loop, self._thread, self._endpoint
         self._info = self._loop = self._thread = self._endpoint = None
         if loop is None or thread is None:
             return
+        if endpoint is not None:
+            endpoint.stopping = True
+        self._grace = grace
         if thread.is_alive():
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout)
@@ -266,15 +318,20 @@ class ReplyListener:
         endpoint: ReplyEndpoint,
         ready: threading.Event,
         failure: list[BaseException],
+        metrics_sock: socket.socket | None,
     ) -> None:
         asyncio.set_event_loop(loop)
 
-        async def open_server() -> tuple[web.Server, asyncio.Server]:
+        async def open_servers() -> list[tuple[web.Server, asyncio.Server]]:
             web_server, factory = endpoint.server()
-            return web_server, await loop.create_server(factory, sock=sock, backlog=BACKLOG)
+            opened = [(web_server, await loop.create_server(factory, sock=sock, backlog=BACKLOG))]
+            if metrics_sock is not None and self.metrics is not None:
+                page = web.Server(_metrics_handler(self.metrics, endpoint), access_log=None)
+                opened.append((page, await loop.create_server(page, sock=metrics_sock)))
+            return opened
 
         try:
-            web_server, server = loop.run_until_complete(open_server())
+            servers = loop.run_until_complete(open_servers())
         except Exception as exc:
             failure.append(exc)
             ready.set()
@@ -284,7 +341,8 @@ class ReplyListener:
         try:
             loop.run_forever()
         finally:
-            loop.run_until_complete(self._shutdown(server, web_server))
+            for web_server, server in servers:
+                loop.run_until_complete(self._shutdown(server, web_server, self._grace))
             leftovers = asyncio.all_tasks(loop)
             for task in leftovers:
                 task.cancel()
@@ -292,13 +350,32 @@ class ReplyListener:
             loop.close()
 
     @staticmethod
-    async def _shutdown(server: asyncio.Server, web_server: web.Server) -> None:
-        """Stop accepting, close idle connections, give requests in progress a moment."""
+    async def _shutdown(server: asyncio.Server, web_server: web.Server, grace: float) -> None:
+        """Stop accepting, close idle connections, give requests in progress `grace` seconds
+        (one still waiting then is cancelled: not acknowledged, so the gateway retries)."""
         server.close()
         web_server.pre_shutdown()
-        await web_server.shutdown(SHUTDOWN_GRACE)
         try:
-            async with asyncio.timeout(SHUTDOWN_GRACE):
+            async with asyncio.timeout(grace):
+                await web_server.shutdown(grace)
                 await server.wait_closed()
         except TimeoutError:
             log.debug("reply listener connections still open at shutdown")
+
+
+def _metrics_handler(
+    page: MetricsPage, endpoint: ReplyEndpoint
+) -> Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]:
+    """The metrics port's one page (and `/healthz`, for a monitor that only reaches it)."""
+
+    async def handle(request: web.BaseRequest) -> web.StreamResponse:
+        if request.method not in ("GET", "HEAD"):
+            return web.Response(status=405, text="GET only\n", headers={"Allow": "GET"})
+        if request.path == "/metrics":
+            body = page.render()
+            return web.Response(body=body, headers={"Content-Type": page.content_type})
+        if request.path == "/healthz" and endpoint.health is not None:
+            return await endpoint.health_response()
+        return web.Response(status=404, text="Not Found\n")
+
+    return handle

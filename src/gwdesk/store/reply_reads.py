@@ -48,6 +48,12 @@ class ReplyReads:
     def count(self) -> int:
         return int(self._one("SELECT COUNT(*) FROM replies"))
 
+    def ping(self) -> None:
+        """Read the replies' table once (one row at most): raises `StoreError` when the
+        store does not answer (a health check's probe; no row is worked through)."""
+        with self._reader.session() as session:
+            session.execute("SELECT 1 FROM replies LIMIT 1").fetchall()
+
     def unseen_count(self) -> int:
         return int(self._one("SELECT COUNT(*) FROM replies WHERE id > ?", (self.seen_up_to(),)))
 
