@@ -3,6 +3,10 @@
     python -m benchmarks.reply_flood                 # 30 s each
     python -m benchmarks.reply_flood --seconds 5     # a quick run
 
+The listener is flooded twice: as the console runs it, then with the receiver's
+`--metrics` page on and scraped every second; both figures are printed with their
+ratio (the metrics may cost at most 5% of the replies a second).
+
 The listener runs in this process on its own thread and loop, as the console runs
 it, storing into a temporary profile file (WAL, `synchronous=FULL`, group commit).
 The flood comes from another process (this module with `--client`): many
@@ -51,13 +55,20 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
+import httpx
 from aiohttp import web
 
 from gwdesk.domain.webhook_time import format_webhook_time
 from gwdesk.replies import ReplyInbox, ReplyListener
+from gwdesk.replies.endpoint import ListenerCounts
+from gwdesk.replies.listener import MetricsPage
+from gwdesk.replies.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from gwdesk.replies.metrics import ReceiverMetrics
 from gwdesk.store.replies import ReplyStore
 
 ZONE = ZoneInfo("Australia/Sydney")
+SCRAPE_EVERY = 1.0
+"""Seconds between scrapes of the metrics page in the run with metrics on."""
 TARGET_PER_SECOND = 5000
 TARGET_P99_MS = 20.0
 Foreground = Callable[[ReplyInbox, Callable[[], bool]], dict[str, Any]]
@@ -256,15 +267,36 @@ def missing_acknowledged(db: Path, acked: list[list[int]]) -> int:
     )
 
 
+def scrape_until(port: int, done: threading.Event) -> int:
+    """Ask for the metrics page every `SCRAPE_EVERY` seconds until `done`, as a Prometheus
+    server would (far more often than its default 15 s); the pages fetched."""
+    pages = 0
+    with httpx.Client() as http:
+        while True:
+            http.get(f"http://127.0.0.1:{port}/metrics").raise_for_status()
+            pages += 1
+            if done.wait(SCRAPE_EVERY):
+                return pages
+
+
 def run_listener_flood(
-    seconds: float, connections: int, foreground: Foreground | None = None
+    seconds: float,
+    connections: int,
+    foreground: Foreground | None = None,
+    metrics: bool = False,
 ) -> dict[str, Any]:
-    """Flood a listener (this process, its own thread) and check the store afterwards."""
+    """Flood a listener (this process, its own thread) and check the store afterwards;
+    `metrics`: with the receiver's `--metrics` page on (and scraped meanwhile)."""
     with tempfile.TemporaryDirectory(prefix="gwdesk-flood-") as temp:
         db = Path(temp) / "profile.sqlite3"
         store = ReplyStore(db)
         inbox = ReplyInbox(store).start()
-        listener = ReplyListener(inbox, ZONE, port=0)
+        counts = ListenerCounts()
+        page = None
+        if metrics:
+            figures = ReceiverMetrics(inbox, counts)
+            page = MetricsPage("127.0.0.1", 0, figures.page, METRICS_CONTENT_TYPE)
+        listener = ReplyListener(inbox, ZONE, port=0, counts=counts, metrics=page)
         info = listener.start()
         outcome: list[tuple[Flood, list[list[int]]]] = []
         cpu_before = time.process_time()
@@ -273,8 +305,21 @@ def run_listener_flood(
             name="flood",
         )
         runner.start()
+        scrapes: list[int] = []
+        flooded = threading.Event()
+        scraper = None
+        if info.metrics_port is not None:
+            port = info.metrics_port
+            scraper = threading.Thread(
+                target=lambda: scrapes.append(scrape_until(port, flooded)), name="scraper"
+            )
+            scraper.start()
         extra = foreground(inbox, lambda: not runner.is_alive()) if foreground else {}
         runner.join()
+        flooded.set()
+        if scraper is not None:
+            scraper.join()
+            extra["scrapes"] = scrapes[0] if scrapes else 0
         cpu_seconds = time.process_time() - cpu_before
         listener.stop()
         inbox.close()
@@ -296,11 +341,47 @@ def run_listener_flood(
     }
 
 
+def compare_metrics(off: dict[str, Any], seconds: float, connections: int) -> dict[str, Any]:
+    """The same flood with `--metrics` on (scraped every `SCRAPE_EVERY` s), beside `off`:
+    both figures and their ratio (on / off; the issue's bound: no more than 5% slower)."""
+    on = run_listener_flood(seconds, connections, metrics=True)
+    rates = {}
+    for name, run in (("off", off), ("on", on)):
+        result: Flood = run["flood"]
+        rates[name] = {
+            "stored_per_second": round(run["stored"] / result.seconds, 1),
+            "cpu_us_per_request": round(cpu_per_request_us(run["cpu_seconds"], result), 1),
+            "p99_ms": result.p99_ms,
+            "missing": run["missing"],
+        }
+    ratio = rates["on"]["stored_per_second"] / max(rates["off"]["stored_per_second"], 1e-9)
+    cpu_ratio = rates["on"]["cpu_us_per_request"] / max(rates["off"]["cpu_us_per_request"], 1e-9)
+    say(
+        f"metrics:  off {rates['off']['stored_per_second']:,.0f} replies/s, "
+        f"{rates['off']['cpu_us_per_request']:.0f} us CPU a request; on (scraped "
+        f"{on['scrapes']} times) {rates['on']['stored_per_second']:,.0f} replies/s, "
+        f"{rates['on']['cpu_us_per_request']:.0f} us CPU a request"
+    )
+    say(
+        f"          on/off: {ratio:.3f} of the replies/s ({(1 - ratio):+.1%} slower), "
+        f"{cpu_ratio:.3f}x the CPU a request"
+    )
+    return {
+        **rates,
+        "scrapes": on["scrapes"],
+        "ratio": round(ratio, 4),
+        "cpu_ratio": round(cpu_ratio, 4),
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.reply_flood", description=__doc__)
     parser.add_argument("--seconds", type=float, default=30.0, help="length of each flood")
     parser.add_argument("--connections", type=int, default=64, help="keep-alive connections")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the bare aiohttp run")
+    parser.add_argument(
+        "--no-metrics-run", action="store_true", help="skip the run with --metrics on"
+    )
     parser.add_argument("--client", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--stamps", action="store_true", help=argparse.SUPPRESS)
@@ -332,6 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "cpu_us_per_request": round(ceiling_cpu, 1),
         }
     run = run_listener_flood(args.seconds, args.connections)
+    if not args.no_metrics_run:
+        figures["metrics"] = compare_metrics(run, args.seconds, args.connections)
     result: Flood = run.pop("flood")
     stored_per_second = run["stored"] / result.seconds
     listener_cpu = cpu_per_request_us(run["cpu_seconds"], result)

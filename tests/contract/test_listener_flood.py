@@ -24,4 +24,9 @@ def test_a_short_flood_prints_its_figures_last_and_loses_nothing() -> None:
     assert listener["missing"] == 0
     assert listener["failures"] == 0
     assert figures["ceiling"]["per_second"] > 0
+    metrics = figures["metrics"]
+    assert metrics["on"]["missing"] == metrics["off"]["missing"] == 0
+    assert metrics["scrapes"] >= 1
+    assert metrics["ratio"] > 0
     assert any(line.startswith("check:") for line in lines)
+    assert any(line.startswith("metrics:") for line in lines)
