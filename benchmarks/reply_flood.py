@@ -3,9 +3,10 @@
     python -m benchmarks.reply_flood                 # 30 s each
     python -m benchmarks.reply_flood --seconds 5     # a quick run
 
-The listener is flooded twice: as the console runs it, then with the receiver's
-`--metrics` page on and scraped every second; both figures are printed with their
-ratio (the metrics may cost at most 5% of the replies a second).
+The listener is flooded as the console runs it, then with the receiver's `--metrics`
+page on and scraped every second, and off again, in alternating order
+(`--metrics-rounds`); each mode's median is printed with their ratio (the metrics may
+cost at most 5% of the replies a second).
 
 The listener runs in this process on its own thread and loop, as the console runs
 it, storing into a temporary profile file (WAL, `synchronous=FULL`, group commit).
@@ -341,34 +342,60 @@ def run_listener_flood(
     }
 
 
-def compare_metrics(off: dict[str, Any], seconds: float, connections: int) -> dict[str, Any]:
-    """The same flood with `--metrics` on (scraped every `SCRAPE_EVERY` s), beside `off`:
-    both figures and their ratio (on / off; the issue's bound: no more than 5% slower)."""
-    on = run_listener_flood(seconds, connections, metrics=True)
-    rates = {}
-    for name, run in (("off", off), ("on", on)):
-        result: Flood = run["flood"]
-        rates[name] = {
-            "stored_per_second": round(run["stored"] / result.seconds, 1),
-            "cpu_us_per_request": round(cpu_per_request_us(run["cpu_seconds"], result), 1),
-            "p99_ms": result.p99_ms,
-            "missing": run["missing"],
+def _rates(run: dict[str, Any]) -> dict[str, Any]:
+    result: Flood = run["flood"]
+    return {
+        "stored_per_second": round(run["stored"] / result.seconds, 1),
+        "cpu_us_per_request": round(cpu_per_request_us(run["cpu_seconds"], result), 1),
+        "p99_ms": result.p99_ms,
+        "missing": run["missing"],
+    }
+
+
+def compare_metrics(
+    off: dict[str, Any], seconds: float, connections: int, rounds: int
+) -> dict[str, Any]:
+    """The same flood with `--metrics` on (scraped every `SCRAPE_EVERY` s) beside it off:
+    `rounds` of each in alternating order (off-on, on-off, …; the first round's off is
+    `off`, already made), so a machine that gets busier or quieter during the run
+    favours neither; the medians of each and their ratio (on / off; the issue's bound:
+    no more than 5% slower)."""
+    runs: dict[str, list[dict[str, Any]]] = {"off": [_rates(off)], "on": []}
+    scrapes = 0
+    for round_ in range(rounds):
+        order = (False, True) if round_ % 2 == 0 else (True, False)
+        for metrics in order:
+            if round_ == 0 and not metrics:
+                continue  # the first round's "off" is the run already made
+            run = run_listener_flood(seconds, connections, metrics=metrics)
+            scrapes += run.get("scrapes", 0)
+            runs["on" if metrics else "off"].append(_rates(run))
+    median = {
+        name: {
+            key: statistics.median(r[key] for r in each)
+            for key in ("stored_per_second", "cpu_us_per_request", "p99_ms")
         }
-    ratio = rates["on"]["stored_per_second"] / max(rates["off"]["stored_per_second"], 1e-9)
-    cpu_ratio = rates["on"]["cpu_us_per_request"] / max(rates["off"]["cpu_us_per_request"], 1e-9)
+        | {"missing": sum(r["missing"] for r in each), "runs": len(each)}
+        for name, each in runs.items()
+    }
+    ratio = median["on"]["stored_per_second"] / max(median["off"]["stored_per_second"], 1e-9)
+    cpu_ratio = median["on"]["cpu_us_per_request"] / max(median["off"]["cpu_us_per_request"], 1e-9)
+    for name in ("off", "on"):
+        say(
+            f"metrics {name}: "
+            + ", ".join(
+                f"{r['stored_per_second']:,.0f}/s {r['cpu_us_per_request']:.0f} us"
+                for r in runs[name]
+            )
+            + f" (replies a second, CPU a request; median of {len(runs[name])})"
+        )
     say(
-        f"metrics:  off {rates['off']['stored_per_second']:,.0f} replies/s, "
-        f"{rates['off']['cpu_us_per_request']:.0f} us CPU a request; on (scraped "
-        f"{on['scrapes']} times) {rates['on']['stored_per_second']:,.0f} replies/s, "
-        f"{rates['on']['cpu_us_per_request']:.0f} us CPU a request"
-    )
-    say(
-        f"          on/off: {ratio:.3f} of the replies/s ({(1 - ratio):+.1%} slower), "
-        f"{cpu_ratio:.3f}x the CPU a request"
+        f"metrics:  on/off {ratio:.3f} of the replies/s ({1 - ratio:+.1%} slower), "
+        f"{cpu_ratio:.3f}x the CPU a request (medians; scraped {scrapes} times)"
     )
     return {
-        **rates,
-        "scrapes": on["scrapes"],
+        **median,
+        "scrapes": scrapes,
         "ratio": round(ratio, 4),
         "cpu_ratio": round(cpu_ratio, 4),
     }
@@ -380,7 +407,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=64, help="keep-alive connections")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the bare aiohttp run")
     parser.add_argument(
-        "--no-metrics-run", action="store_true", help="skip the run with --metrics on"
+        "--no-metrics-run", action="store_true", help="skip the runs with --metrics on"
+    )
+    parser.add_argument(
+        "--metrics-rounds", type=int, default=2, help="floods with metrics on (and as many off)"
     )
     parser.add_argument("--client", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -414,7 +444,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
     run = run_listener_flood(args.seconds, args.connections)
     if not args.no_metrics_run:
-        figures["metrics"] = compare_metrics(run, args.seconds, args.connections)
+        figures["metrics"] = compare_metrics(
+            run, args.seconds, args.connections, args.metrics_rounds
+        )
     result: Flood = run.pop("flood")
     stored_per_second = run["stored"] / result.seconds
     listener_cpu = cpu_per_request_us(run["cpu_seconds"], result)

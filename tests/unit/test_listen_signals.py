@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gwdesk.cli.stop_signal import StopOnSignal
+from gwdesk.cli.stop_signal import StopDeadline, StopOnSignal
 
 
 @pytest.fixture
@@ -94,3 +94,29 @@ def test_a_second_signal_ends_the_process_at_once(signum: int) -> None:
     )
     assert done.returncode == -signum, done.stderr
     assert done.stdout == "stopping: True\n"
+
+
+def test_a_stop_past_its_deadline_ends_the_process_with_its_last_words() -> None:
+    script = (
+        "import time\n"
+        "from gwdesk.cli.stop_signal import StopDeadline\n"
+        "deadline = StopDeadline(0.2, lambda: print('late', flush=True), code=0)\n"
+        "deadline.start()\n"
+        "time.sleep(30)\n"
+        "print('still running', flush=True)\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=20
+    )
+    assert (done.returncode, done.stdout) == (0, "late\n")
+    assert time.monotonic() - started < 10
+
+
+def test_a_stop_within_its_deadline_is_left_alone() -> None:
+    said: list[str] = []
+    deadline = StopDeadline(0.2, lambda: said.append("late"))
+    deadline.start()
+    deadline.cancel()
+    time.sleep(0.4)
+    assert said == []
