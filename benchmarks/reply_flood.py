@@ -390,7 +390,7 @@ def compare_metrics(
             + f" (replies a second, CPU a request; median of {len(runs[name])})"
         )
     say(
-        f"metrics:  on/off {ratio:.3f} of the replies/s ({1 - ratio:+.1%} slower), "
+        f"metrics:  on/off {ratio:.3f} of the replies/s ({ratio - 1:+.1%}), "
         f"{cpu_ratio:.3f}x the CPU a request (medians; scraped {scrapes} times)"
     )
     return {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ from gwdesk.sandbox.server import SandboxThread
 from gwdesk.store.postgres import PostgresDatabase
 from gwdesk.store.replies import ReplyStore
 from tests.contract.listen_forks import ForkedListen, Forks, forked_listens
-from tests.contract.listener_support import webhook_values
+from tests.contract.listener_support import listen_processes, webhook_values
 from tests.cut_proxy import cut_proxy
 
 RUNS = int(os.environ.get("GWDESK_STOP_RUNS", "200"))
@@ -145,3 +146,22 @@ def test_the_first_sigterm_stops_it_every_time_with_the_store_away(
         said = ("gwdesk: stopped", late)
         stops_in_time(forks, args, send, before=proxy.join, said=said)
     assert 200 not in answers  # nothing was acknowledged that was not stored
+
+
+def test_a_sigterm_while_it_starts_against_a_silent_server_stops_it_in_time() -> None:
+    """Starting: the store's server accepts the connection and never answers (psycopg
+    would wait its 5 s connect time-out); the stop's bound holds from the signal on."""
+    with socket.create_server(("127.0.0.1", 0)) as silent, listen_processes() as start:
+        port = silent.getsockname()[1]
+        listening = start("--port", "0", "--store", f"postgresql://gwdesk@127.0.0.1:{port}/office")
+        listening.note("no gateway named")  # said just before the store opens
+        connection, _ = silent.accept()  # and never answered
+        with connection:
+            asked = time.monotonic()
+            listening.process.send_signal(signal.SIGTERM)
+            listening.process.wait(timeout=10)
+            took = time.monotonic() - asked
+        code, errors = listening.stop()
+    assert code == 0
+    assert took < WITHIN, errors
+    assert errors.splitlines()[-1].startswith(f"gwdesk: stopped after {STOP_WITHIN:g} s")

@@ -20,6 +20,12 @@ a PostgreSQL server, or `--store postgresql://…`): every reply is on the serve
 the gateway hears `OK`, and the ReplyPath is published there, so the team's consoles
 give the gateway this receiver's address for their two-way sends. `--quiet` leaves
 the replies out of stdout (a service's journal needs the ReplyPath and the notes only).
+
+As a service (packaging/systemd/gwdesk-receiver.service) it tells systemd when it is
+ready and pings its watchdog while it works (`systemd_notify.py`, `receiver_health.py`),
+answers `GET /healthz`, serves Prometheus metrics with `--metrics` on a port of its
+own, and logs JSON with `--log-format json` (`receiver_log.py`). A stop takes 2 s at
+most from any state (`stop_signal.py`): calls during it get 503.
 """
 
 from __future__ import annotations
@@ -224,6 +230,8 @@ def _listen(
     args: argparse.Namespace, out: EventOutput, signals: StopOnSignal, notifier: SystemdNotifier
 ) -> int:
     stop = signals.stop
+    deadline = StopDeadline(STOP_WITHIN, lambda: _stopped_late(out))
+    signals.on_stop(deadline.start)  # from the signal on, whatever it is doing then
     profile, password = _gateway(args, out)
     zone = profile.zone if profile else zone_named(args.timezone or DEFAULT_TIMEZONE)
     printer = _Printer(out, zone)
@@ -232,7 +240,6 @@ def _listen(
     rules = _follow_rules(local)
     sender: ScheduledSender | None = None
     backfilling: Backfill | None = None
-    deadline = StopDeadline(STOP_WITHIN, lambda: _stopped_late(out))
     inbox = ReplyInbox(store)
     try:
         with inbox:
