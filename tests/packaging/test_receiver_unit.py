@@ -35,7 +35,9 @@ def settings() -> dict[str, list[str]]:
 def test_systemd_analyze_verifies_the_unit_without_a_warning(tmp_path: Path) -> None:
     tool = shutil.which("systemd-analyze")
     if tool is None:
-        pytest.skip("systemd-analyze is not installed (apt-get install systemd; packaging/dev does)")
+        pytest.skip(
+            "systemd-analyze is not installed (apt-get install systemd; packaging/dev does)"
+        )
     checked = subprocess.run(
         [tool, "verify", str(UNIT)], capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
