@@ -201,7 +201,7 @@ def _open_store(args: argparse.Namespace, profile: Profile | None, out: Output) 
         raise
 
 
-def _follow_rules(local: LocalStore) -> ChangeFeed | None:
+def _follow_rules(local: LocalStore, stop: threading.Event) -> ChangeFeed | None:
     """On a team's server the receiver is what applies STOP and START, so it applies the
     keywords any desk saves from the next reply on (and after every reconnection): the
     change feed says when the team's settings changed. None for a one-desk file."""
@@ -214,7 +214,8 @@ def _follow_rules(local: LocalStore) -> ChangeFeed | None:
             try:
                 local.apply_optout_keywords()
             except StoreError as exc:  # kept as they were; the next change tries again
-                log.warning("the team's opt-out keywords were not read again: %s", exc)
+                if not stop.is_set():  # stopping: the store closed under it, nothing to say
+                    log.warning("the team's opt-out keywords were not read again: %s", exc)
 
     return ChangeFeed(server.connect, changed).start()
 
@@ -237,7 +238,7 @@ def _listen(
     printer = _Printer(out, zone)
     local = _open_store(args, profile, out)
     store = local.replies
-    rules = _follow_rules(local)
+    rules = _follow_rules(local, stop)
     sender: ScheduledSender | None = None
     backfilling: Backfill | None = None
     inbox = ReplyInbox(store)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from datetime import UTC, datetime
+from typing import Final
 
 from gwdesk.cli.receiver_log import EventOutput
 from gwdesk.domain.models import Secret
@@ -19,6 +21,9 @@ from gwdesk.domain.profile import Profile
 from gwdesk.replies import InboxClosed, ReplyInbox, backfill, suggested_start
 from gwdesk.replies.backfill import BackfillResult
 from gwdesk.replies.metrics import ReceiverMetrics
+
+FINISH_GRACE: Final = 0.3
+"""Seconds a stopping receiver gives a back-fill to finish before cancelling it."""
 
 
 class Backfill:
@@ -48,13 +53,17 @@ class Backfill:
         return self
 
     def stop(self, timeout: float) -> None:
+        """Let a back-fill that is about to end say what it found (`FINISH_GRACE`), then
+        cancel it; wait up to `timeout` seconds in all."""
+        ends = time.monotonic() + timeout
+        self._thread.join(min(timeout, FINISH_GRACE))
         with self._lock:
             self._stopped = True
             task = self._task
         if task is not None:
             with contextlib.suppress(RuntimeError):  # its loop has closed: it has ended
                 task.get_loop().call_soon_threadsafe(task.cancel)
-        self._thread.join(timeout)
+        self._thread.join(max(ends - time.monotonic(), 0.0))
 
     async def _run(self) -> tuple[datetime, BackfillResult]:
         from gwdesk.gateway.service import GatewayService
