@@ -287,6 +287,43 @@ class ConversationStore:
                 self._change_on_file(session, number, None, None, name, assign=True)
         return self.get(number)
 
+    def tag(self, number: str, tag: str) -> list[str]:
+        """Tag `number`'s conversation (a word or two, kept once); audited. Its tags."""
+        number = check_number(number)
+        cleaned = " ".join(tag.split())[:40]
+        if not cleaned or any(ord(ch) < 32 or ord(ch) == 127 for ch in tag):
+            raise ConversationError("A tag is a word or two of plain text.")
+        with self.database.transaction() as session:
+            if session.audited_by_server:
+                session.execute("SELECT gwdesk_conversation_tag(?, ?)", (number, cleaned))
+            else:
+                added = session.execute(
+                    "INSERT INTO conversation_tags(number, tag, added_by, added_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(number, tag) DO NOTHING",
+                    (number, cleaned, self.operator, now_iso()),
+                ).rowcount
+                if added:
+                    write_audit(
+                        session, self.operator, self.console, "conversation tagged", number, cleaned
+                    )
+        return self.tags([number]).get(number, [])
+
+    def tags(self, numbers: list[str]) -> dict[str, list[str]]:
+        """The tags of each of `numbers` that has any, in the order they were added."""
+        if not numbers:
+            return {}
+        marks = ", ".join("?" for _ in numbers)
+        with self.database.session() as session:
+            rows = session.execute(
+                f"SELECT number, tag FROM conversation_tags WHERE number IN ({marks}) "  # noqa: S608
+                "ORDER BY added_at, tag",
+                [check_number(number) for number in numbers],
+            ).fetchall()
+        found: dict[str, list[str]] = {}
+        for number, tag in rows:
+            found.setdefault(str(number), []).append(str(tag))
+        return found
+
     def _change_on_file(
         self,
         session: Session,

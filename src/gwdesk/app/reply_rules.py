@@ -1,0 +1,174 @@
+"""Running the keyword rules on stored replies, once each, wherever they run.
+
+The office's receiver runs them when one serves the profile (`cli/receiver_rules.py`),
+so they work with every console closed; a console runs them for the replies its own
+listener stores. Each new reply goes through `RuleSet.first` (an opt-out or opt-in
+reply runs none: STOP handling stays first); the matching rule's run is claimed in the
+store first (`RuleRuns.claim`), so of every runner that saw the reply exactly one acts,
+and whether its automatic reply may go is decided in that claim from the number's last
+24 hours. Then it acts: the conversation's assignment, state and tag (audited as this
+runner's changes), the automatic reply through the ordinary send path (so the opt-out
+list refuses it like any send, and it is in the history), and the forward, queued in the
+claim's own transaction for `RuleForwarder` (`rule_forwards.py`).
+
+An automatic reply is refused, with why, to a number that cannot receive one (not a
+phone number) and to a reply that came from the number it was sent to (our own message
+coming back). What each run did, or why not, is its `outcome` (plain text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from gwdesk.domain.numbers import NumberError, normalise
+from gwdesk.domain.optout_words import Keywords
+from gwdesk.domain.reply_rules import Action, Do, Rule, RuleSet
+from gwdesk.store.conversations import ConversationStore
+from gwdesk.store.database import StoreError
+from gwdesk.store.replies import StoredReply
+from gwdesk.store.rule_runs import Claim, RuleRuns
+
+log = logging.getLogger("gwdesk.app.reply_rules")
+
+SendReply = Callable[[str, str, str], Awaitable[str]]
+"""`send(number, text, rule)`: send an automatic reply; '' when it went, else why not
+(an opted-out number is one such reason, never an exception)."""
+KEPT: Final = 200
+"""Outcomes a runner keeps for showing."""
+SHORTEST_PHONE: Final = 8
+"""Digits below which a sender is a short code or a service, not a phone to reply to."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOutcome:
+    reply_id: int
+    rule: str
+    outcome: str
+    replied: bool
+
+
+@dataclass(slots=True)
+class RuleRunner:
+    """Runs a profile's rules (`rules()` and `keywords()` read the current ones)."""
+
+    runs: RuleRuns
+    conversations: ConversationStore
+    rules: Callable[[], RuleSet]
+    keywords: Callable[[], Keywords]
+    send: SendReply | None = None
+    """None: this runner cannot send (no gateway): a rule's reply is skipped, said so."""
+    region: str = "AU"
+    forwarded: Callable[[], object] = lambda: None
+    """Told when a forward was queued (the forwarder looks at once)."""
+    done: list[RuleOutcome] = field(default_factory=list)
+    """The latest outcomes (the newest last; at most `KEPT`), for whoever shows them."""
+
+    async def run(self, replies: Sequence[StoredReply]) -> list[RuleOutcome]:
+        """Act on each of `replies` a rule matches and no other runner claimed."""
+        ruleset, keywords = await asyncio.to_thread(lambda: (self.rules(), self.keywords()))
+        outcomes = []
+        for reply in replies:
+            rule = ruleset.first(reply.text, keywords)
+            if rule is None:
+                continue
+            try:
+                outcome = await self._act(rule, reply)
+            except StoreError as exc:  # the next reply may still go; this one is told
+                log.warning("rule %r on reply %d: %s", rule.name, reply.id, exc)
+                continue
+            if outcome is not None:
+                outcomes.append(outcome)
+        self.done.extend(outcomes)
+        del self.done[:-KEPT]
+        return outcomes
+
+    async def _act(self, rule: Rule, reply: StoredReply) -> RuleOutcome | None:
+        number = _digits(reply.from_number)
+        answer = rule.action(Do.REPLY)
+        refusal = "" if answer is None else self.cannot_answer(reply)
+        forward = rule.action(Do.FORWARD)
+        claim = await asyncio.to_thread(
+            self.runs.claim,
+            reply.id,
+            number,
+            rule.name,
+            reply_per_day=answer.per_day if answer is not None and not refusal else None,
+            forward=None if forward is None else (forward.value, forward_body(rule, reply)),
+        )
+        if claim is None:
+            return None  # another runner acts on it
+        said = [await self._conversation(action, number) for action in rule.actions]
+        replied = False
+        if answer is not None:
+            replied, words = await self._answer(answer, claim, refusal, number, rule)
+            said.append(words)
+        if forward is not None:
+            said.append("forward queued")
+            self.forwarded()
+        outcome = "; ".join(part for part in said if part)
+        await asyncio.to_thread(self.runs.finish, reply.id, outcome, replied=replied)
+        return RuleOutcome(reply.id, rule.name, outcome, replied)
+
+    def cannot_answer(self, reply: StoredReply) -> str:
+        """Why `reply` may not be answered automatically ('' when it may)."""
+        sender = _digits(reply.from_number)
+        if sender and sender == _digits(reply.to_number):
+            return "the reply came from the number it was sent to (our own message)"
+        try:
+            phone = normalise(reply.from_number, self.region)
+        except NumberError:
+            return "the sender is not a phone number that can receive a reply"
+        if len(phone.lstrip("+")) < SHORTEST_PHONE:
+            return "the sender is a short code, not a phone that can receive a reply"
+        return ""
+
+    async def _conversation(self, action: Action, number: str) -> str:
+        """Assign, set the state or tag: what was done, or why not."""
+        change: Callable[[], object]
+        if action.do is Do.ASSIGN:
+            change = lambda: self.conversations.assign(number, action.value)  # noqa: E731
+        elif action.do is Do.STATE:
+            change = lambda: self.conversations.set_state(number, action.value)  # noqa: E731
+        elif action.do is Do.TAG:
+            change = lambda: self.conversations.tag(number, action.value)  # noqa: E731
+        else:
+            return ""
+        try:
+            await asyncio.to_thread(change)
+        except StoreError as exc:
+            return f"not {action.do.value}: {exc}"
+        return action.describe()
+
+    async def _answer(
+        self, answer: Action, claim: Claim, refusal: str, number: str, rule: Rule
+    ) -> tuple[bool, str]:
+        if refusal:
+            return False, f"no automatic reply: {refusal}"
+        if not claim.may_reply:
+            return False, (
+                f"no automatic reply: {claim.replied_today} already in 24 hours "
+                f"(at most {answer.per_day})"
+            )
+        if self.send is None:
+            return False, "no automatic reply: no gateway to send it with here"
+        try:
+            why_not = await self.send(f"+{number}", answer.value, rule.name)
+        except Exception as exc:  # a gateway's or a store's error: told, the run kept
+            why_not = f"{type(exc).__name__}: {exc}"
+        if why_not:
+            return False, f"automatic reply not sent: {why_not}"
+        return True, "automatic reply sent"
+
+
+def forward_body(rule: Rule, reply: StoredReply) -> str:
+    """What a forward posts: the reply as plain JSON fields, and the rule that sent it."""
+    return json.dumps({"rule": rule.name, "reply": reply.as_json()}, ensure_ascii=False)
+
+
+def _digits(number: str) -> str:
+    return number.strip().lstrip("+")
