@@ -25,6 +25,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from gwdesk.app.sending import Sending
+from gwdesk.app.sms import SmsForm
+from gwdesk.domain.errors import GatewayError
 from gwdesk.domain.numbers import NumberError, normalise
 from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.reply_rules import Action, Do, Rule, RuleSet
@@ -163,6 +166,25 @@ class RuleRunner:
         if why_not:
             return False, f"automatic reply not sent: {why_not}"
         return True, "automatic reply sent"
+
+
+def replying_with(sending: Sending) -> SendReply:
+    """Automatic replies sent as any single SMS is (`Sending.send_message`): checked,
+    refused to an opted-out number, recorded in the outbox and the history."""
+
+    async def send(number: str, text: str, rule: str) -> str:
+        try:
+            outcome = await sending.send_message(
+                SmsForm(recipient=number, text=text), note=f"automatic reply (rule {rule})"
+            )
+        except GatewayError as exc:  # an opted-out number, a refused text, the gateway
+            return exc.message
+        if outcome.ok:
+            return ""
+        error = outcome.error
+        return error.message if error is not None else "the gateway did not take it"
+
+    return send
 
 
 def forward_body(rule: Rule, reply: StoredReply) -> str:

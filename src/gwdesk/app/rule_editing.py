@@ -21,7 +21,7 @@ from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.profile import Profile
 from gwdesk.domain.reply_rules import Do, Draft, Rule, RuleSet, rules_from_json
 from gwdesk.domain.settings import OPT_IN_KEYWORDS, OPT_OUT_KEYWORDS, REPLY_RULES
-from gwdesk.profiles import PasswordVault
+from gwdesk.profiles import KeyringUnavailable, PasswordVault
 from gwdesk.store.rule_runs import Forward, RuleRun, RuleRuns
 from gwdesk.store.stored_settings import StoredSettings
 
@@ -95,10 +95,8 @@ class RulesFlow:
         rules = self.rules().with_rule(rule, self.keywords(), None if at is None else at - 1)
         secret = None
         if rule.action(Do.FORWARD) is not None:
-            if self.secrets is None:
-                raise InputRefused("forward", "No keyring here to keep a forward's secret in.")
             secret = Secret(secrets.token_urlsafe(SECRET_BYTES))
-            self.secrets.put(rule.name, secret)
+            self._keep(rule.name, secret)
         self._save(rules)
         return Added(rule, secret)
 
@@ -137,9 +135,20 @@ class RulesFlow:
             raise InputRefused("name", f"No rule is called {name[:60]!r}.")
         if len(secret.reveal()) < 16:
             raise InputRefused("secret", "A signing secret has at least 16 characters.")
+        self._keep(name, secret)
+
+    def _keep(self, name: str, secret: Secret) -> None:
         if self.secrets is None:
-            raise InputRefused("secret", "No keyring here to keep the secret in.")
-        self.secrets.put(name, secret)
+            raise InputRefused("forward", "No keyring here to keep a forward's secret in.")
+        try:
+            self.secrets.put(name, secret)
+        except KeyringUnavailable:
+            raise InputRefused(
+                "forward",
+                "No system keyring here to keep the forward's signing secret in: add the "
+                "rule at a desk that has one (the receiver may take it from "
+                "GWDESK_RULE_SECRET).",
+            ) from None
 
     def test(self, text: str) -> Tested:
         """What a reply of `text` would set off now, acting on nothing."""
