@@ -34,7 +34,7 @@ from gwdesk.domain.reply_rules import Action, Do, Rule, RuleSet
 from gwdesk.store.conversations import ConversationStore
 from gwdesk.store.database import StoreError
 from gwdesk.store.replies import StoredReply
-from gwdesk.store.rule_runs import Claim, RuleRuns
+from gwdesk.store.rule_runs import Claim, RuleRuns, Wanted
 
 log = logging.getLogger("gwdesk.app.reply_rules")
 
@@ -72,50 +72,92 @@ class RuleRunner:
     """The latest outcomes (the newest last; at most `KEPT`), for whoever shows them."""
 
     async def run(self, replies: Sequence[StoredReply]) -> list[RuleOutcome]:
-        """Act on each of `replies` a rule matches and no other runner claimed."""
+        """Act on each of `replies` a rule matches and no other runner claimed. A group
+        costs three transactions whatever its size (the claims, the conversations'
+        changes, what each run did), plus each automatic reply's own send."""
         ruleset, keywords = await asyncio.to_thread(lambda: (self.rules(), self.keywords()))
+        matched = [
+            (reply, rule) for reply in replies if (rule := ruleset.first(reply.text, keywords))
+        ]
+        if not matched:
+            return []
+        plans = [self._plan(reply, rule) for reply, rule in matched]
+        try:
+            claims = await asyncio.to_thread(self.runs.claim_all, [plan.wanted for plan in plans])
+        except StoreError as exc:  # nothing was claimed: another runner, or a retry, may act
+            log.warning("keyword rules on %d replies: %s", len(plans), exc)
+            return []
+        mine = [plan for plan, claim in zip(plans, claims, strict=True) if claim is not None]
+        taken = {claim.reply_id: claim for claim in claims if claim is not None}
+        said = await self._conversations(mine)
         outcomes = []
-        for reply in replies:
-            rule = ruleset.first(reply.text, keywords)
-            if rule is None:
-                continue
-            try:
-                outcome = await self._act(rule, reply)
-            except StoreError as exc:  # the next reply may still go; this one is told
-                log.warning("rule %r on reply %d: %s", rule.name, reply.id, exc)
-                continue
-            if outcome is not None:
-                outcomes.append(outcome)
+        for plan in mine:
+            parts = said[plan.reply.id]
+            replied = False
+            if plan.answer is not None:
+                replied, words = await self._answer(plan, taken[plan.reply.id])
+                parts.append(words)
+            if plan.forward is not None:
+                parts.append("forward queued")
+            outcomes.append(RuleOutcome(plan.reply.id, plan.rule.name, "; ".join(parts), replied))
+        if any(plan.forward is not None for plan in mine):
+            self.forwarded()
+        try:
+            await asyncio.to_thread(
+                self.runs.finish_all, [(o.reply_id, o.outcome, o.replied) for o in outcomes]
+            )
+        except StoreError as exc:  # the runs stay claimed; only their words are missing
+            log.warning("keyword rules: what %d runs did was not kept: %s", len(outcomes), exc)
         self.done.extend(outcomes)
         del self.done[:-KEPT]
         return outcomes
 
-    async def _act(self, rule: Rule, reply: StoredReply) -> RuleOutcome | None:
-        number = _digits(reply.from_number)
+    def _plan(self, reply: StoredReply, rule: Rule) -> _Plan:
         answer = rule.action(Do.REPLY)
         refusal = "" if answer is None else self.cannot_answer(reply)
         forward = rule.action(Do.FORWARD)
-        claim = await asyncio.to_thread(
-            self.runs.claim,
+        wanted = Wanted(
             reply.id,
-            number,
+            _digits(reply.from_number),
             rule.name,
-            reply_per_day=answer.per_day if answer is not None and not refusal else None,
-            forward=None if forward is None else (forward.value, forward_body(rule, reply)),
+            answer.per_day if answer is not None and not refusal else None,
+            None if forward is None else (forward.value, forward_body(rule, reply)),
         )
-        if claim is None:
-            return None  # another runner acts on it
-        said = [await self._conversation(action, number) for action in rule.actions]
-        replied = False
-        if answer is not None:
-            replied, words = await self._answer(answer, claim, refusal, number, rule)
-            said.append(words)
-        if forward is not None:
-            said.append("forward queued")
-            self.forwarded()
-        outcome = "; ".join(part for part in said if part)
-        await asyncio.to_thread(self.runs.finish, reply.id, outcome, replied=replied)
-        return RuleOutcome(reply.id, rule.name, outcome, replied)
+        return _Plan(reply, rule, wanted, answer, refusal, forward)
+
+    async def _conversations(self, plans: Sequence[_Plan]) -> dict[int, list[str]]:
+        """Each run's conversation changes, made together (one at a time when one of
+        them is refused, so the others still are): what was done or why not, by reply."""
+        changes = [
+            (plan, action)
+            for plan in plans
+            for action in plan.rule.actions
+            if action.do in (Do.ASSIGN, Do.STATE, Do.TAG)
+        ]
+        said: dict[int, list[str]] = {plan.reply.id: [] for plan in plans}
+        if not changes:
+            return said
+        try:
+            await asyncio.to_thread(
+                self.conversations.apply,
+                [(plan.wanted.number, action.do.value, action.value) for plan, action in changes],
+            )
+        except StoreError:
+            for plan, action in changes:
+                said[plan.reply.id].append(await self._one_change(plan.wanted.number, action))
+            return said
+        for plan, action in changes:
+            said[plan.reply.id].append(action.describe())
+        return said
+
+    async def _one_change(self, number: str, action: Action) -> str:
+        try:
+            await asyncio.to_thread(
+                self.conversations.apply, [(number, action.do.value, action.value)]
+            )
+        except StoreError as exc:
+            return f"not {action.do.value}: {exc}"
+        return action.describe()
 
     def cannot_answer(self, reply: StoredReply) -> str:
         """Why `reply` may not be answered automatically ('' when it may)."""
@@ -130,28 +172,11 @@ class RuleRunner:
             return "the sender is a short code, not a phone that can receive a reply"
         return ""
 
-    async def _conversation(self, action: Action, number: str) -> str:
-        """Assign, set the state or tag: what was done, or why not."""
-        change: Callable[[], object]
-        if action.do is Do.ASSIGN:
-            change = lambda: self.conversations.assign(number, action.value)  # noqa: E731
-        elif action.do is Do.STATE:
-            change = lambda: self.conversations.set_state(number, action.value)  # noqa: E731
-        elif action.do is Do.TAG:
-            change = lambda: self.conversations.tag(number, action.value)  # noqa: E731
-        else:
-            return ""
-        try:
-            await asyncio.to_thread(change)
-        except StoreError as exc:
-            return f"not {action.do.value}: {exc}"
-        return action.describe()
-
-    async def _answer(
-        self, answer: Action, claim: Claim, refusal: str, number: str, rule: Rule
-    ) -> tuple[bool, str]:
-        if refusal:
-            return False, f"no automatic reply: {refusal}"
+    async def _answer(self, plan: _Plan, claim: Claim) -> tuple[bool, str]:
+        answer = plan.answer
+        assert answer is not None
+        if plan.refusal:
+            return False, f"no automatic reply: {plan.refusal}"
         if not claim.may_reply:
             return False, (
                 f"no automatic reply: {claim.replied_today} already in 24 hours "
@@ -160,12 +185,24 @@ class RuleRunner:
         if self.send is None:
             return False, "no automatic reply: no gateway to send it with here"
         try:
-            why_not = await self.send(f"+{number}", answer.value, rule.name)
+            why_not = await self.send(f"+{plan.wanted.number}", answer.value, plan.rule.name)
         except Exception as exc:  # a gateway's or a store's error: told, the run kept
             why_not = f"{type(exc).__name__}: {exc}"
         if why_not:
             return False, f"automatic reply not sent: {why_not}"
         return True, "automatic reply sent"
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A matched reply: its rule, what the claim asks for, and what it will do."""
+
+    reply: StoredReply
+    rule: Rule
+    wanted: Wanted
+    answer: Action | None
+    refusal: str
+    forward: Action | None
 
 
 def replying_with(sending: Sending) -> SendReply:

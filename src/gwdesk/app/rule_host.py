@@ -13,11 +13,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Final
+from contextlib import AbstractAsyncContextManager
+from typing import Final, TypeAlias
 
-from gwdesk.app.reply_rules import RuleOutcome, RuleRunner, SendReply
-from gwdesk.app.rule_editing import RulesFlow
+from gwdesk.app.reply_rules import RuleOutcome, RuleRunner, SendReply, replying_with
+from gwdesk.app.rule_editing import RulesFlow, rule_secrets
 from gwdesk.app.rule_forwards import RuleForwarder, SecretOf, forwarding_client
+from gwdesk.app.sending import Sending
+from gwdesk.domain.profile import Profile
+from gwdesk.profiles import KeyringUnavailable, PasswordVault
 from gwdesk.store.local import LocalStore
 from gwdesk.store.replies import StoredReply
 
@@ -25,6 +29,8 @@ log = logging.getLogger("gwdesk.app.rule_host")
 
 FINISH: Final = 10.0
 """Seconds `close` waits for the groups already handed over."""
+RulesStarter: TypeAlias = Callable[[], "AbstractAsyncContextManager[RulesAtWork]"]
+"""Puts a profile's rules to work for as long as its block lasts (`rules_running`)."""
 
 
 class RulesAtWork:
@@ -97,3 +103,20 @@ async def rules_running(
             yield work
         finally:
             await work.close()
+
+
+def console_rules(
+    store: LocalStore, sending: Sending | None, profile: Profile, vault: PasswordVault
+) -> RulesStarter:
+    """A console's rules, for the replies its own listener stores: automatic replies
+    through its sends, forwards signed with this machine's keyring's secrets."""
+    secrets = rule_secrets(vault, profile)
+
+    def secret_of(rule: str) -> bytes | None:
+        try:
+            return secrets.key_of(rule)
+        except KeyringUnavailable:
+            return None
+
+    send = replying_with(sending) if sending is not None else None
+    return lambda: rules_running(store, send, secret_of)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -129,12 +129,37 @@ class RuleSet:
     """A profile's rules in order."""
 
     rules: tuple[Rule, ...] = ()
+    _plan: tuple[tuple[Rule, tuple[str, ...] | str], ...] = field(
+        init=False, repr=False, compare=False
+    )
+    """The rules turned on, each with what it looks for worked out once (its words, or
+    its pattern folded): a reply's words and folded text are then worked out once too."""
+
+    def __post_init__(self) -> None:
+        plan = tuple(
+            (rule, _folded(rule.value) if rule.match is Match.PATTERN else words(rule.value))
+            for rule in self.rules
+            if rule.on
+        )
+        object.__setattr__(self, "_plan", plan)
 
     def first(self, text: str, keywords: Keywords | None = None) -> Rule | None:
         """The rule that acts on a reply of `text`: none for an opt-out or opt-in reply."""
         if keywords is not None and _consent(text, keywords):
             return None
-        return next((rule for rule in self.rules if rule.on and rule.matches(text)), None)
+        cut = text[:MATCHED_TEXT]
+        said: tuple[str, ...] | None = None
+        folded: str | None = None
+        for rule, wanted in self._plan:
+            if isinstance(wanted, str):
+                folded = _folded(cut) if folded is None else folded
+                if glob_match(wanted, folded):
+                    return rule
+                continue
+            said = words(cut) if said is None else said
+            if said == wanted or (rule.match is Match.FIRST_WORD and said[: len(wanted)] == wanted):
+                return rule
+        return None
 
     def named(self, name: str) -> Rule | None:
         key = name.casefold()
@@ -289,7 +314,18 @@ def _folded(text: str) -> str:
 def glob_match(pattern: str, text: str) -> bool:
     """`*` and `?` wildcards over the whole of `text`, in O(len(pattern) × len(text)) at
     worst: on a mismatch only the last `*` is retried, one character further on (the
-    classic greedy matcher), so no input backtracks exponentially."""
+    classic greedy matcher), so no input backtracks exponentially. The usual shapes
+    (`word`, `*word*`, `word*`, `*word`) are string tests."""
+    inner = pattern.strip("*")
+    if "*" not in inner and "?" not in inner:
+        starred = pattern.startswith("*"), pattern.endswith("*")
+        if starred == (True, True):
+            return inner in text
+        if starred == (False, True):
+            return text.startswith(inner)
+        if starred == (True, False):
+            return text.endswith(inner)
+        return text == inner
     p = t = 0
     star = -1
     resume = 0

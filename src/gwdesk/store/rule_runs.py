@@ -18,6 +18,7 @@ and a login changes only its own runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -45,6 +46,17 @@ class Claim:
     replied_today: int
     """Automatic replies that number had in the last 24 hours, before this one."""
     forward_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """A reply a rule would act on: what its claim asks for."""
+
+    reply_id: int
+    number: str
+    rule: str
+    reply_per_day: int | None = None
+    forward: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,31 +107,47 @@ class RuleRuns:
         """Act on reply `reply_id` (from `number`) by `rule`, or None when another runner
         already does. `reply_per_day`: the rule answers, at most so many a day per number;
         `forward`: (url, JSON body) to queue."""
+        wanted = Wanted(reply_id, number, rule, reply_per_day, forward)
+        return self.claim_all([wanted], now=now)[0]
+
+    def claim_all(self, wanted: Sequence[Wanted], *, now: int | None = None) -> list[Claim | None]:
+        """`claim` for each of a group's replies, in one transaction and in order (a
+        number's second reply in the group counts the first's automatic reply)."""
         at = now_us() if now is None else now
+        claims: list[Claim | None] = []
         with self.database.transaction() as session:
             if self.database.kind == "postgresql":
                 session.execute("SELECT pg_advisory_xact_lock(?)", (RULES_LOCK,))
-            before = self._replied_since(session, number, at - DAY_US)
-            may_reply = reply_per_day is not None and before < reply_per_day
-            inserted = session.execute(
-                "INSERT INTO rule_runs(reply_id, number, rule, runner, at_us, replied, outcome) "
-                "VALUES (?, ?, ?, ?, ?, ?, '') ON CONFLICT (reply_id) DO NOTHING "
-                "RETURNING reply_id",
-                (reply_id, number, rule[:60], self.runner, at, 1 if may_reply else 0),
-            ).fetchone()
-            if inserted is None:
-                return None
-            forward_id = None
-            if forward is not None:
-                forward_id = int(
-                    session.execute(
-                        "INSERT INTO rule_forwards(reply_id, rule, url, body, state, attempts, "
-                        "next_us, last_error, changed_us) VALUES (?, ?, ?, ?, ?, 0, ?, '', ?) "
-                        "RETURNING id",
-                        (reply_id, rule[:60], forward[0], forward[1], WAITING, at, at),
-                    ).fetchone()[0]
-                )
-        return Claim(reply_id, may_reply, before, forward_id)
+            for one in wanted:
+                claims.append(self._claim_in(session, one, at))
+        return claims
+
+    def _claim_in(self, session: Session, one: Wanted, at: int) -> Claim | None:
+        before = (
+            0
+            if one.reply_per_day is None
+            else self._replied_since(session, one.number, at - DAY_US)
+        )
+        may_reply = one.reply_per_day is not None and before < one.reply_per_day
+        inserted = session.execute(
+            "INSERT INTO rule_runs(reply_id, number, rule, runner, at_us, replied, outcome) "
+            "VALUES (?, ?, ?, ?, ?, ?, '') ON CONFLICT (reply_id) DO NOTHING "
+            "RETURNING reply_id",
+            (one.reply_id, one.number, one.rule[:60], self.runner, at, 1 if may_reply else 0),
+        ).fetchone()
+        if inserted is None:
+            return None
+        forward_id = None
+        if one.forward is not None:
+            forward_id = int(
+                session.execute(
+                    "INSERT INTO rule_forwards(reply_id, rule, url, body, state, attempts, "
+                    "next_us, last_error, changed_us) VALUES (?, ?, ?, ?, ?, 0, ?, '', ?) "
+                    "RETURNING id",
+                    (one.reply_id, one.rule[:60], one.forward[0], one.forward[1], WAITING, at, at),
+                ).fetchone()[0]
+            )
+        return Claim(one.reply_id, may_reply, before, forward_id)
 
     @staticmethod
     def _replied_since(session: Session, number: str, since_us: int) -> int:
@@ -132,16 +160,22 @@ class RuleRuns:
     def finish(self, reply_id: int, outcome: str, *, replied: bool | None = None) -> None:
         """Say what the run did (plain text, cut to 500); `replied=False` when the
         automatic reply it was allowed did not go (it then does not count)."""
+        self.finish_all([(reply_id, outcome, replied)])
+
+    def finish_all(self, told: Sequence[tuple[int, str, bool | None]]) -> None:
+        """`finish` for several runs, in one transaction."""
         with self.database.transaction() as session:
-            if replied is False:
-                session.execute(
-                    "UPDATE rule_runs SET outcome = ?, replied = 0 WHERE reply_id = ?",
-                    (outcome[:500], reply_id),
-                )
-            else:
-                session.execute(
-                    "UPDATE rule_runs SET outcome = ? WHERE reply_id = ?", (outcome[:500], reply_id)
-                )
+            for reply_id, outcome, replied in told:
+                if replied is False:
+                    session.execute(
+                        "UPDATE rule_runs SET outcome = ?, replied = 0 WHERE reply_id = ?",
+                        (outcome[:500], reply_id),
+                    )
+                else:
+                    session.execute(
+                        "UPDATE rule_runs SET outcome = ? WHERE reply_id = ?",
+                        (outcome[:500], reply_id),
+                    )
 
     def run_of(self, reply_id: int) -> RuleRun | None:
         with self.database.session() as session:
