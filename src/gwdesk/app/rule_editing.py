@@ -22,7 +22,11 @@ from gwdesk.domain.profile import Profile
 from gwdesk.domain.reply_rules import Do, Draft, Rule, RuleSet, rules_from_json
 from gwdesk.domain.settings import OPT_IN_KEYWORDS, OPT_OUT_KEYWORDS, REPLY_RULES
 from gwdesk.profiles import KeyringUnavailable, PasswordVault
-from gwdesk.store.rule_runs import Forward, RuleRun, RuleRuns
+from gwdesk.store.rule_runs import FAILED as FAILED
+from gwdesk.store.rule_runs import WAITING as WAITING
+from gwdesk.store.rule_runs import Forward as Forward
+from gwdesk.store.rule_runs import RuleRun as RuleRun
+from gwdesk.store.rule_runs import RuleRuns
 from gwdesk.store.stored_settings import StoredSettings
 
 SECRET_BYTES = 32
