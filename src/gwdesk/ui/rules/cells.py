@@ -17,6 +17,7 @@ from gwdesk.app.rule_editing import Forward, RuleRun
 from gwdesk.domain.reply_rules import Rule
 from gwdesk.domain.wire_time import from_epoch_us
 from gwdesk.ui.plain_text import tooltip, visible
+from gwdesk.ui.widgets.column_fit import ColumnFit
 
 LINE_BREAK: Final = " \u23ce "
 """A line break inside a cell (⏎): the row stays one line high."""
@@ -83,7 +84,8 @@ def table(
     columns: tuple[str, ...], name: str, stretch: int, chars: tuple[int, ...]
 ) -> QTableWidget:
     """A read-only table of whole rows with `columns`; column `stretch` takes the room left,
-    each other one starts `chars` average characters wide (the operator may widen it)."""
+        each other one is preset `chars` digits wide (at least its title), and gives way on a
+    narrow window (`ColumnFit`)."""
     from PySide6.QtWidgets import QAbstractItemView, QHeaderView
 
     shown = QTableWidget(0, len(columns))
@@ -99,9 +101,12 @@ def table(
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     header.setStretchLastSection(False)
     header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
-    average = shown.fontMetrics().averageCharWidth()
-    for column, width in enumerate(chars):
-        if column != stretch:
-            title = shown.fontMetrics().horizontalAdvance(columns[column]) + 2 * average
-            header.resizeSection(column, max(width * average, title))
+    digit = shown.fontMetrics().horizontalAdvance("0")
+    titles = header.fontMetrics()
+    widths = {
+        column: max((width + 2) * digit, titles.horizontalAdvance(columns[column]) + 4 * digit)
+        for column, width in enumerate(chars)
+        if column != stretch
+    }
+    ColumnFit(shown, widths)  # presets give way on a narrow window: `stretch` stays readable
     return shown

@@ -66,7 +66,7 @@ class RulesDialog(QDialog):
         self.setWindowTitle("Keyword rules")
         self.setModal(False)
 
-        self.table = table(RULE_COLUMNS, "Keyword rules in order", 3, (3, 16, 18, 0, 4))
+        self.table = table(RULE_COLUMNS, "Keyword rules in order", 3, (2, 20, 20, 0, 3))
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.doubleClicked.connect(lambda _index: self.toggle())
         self.add_button = self._button("&Add…", "Add a rule", self.open_add_form)
@@ -82,6 +82,7 @@ class RulesDialog(QDialog):
             buttons.addWidget(button)
         buttons.addStretch(1)
         self.state = wrapped_label("What happened")
+        self.state.hide()  # until there is something to say
         self.test_text = text_field(
             "A reply to test", limit=2000, placeholder="Type a reply, such as: hours?", clear=True
         )
@@ -201,6 +202,7 @@ class RulesDialog(QDialog):
 
     def say(self, text: str, *, error: bool = False) -> None:
         self.state.setText(text)
+        self.state.setVisible(bool(text))
         set_role(self.state, "error" if error else "")
 
     # ---- changes -----------------------------------------------------------------------
