@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from gwdesk.app.rule_editing import RuleSecrets, RulesFlow
@@ -415,3 +415,56 @@ async def test_the_file_menu_opens_the_rules_of_the_sessions_profile(
     assert dialog is not None
     await wait_until(lambda: dialog.table.rowCount() == 1, 10, "the profile's rule")
     assert cell(dialog, 0, 1) == "Hours"
+
+
+async def test_a_profile_change_closes_the_rules_window(
+    ui: UiBundle, qtbot: QtBot, sandbox: SandboxThread
+) -> None:
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    opener = RulesOpener(window, ui.session, ui.tasks, PasswordVault())
+    await ui.connect(sandbox)
+    opener.open_dialog()
+    dialog = opener.dialog
+    assert dialog is not None
+    assert dialog.isVisible()
+    await ui.connect(sandbox)  # the profile is opened again: a new store
+    await wait_until(lambda: not dialog.isVisible(), 10, "the rules window closed")
+    assert opener.dialog is None
+
+
+async def test_the_rules_window_without_a_profile_says_to_choose_one(
+    ui: UiBundle, qtbot: QtBot
+) -> None:
+    window = MainWindow.build(ui.session, ui.tasks, ui.theme, ui.settings, default_tabs())
+    qtbot.addWidget(window)
+    opener = RulesOpener(window, ui.session, ui.tasks, PasswordVault(),
+                         opened_by=window.rules_requested)  # fmt: skip
+    window.rules_action.trigger()
+    assert opener.dialog is None
+    assert "Choose a profile first" in window.statusBar().currentMessage()
+
+
+async def test_the_add_form_stays_open_while_its_rule_is_being_kept(
+    ui: UiBundle, qtbot: QtBot, flow: RulesFlow
+) -> None:
+    release = threading.Event()
+
+    def slow_add(draft: Draft) -> Any:
+        release.wait(10)
+        return flow.add(draft)
+
+    host = QMainWindow()  # the last window closing would stop the loop
+    qtbot.addWidget(host)
+    host.show()
+    form = AddRuleDialog(slow_add, ui.tasks, host)
+    form.show()
+    type_rule(form, FORWARD)
+    form.add_button.click()
+    await wait_until(lambda: form.busy, 10, "the add started")
+    form.reject()
+    assert form.isVisible()
+    release.set()
+    await wait_until(lambda: form.added is not None, 10, "the rule kept")
+    assert form.result() == AddRuleDialog.DialogCode.Accepted

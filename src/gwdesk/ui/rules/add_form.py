@@ -63,6 +63,9 @@ class AddRuleDialog(QDialog):
         self._add = add
         self.tasks = tasks
         self.added: Added | None = None
+        self.busy = False
+        """The rule is being kept: the form stays until it is (a forward's secret, made
+        meanwhile, would otherwise never be shown)."""
         self.setWindowTitle("Add a keyword rule")
         self.setModal(True)
 
@@ -140,6 +143,10 @@ class AddRuleDialog(QDialog):
         layout.addWidget(self.buttons)
         fit_on_screen(self, QSize(640, 640))
 
+    def reject(self) -> None:
+        if not self.busy:
+            super().reject()
+
     def _row(self, form: QFormLayout, text: str, field: QWidget, key: str) -> None:
         label = QLabel(text)
         label.setBuddy(field)
@@ -166,6 +173,7 @@ class AddRuleDialog(QDialog):
     async def adding(self, draft: Draft) -> None:
         self.show_refusal(None)
         self.add_button.setEnabled(False)
+        self.busy = True
         try:
             added = await off_thread(lambda: self._add(draft))
         except InputRefused as refused:
@@ -175,6 +183,7 @@ class AddRuleDialog(QDialog):
             self.show_refusal(InputRefused(GENERAL, f"The rule was not kept: {exc}"))
             return
         finally:
+            self.busy = False
             self.add_button.setEnabled(True)
         self.added = added
         self.accept()
