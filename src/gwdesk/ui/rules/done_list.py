@@ -99,14 +99,13 @@ class DoneByRules(QWidget):
         self.tasks.run(self.reading(), key=READ_KEY, owner=self, context="reading the rules' runs")
 
     async def reading(self) -> None:
-        self.refresh_button.setEnabled(False)
+        """One read; asked again meanwhile, this one is superseded (never skipped: what
+        changed since it started is read by the next)."""
         try:
             runs, forwards = await off_thread(self._read)
         except StoreError as exc:
             self.summary.setText(f"What the rules did could not be read: {exc}")
             return
-        finally:
-            self.refresh_button.setEnabled(True)
         self.show_done(runs, forwards)
 
     def show_done(self, runs: list[RuleRun], forwards: list[Forward]) -> None:
