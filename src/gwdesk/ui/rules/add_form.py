@@ -131,7 +131,7 @@ class AddRuleDialog(QDialog):
 
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.add_button = self.buttons.addButton(
-            "&Add rule", QDialogButtonBox.ButtonRole.AcceptRole
+            "Add ru&le", QDialogButtonBox.ButtonRole.AcceptRole
         )
         self.add_button.setProperty("primary", True)
         self.add_button.setDefault(True)
