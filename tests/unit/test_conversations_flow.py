@@ -128,3 +128,18 @@ def test_a_number_that_is_not_one_is_refused_at_its_field(
 def test_an_operator_name_of_markup_is_kept_as_text(desks: dict[str, ConversationsFlow]) -> None:
     name = "<b>Sam</b> & co"
     assert desks["Alex"].assign(CUSTOMER, name).assigned_to == name
+
+
+def test_state_reads_what_another_operator_changed(desks: dict[str, ConversationsFlow]) -> None:
+    assert desks["Sam"].state(CUSTOMER).state == "open"
+    desks["Alex"].done("0412 345 678")
+    kept = desks["Sam"].state("+61412345678")
+    assert (kept.state, kept.changed_by) == ("done", "Alex")
+
+
+def test_state_of_a_number_that_is_not_one_is_refused_at_its_field(
+    desks: dict[str, ConversationsFlow],
+) -> None:
+    with pytest.raises(InputRefused) as refused:
+        desks["Alex"].state("<b>not a number</b>")
+    assert refused.value.field == "number"

@@ -91,6 +91,10 @@ class ConversationsFlow:
             return kept.state == OPEN
         return True
 
+    def state(self, number: str) -> ConversationState:
+        """What is kept of one conversation now (a number never changed: open, nobody's)."""
+        return self._changed(lambda key: self.store.get(key), number, "number")
+
     # ---- changes -----------------------------------------------------------------------
 
     def assign(self, number: str, operator: str | None) -> ConversationState:

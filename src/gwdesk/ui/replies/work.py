@@ -1,0 +1,239 @@
+"""The conversation as work: its state and whose it is, and the keystrokes that change them.
+
+A strip above the transcript: "Open · Sam's" (or Waiting, Done, Snoozed until …, and
+unassigned), with Done (Ctrl+D), Reopen, Waiting, Mine (Ctrl+M) and Assign to… (a
+typed name; the core and, in a team, the server decide whether it names an operator).
+Every read and change is the conversations flow's, a blocking store call run off the
+GUI thread; a refusal is shown under the buttons as the flow words it. Opening a
+conversation marks it read for this operator. Names and states come from the record
+(other desks write them) and are shown as plain text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Final
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QHBoxLayout, QInputDialog, QPushButton, QVBoxLayout, QWidget
+
+from gwdesk.app.conversations import ConversationsFlow, ConversationState
+from gwdesk.domain.errors import InputRefused, StoreError
+from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.tasks import TaskRunner, alive, off_thread
+from gwdesk.ui.widgets.validity import set_role
+
+log = logging.getLogger("gwdesk.ui.replies")
+STATE_NAMES: Final = {"open": "Open", "waiting": "Waiting", "done": "Done", "snoozed": "Snoozed"}
+NAME_LIMIT: Final = 80
+
+
+def state_text(kept: ConversationState) -> str:
+    """ "Open", "Waiting", "Done" or "Snoozed until 28 Nov 14:00" (a state the console
+    does not know is shown as the record has it)."""
+    name = STATE_NAMES.get(kept.state, kept.state[:40])
+    if kept.snoozed_until is not None:
+        return f"{name} until {kept.snoozed_until.astimezone():%d %b %H:%M}"
+    return name
+
+
+def owner_text(kept: ConversationState, me: str) -> str:
+    who = kept.assigned_to
+    if not who:
+        return "unassigned"
+    return "assigned to you" if who == me else f"assigned to {who[:NAME_LIMIT]}"
+
+
+def work_text(kept: ConversationState, me: str) -> str:
+    return f"{state_text(kept)} · {owner_text(kept, me)}"
+
+
+class ConversationWork(QWidget):
+    """The state and assignment of the conversation shown, and the actions on it."""
+
+    changed = Signal(object)
+    """ConversationState: this desk changed a conversation (the listing reads again)."""
+    read = Signal(str)
+    """The number whose replies this operator has now read."""
+
+    def __init__(self, tasks: TaskRunner, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tasks = tasks
+        self.flow: ConversationsFlow | None = None
+        self.number: str | None = None
+        self.kept: ConversationState | None = None
+
+        self.state_label = PlainLabel("")
+        self.state_label.setAccessibleName("Conversation state")
+        self.done_button = self._button("Done", "Dealt with (Ctrl+D); a new reply re-opens it")
+        self.reopen_button = self._button("Reopen", "Open again")
+        self.wait_button = self._button("Waiting", "Waiting on the customer's answer")
+        self.take_button = self._button("Mine", "Assign it to yourself (Ctrl+M)")
+        self.assign_button = self._button("Assign to…", "Assign it to an operator, or to nobody")
+        self.result_label = PlainLabel("")
+        self.result_label.setAccessibleName("Conversation change result")
+        self.result_label.setWordWrap(True)
+        self.result_label.hide()
+
+        buttons = QHBoxLayout()
+        buttons.setContentsMargins(0, 0, 0, 0)
+        buttons.setSpacing(4)
+        for button in (
+            self.done_button,
+            self.reopen_button,
+            self.wait_button,
+            self.take_button,
+            self.assign_button,
+        ):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.state_label)
+        layout.addLayout(buttons)
+        layout.addWidget(self.result_label)
+
+        self.done_button.clicked.connect(self.done)
+        self.reopen_button.clicked.connect(self.reopen)
+        self.wait_button.clicked.connect(self.wait)
+        self.take_button.clicked.connect(self.take)
+        self.assign_button.clicked.connect(self.ask_assignee)
+        self._enable()
+
+    def _button(self, text: str, tip: str) -> QPushButton:
+        button = QPushButton(text)
+        button.setAccessibleName(text.rstrip("…"))
+        button.setToolTip(tip)
+        return button
+
+    def install_shortcuts(self, scope: QWidget) -> None:
+        """Ctrl+D (done) and Ctrl+M (mine) anywhere inside `scope` (the Replies tab)."""
+        for keys, slot in (("Ctrl+D", self.done), ("Ctrl+M", self.take)):
+            shortcut = QShortcut(QKeySequence(keys), scope)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(slot)
+
+    # ---- what is shown -------------------------------------------------------------------
+
+    def set_flow(self, flow: ConversationsFlow | None) -> None:
+        """The session's store changed (None: no profile)."""
+        self.flow = flow
+        self.show_number(None)
+
+    def show_number(self, number: str | None, *, opened: bool = False) -> None:
+        """Show `number`'s conversation; `opened`: the operator opened it (read it now)."""
+        if number != self.number:
+            self.number = number
+            self.kept = None
+            self._said("", "hint")
+        self.refresh()
+        flow = self.flow
+        if opened and number is not None and flow is not None:
+            self._run(lambda: flow.mark_read(number), lambda _up_to: self.read.emit(number))
+
+    def refresh(self) -> None:
+        """Read the state of the conversation shown again (it may have changed elsewhere)."""
+        flow, number = self.flow, self.number
+        if flow is None or number is None:
+            self._show(None)
+            return
+        self._run(lambda: flow.state(number), self._show, key="state")
+
+    def _show(self, kept: ConversationState | None) -> None:
+        self.kept = kept
+        me = self.flow.me if self.flow is not None else ""
+        self.state_label.setText(work_text(kept, me) if kept is not None else "")
+        self.state_label.setVisible(kept is not None)
+        self._enable()
+
+    def _enable(self) -> None:
+        kept = self.kept
+        usable = self.flow is not None and self.number is not None
+        self.done_button.setEnabled(usable and (kept is None or kept.state != "done"))
+        self.reopen_button.setEnabled(usable and kept is not None and kept.state != "open")
+        self.wait_button.setEnabled(usable and (kept is None or kept.state != "waiting"))
+        mine = kept is not None and self.flow is not None and kept.assigned_to == self.flow.me
+        self.take_button.setEnabled(usable and not mine)
+        self.assign_button.setEnabled(usable)
+
+    # ---- changes -------------------------------------------------------------------------
+
+    def done(self) -> None:
+        self._change(lambda flow, number: flow.done(number), "done")
+
+    def reopen(self) -> None:
+        self._change(lambda flow, number: flow.reopen(number), "reopened")
+
+    def wait(self) -> None:
+        self._change(lambda flow, number: flow.wait(number), "waiting")
+
+    def take(self) -> None:
+        self._change(lambda flow, number: flow.take(number), "taken")
+
+    def assign(self, name: str) -> None:
+        """To `name` as typed (blank: to nobody)."""
+        operator = name.strip() or None
+        self._change(lambda flow, number: flow.assign(number, operator), "assigned")
+
+    def ask_assignee(self) -> None:
+        if self.flow is None or self.number is None:
+            return
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Assign the conversation")
+        dialog.setLabelText("Operator's name (leave blank for nobody):")
+        dialog.setTextValue(self.kept.assigned_to or "" if self.kept is not None else "")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.textValueSelected.connect(self.assign)
+        dialog.open()
+        self.assign_dialog = dialog
+
+    def _change(
+        self, change: Callable[[ConversationsFlow, str], ConversationState], what: str
+    ) -> None:
+        flow, number = self.flow, self.number
+        if flow is None or number is None:
+            return
+
+        def shown(kept: ConversationState) -> None:
+            self._said("", "hint")
+            self._show(kept)
+            self.changed.emit(kept)
+
+        self._run(lambda: change(flow, number), shown, key="change", what=what)
+
+    def _run(
+        self,
+        work: Callable[[], object],
+        then: Callable[..., None],
+        *,
+        key: str | None = None,
+        what: str = "read",
+    ) -> None:
+        number = self.number
+
+        async def run() -> None:
+            try:
+                result = await off_thread(work)
+            except InputRefused as exc:
+                answer: tuple[str, str] | None = (f"Not {what}: {exc.message}", "error")
+            except StoreError as exc:
+                log.warning("a conversation's %s failed: %s", what, exc)
+                answer = (f"Not {what}: {exc}", "error")
+            else:
+                answer = None
+            if not alive(self) or self.number != number:
+                return  # an answer about a conversation no longer shown
+            if answer is not None:
+                self._said(*answer)
+                return
+            then(result)
+
+        self.tasks.run(run(), key=key, owner=self, context="a conversation's state")
+
+    def _said(self, text: str, role: str) -> None:
+        self.result_label.setText(text)
+        self.result_label.setVisible(bool(text))
+        set_role(self.result_label, role)

@@ -1,0 +1,153 @@
+"""The Replies tab shows conversations as work: state, assignment, filter, this operator's
+unread figures, on a real profile file with replies posted to the real listener."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from gwdesk.app.conversations import Showing
+from gwdesk.replies import ReplyTemplate
+from gwdesk.sandbox.server import SandboxThread
+from gwdesk.ui.replies.conversations_list import NUMBER, NUMBER_ROLE, WHO
+from gwdesk.ui.replies.tab import RepliesTab
+from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.replies_support import CUSTOMER, post_reply, replies_tab
+
+OTHER = "61499999999"
+HOSTILE = "<b>Eve</b> <img src='/dev/zero'>\u202e"
+
+
+async def tab_with_replies(
+    ui: UiBundle, qtbot: QtBot, sandbox: SandboxThread, *senders: str
+) -> tuple[RepliesTab, ReplyTemplate]:
+    tab = await replies_tab(ui, qtbot, sandbox)
+    template = ui.session.replies.template
+    assert template is not None
+    for number, sender in enumerate(senders):
+        await post_reply(template, text=f"hello {number} from {sender}", sender=sender)
+    await wait_until(lambda: tab.model is not None and tab.model.total == len(senders))
+    await wait_until(lambda: tab.conversations.tree.topLevelItemCount() == len(set(senders)))
+    return tab, template
+
+
+async def open_first(tab: RepliesTab) -> None:
+    tab.table.selectRow(0)
+    work = tab.conversation.work
+    await wait_until(lambda: work.kept is not None and work.state_label.text() != "")
+
+
+def listed(tab: RepliesTab) -> list[tuple[str, str]]:
+    tree = tab.conversations.tree
+    return [
+        (tree.topLevelItem(n).data(NUMBER, NUMBER_ROLE), tree.topLevelItem(n).text(WHO))
+        for n in range(tree.topLevelItemCount())
+    ]
+
+
+async def test_ctrl_d_marks_the_conversation_shown_done_on_screen_and_in_the_record(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER)
+    tab.show()
+    await open_first(tab)
+    work = tab.conversation.work
+    assert work.state_label.text() == "Open · unassigned"
+    tab.table.setFocus()
+
+    qtbot.keyClick(tab.table, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+
+    await wait_until(lambda: work.state_label.text() == "Done · unassigned")
+    store = ui.session.store
+    assert store is not None
+    assert store.conversations.get(CUSTOMER).state == "done"
+    await wait_until(lambda: tab.conversations.tree.topLevelItem(0).text(1) == "Done")
+
+
+async def test_a_new_reply_reopens_a_done_conversation_and_it_is_shown_open(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER)
+    await open_first(tab)
+    work = tab.conversation.work
+    work.done_button.click()
+    await wait_until(lambda: work.state_label.text().startswith("Done"))
+
+    await post_reply(template, text="One more thing", sender=CUSTOMER)
+
+    await wait_until(lambda: work.state_label.text() == "Open · unassigned")
+    await wait_until(lambda: tab.conversations.tree.topLevelItem(0).text(1) == "Open")
+
+
+async def test_the_mine_filter_shows_only_conversations_assigned_to_this_operator(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER, OTHER)
+    work = tab.conversation.work
+    tab.show()
+    tab.conversation.open(CUSTOMER)
+    await wait_until(lambda: work.kept is not None)
+    tab.table.setFocus()
+    qtbot.keyClick(tab.table, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    await wait_until(lambda: work.state_label.text() == "Open · assigned to you")
+    tab.conversation.open(OTHER)
+    await wait_until(lambda: work.kept is not None and work.number == OTHER)
+    work.assign("Sam")
+    await wait_until(lambda: work.state_label.text() == "Open · assigned to Sam")
+
+    tab.conversations.show_only(Showing.MINE)
+
+    await wait_until(lambda: listed(tab) == [(CUSTOMER, "you")])
+    tab.conversations.show_only(Showing.UNASSIGNED)
+    await wait_until(lambda: listed(tab) == [])
+    tab.conversations.show_only(Showing.ALL)
+    await wait_until(lambda: len(listed(tab)) == 2)
+
+
+async def test_opening_a_conversation_lowers_this_operators_unread_and_mark_all_read_clears_it(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER, OTHER, OTHER)
+    label = tab.conversations.unread_label
+    await wait_until(lambda: label.text() == "3 unread by you in 2")
+
+    tab.conversations.tree.setCurrentItem(tab.conversations.tree.topLevelItem(0))  # OTHER's
+
+    await wait_until(lambda: label.text() == "1 unread by you in 1")
+    tab.conversations.mark_all_button.click()
+    await wait_until(lambda: label.text() == "All read by you")
+    store = ui.session.store
+    assert store is not None
+    assert store.conversations.unread() == (0, 0)
+
+
+async def test_a_hostile_operators_name_is_shown_as_plain_text(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER)
+    await open_first(tab)
+    work = tab.conversation.work
+
+    work.assign(HOSTILE)
+
+    await wait_until(lambda: "Eve" in work.state_label.text())
+    assert work.state_label.text() == "Open · assigned to <b>Eve</b> <img src='/dev/zero'>"
+    assert work.state_label.textFormat() == Qt.TextFormat.PlainText
+    await wait_until(lambda: "Eve" in tab.conversations.tree.topLevelItem(0).text(WHO))
+    assert listed(tab) == [(CUSTOMER, "<b>Eve</b> <img src='/dev/zero'>")]
+
+
+async def test_an_assignment_to_no_name_at_all_is_refused_plainly(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER)
+    await open_first(tab)
+    work = tab.conversation.work
+
+    work.assign("\x00\x07")
+
+    await wait_until(lambda: work.result_label.text() != "")
+    assert work.result_label.text() == (
+        "Not assigned: Name the operator to assign the conversation to."
+    )
+    assert work.state_label.text() == "Open · unassigned"
