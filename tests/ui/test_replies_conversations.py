@@ -12,6 +12,7 @@ from gwdesk.sandbox.server import SandboxThread
 from gwdesk.ui.replies.conversations_list import NUMBER, NUMBER_ROLE, WHO
 from gwdesk.ui.replies.tab import RepliesTab
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.conversations_support import fresh_listing, keystroke, states
 from tests.ui.replies_support import CUSTOMER, post_reply, replies_tab
 
 OTHER = "61499999999"
@@ -49,19 +50,18 @@ async def test_ctrl_d_marks_the_conversation_shown_done_on_screen_and_in_the_rec
     ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
 ) -> None:
     tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER)
-    tab.show()
     await open_first(tab)
     work = tab.conversation.work
     assert work.state_label.text() == "Open · unassigned"
-    tab.table.setFocus()
 
-    qtbot.keyClick(tab.table, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    await keystroke(qtbot, tab, tab.table, Qt.Key.Key_D)
 
     await wait_until(lambda: work.state_label.text() == "Done · unassigned")
     store = ui.session.store
     assert store is not None
     assert store.conversations.get(CUSTOMER).state == "done"
-    await wait_until(lambda: tab.conversations.tree.topLevelItem(0).text(1) == "Done")
+    await fresh_listing(tab.conversations)
+    assert states(tab.conversations.tree) == ["Done"]
 
 
 async def test_a_new_reply_reopens_a_done_conversation_and_it_is_shown_open(
@@ -76,7 +76,8 @@ async def test_a_new_reply_reopens_a_done_conversation_and_it_is_shown_open(
     await post_reply(template, text="One more thing", sender=CUSTOMER)
 
     await wait_until(lambda: work.state_label.text() == "Open · unassigned")
-    await wait_until(lambda: tab.conversations.tree.topLevelItem(0).text(1) == "Open")
+    await fresh_listing(tab.conversations)
+    assert states(tab.conversations.tree) == ["Open"]
 
 
 async def test_the_mine_filter_shows_only_conversations_assigned_to_this_operator(
@@ -84,24 +85,23 @@ async def test_the_mine_filter_shows_only_conversations_assigned_to_this_operato
 ) -> None:
     tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER, OTHER)
     work = tab.conversation.work
-    tab.show()
     tab.conversation.open(CUSTOMER)
     await wait_until(lambda: work.kept is not None)
-    tab.table.setFocus()
-    qtbot.keyClick(tab.table, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    await keystroke(qtbot, tab, tab.table, Qt.Key.Key_M)
     await wait_until(lambda: work.state_label.text() == "Open · assigned to you")
     tab.conversation.open(OTHER)
     await wait_until(lambda: work.kept is not None and work.number == OTHER)
     work.assign("Sam")
     await wait_until(lambda: work.state_label.text() == "Open · assigned to Sam")
+    conversations = tab.conversations
 
-    tab.conversations.show_only(Showing.MINE)
+    await fresh_listing(conversations, lambda: conversations.show_only(Showing.MINE))
 
-    await wait_until(lambda: listed(tab) == [(CUSTOMER, "you")])
-    tab.conversations.show_only(Showing.UNASSIGNED)
-    await wait_until(lambda: listed(tab) == [])
-    tab.conversations.show_only(Showing.ALL)
-    await wait_until(lambda: len(listed(tab)) == 2)
+    assert listed(tab) == [(CUSTOMER, "you")]
+    await fresh_listing(conversations, lambda: conversations.show_only(Showing.UNASSIGNED))
+    assert listed(tab) == []
+    await fresh_listing(conversations, lambda: conversations.show_only(Showing.ALL))
+    assert len(listed(tab)) == 2
 
 
 async def test_opening_a_conversation_lowers_this_operators_unread_and_mark_all_read_clears_it(
@@ -133,7 +133,7 @@ async def test_a_hostile_operators_name_is_shown_as_plain_text(
     await wait_until(lambda: "Eve" in work.state_label.text())
     assert work.state_label.text() == "Open · assigned to <b>Eve</b> <img src='/dev/zero'>"
     assert work.state_label.textFormat() == Qt.TextFormat.PlainText
-    await wait_until(lambda: "Eve" in tab.conversations.tree.topLevelItem(0).text(WHO))
+    await fresh_listing(tab.conversations)
     assert listed(tab) == [(CUSTOMER, "<b>Eve</b> <img src='/dev/zero'>")]
 
 

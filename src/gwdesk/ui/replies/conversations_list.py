@@ -7,6 +7,10 @@ changes a conversation, and, at most once a second, when replies arrive or the t
 server announces a change of conversations or read marks. It carries this operator's
 own unread figures (not the console's "new since seen") and "Mark all read". Numbers,
 states and operators' names are put in as item text: plain, never markup.
+
+Each read takes a generation: an answer older than the one shown is dropped (reads
+started one after another can land in any order on a busy machine), and `listed`
+says which read is on screen, so whoever waits for a listing waits for that.
 """
 
 from __future__ import annotations
@@ -65,12 +69,18 @@ class ConversationsList(QWidget):
     """The operator picked a conversation (its number)."""
     unread_changed = Signal(int, int)
     """This operator's unread conversations and replies, as last read."""
+    listed = Signal(int)
+    """The listing of this read (its generation, `asked` when it started) is shown."""
 
     def __init__(self, tasks: TaskRunner, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.tasks = tasks
         self.flow: ConversationsFlow | None = None
         self.listing: Listing | None = None
+        self.asked = 0
+        """The generation of the newest read started."""
+        self.shown = 0
+        """The generation of the read on screen (older answers are dropped)."""
 
         self.filter_box = QComboBox()
         self.filter_box.setAccessibleName("Show conversations")
@@ -119,7 +129,9 @@ class ConversationsList(QWidget):
 
         self._timer = single_shot(self, REFRESH_MS, self.refresh)
         self.filter_box.currentIndexChanged.connect(lambda _i: self.refresh())
-        self.tree.currentItemChanged.connect(self._picked)
+        # The selection, not the current item: a view that takes the focus makes its first
+        # row current without selecting it, and that must not open a conversation.
+        self.tree.itemSelectionChanged.connect(self._picked)
         self.mark_all_button.clicked.connect(self.mark_all_read)
         self._enable()
 
@@ -135,6 +147,8 @@ class ConversationsList(QWidget):
         """The session's store changed (None: no profile)."""
         self.flow = flow
         self.listing = None
+        self._timer.stop()
+        self.shown = self.asked  # whatever is still in flight is about the old store
         self.tree.clear()
         self.unread_label.setText("")
         self._enable()
@@ -149,26 +163,39 @@ class ConversationsList(QWidget):
         if self.flow is not None and not self._timer.isActive():
             self._timer.start()
 
-    def refresh(self) -> None:
-        """Read the listing now (off the GUI thread; a newer read supersedes this one)."""
+    def refresh(self) -> int:
+        """Read the listing now, off the GUI thread; its generation (0: nothing to read).
+        Its answer is shown unless a newer read's was shown first."""
         self._timer.stop()
         flow, showing = self.flow, self.showing
         if flow is None:
-            return
+            return 0
+        self.asked += 1
+        generation = self.asked
 
         async def read() -> None:
             try:
                 listing = await off_thread(lambda: flow.listing(showing))
             except StoreError as exc:
                 log.warning("the conversations could not be read: %s", exc)
-                if alive(self) and flow is self.flow:
+                if self._current(generation, flow):
                     self._said(f"The conversations could not be read: {exc}", "error")
                 return
-            if alive(self) and flow is self.flow and showing is self.showing:
+            if self._current(generation, flow) and showing is self.showing:
+                self.shown = generation
                 self._said("", "hint")
                 self._show(listing)
+                self.listed.emit(generation)
 
-        self.tasks.run(read(), key="listing", owner=self, context="reading the conversations")
+        # Not keyed: a read superseded by a newer one is dropped by its generation, not
+        # cancelled (a stream of refreshes must still show one answer now and then).
+        self.tasks.run(read(), owner=self, context="reading the conversations")
+        return generation
+
+    def _current(self, generation: int, flow: ConversationsFlow) -> bool:
+        """Whether a read's answer may be shown: still this list's store, and no newer
+        read's answer already on screen."""
+        return alive(self) and flow is self.flow and generation > self.shown
 
     def _show(self, listing: Listing) -> None:
         self.listing = listing
@@ -210,12 +237,14 @@ class ConversationsList(QWidget):
         self.unread_changed.emit(talks, replies)
 
     def current_number(self) -> str | None:
-        item = self.tree.currentItem()
-        number = item.data(NUMBER, NUMBER_ROLE) if item is not None else None
+        """The number of the conversation picked in the list (None: none is)."""
+        chosen = self.tree.selectedItems()
+        number = chosen[0].data(NUMBER, NUMBER_ROLE) if chosen else None
         return number if isinstance(number, str) else None
 
-    def _picked(self, current: QTreeWidgetItem | None, _previous: object) -> None:
-        number = current.data(NUMBER, NUMBER_ROLE) if current is not None else None
+    def _picked(self) -> None:
+        chosen = self.tree.selectedItems()
+        number = chosen[0].data(NUMBER, NUMBER_ROLE) if chosen else None
         if isinstance(number, str):
             self.opened.emit(number)
 

@@ -7,6 +7,10 @@ Every read and change is the conversations flow's, a blocking store call run off
 GUI thread; a refusal is shown under the buttons as the flow words it. Opening a
 conversation marks it read for this operator. Names and states come from the record
 (other desks write them) and are shown as plain text.
+
+Reads and changes land in any order on a busy machine: each takes a ticket, and an
+answer is shown only if no newer one was. A change that lands drops the reads still
+in flight (they may have read the conversation before it) and reads once more.
 """
 
 from __future__ import annotations
@@ -64,6 +68,10 @@ class ConversationWork(QWidget):
         self.flow: ConversationsFlow | None = None
         self.number: str | None = None
         self.kept: ConversationState | None = None
+        self._tickets = 0
+        """The newest read or change started."""
+        self._shown_ticket = 0
+        """The read or change whose answer is on screen."""
 
         self.state_label = PlainLabel("")
         self.state_label.setAccessibleName("Conversation state")
@@ -128,6 +136,7 @@ class ConversationWork(QWidget):
         if number != self.number:
             self.number = number
             self.kept = None
+            self._shown_ticket = self._tickets  # answers about the number before: dropped
             self._said("", "hint")
         self.refresh()
         flow = self.flow
@@ -140,7 +149,18 @@ class ConversationWork(QWidget):
         if flow is None or number is None:
             self._show(None)
             return
-        self._run(lambda: flow.state(number), self._show, key="state")
+        ticket = self._ticket()
+
+        def read(kept: ConversationState) -> None:
+            if ticket > self._shown_ticket:
+                self._shown_ticket = ticket
+                self._show(kept)
+
+        self._run(lambda: flow.state(number), read)
+
+    def _ticket(self) -> int:
+        self._tickets += 1
+        return self._tickets
 
     def _show(self, kept: ConversationState | None) -> None:
         self.kept = kept
@@ -197,19 +217,27 @@ class ConversationWork(QWidget):
         if flow is None or number is None:
             return
 
+        ticket = self._ticket()
+
         def shown(kept: ConversationState) -> None:
             self._said("", "hint")
-            self._show(kept)
+            in_flight = self._tickets > ticket
+            if ticket > self._shown_ticket:
+                # Reads started before this landed may have read the conversation before
+                # it changed: theirs are dropped, and one read follows if any were out.
+                self._shown_ticket = self._tickets
+                self._show(kept)
             self.changed.emit(kept)
+            if in_flight:
+                self.refresh()
 
-        self._run(lambda: change(flow, number), shown, key="change", what=what)
+        self._run(lambda: change(flow, number), shown, what=what)
 
     def _run(
         self,
         work: Callable[[], object],
         then: Callable[..., None],
         *,
-        key: str | None = None,
         what: str = "read",
     ) -> None:
         number = self.number
@@ -231,7 +259,7 @@ class ConversationWork(QWidget):
                 return
             then(result)
 
-        self.tasks.run(run(), key=key, owner=self, context="a conversation's state")
+        self.tasks.run(run(), owner=self, context="a conversation's state")
 
     def _said(self, text: str, role: str) -> None:
         self.result_label.setText(text)
