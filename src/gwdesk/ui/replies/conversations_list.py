@@ -8,14 +8,16 @@ server announces a change of conversations or read marks. It carries this operat
 own unread figures (not the console's "new since seen") and "Mark all read". Numbers,
 states and operators' names are put in as item text: plain, never markup.
 
-Each read takes a generation: an answer older than the one shown is dropped (reads
-started one after another can land in any order on a busy machine), and `listed`
-says which read is on screen, so whoever waits for a listing waits for that.
+One read runs at a time, and one more follows when asked meanwhile. Each read takes a
+generation (every ask before it started): an answer older than the one shown is
+dropped (a read of the store before, a filter changed meanwhile), and `listed` says
+which read is on screen, so whoever waits for a listing waits for that.
 """
 
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Final
 
 from PySide6.QtCore import Qt, Signal
@@ -53,6 +55,7 @@ SHOWINGS: Final = (
 NUMBER, STATE, WHO, UNREAD = range(4)
 NUMBER_ROLE: Final = Qt.ItemDataRole.UserRole
 NOBODY: Final = "–"
+LISTING_TASK: Final = "listing"
 
 
 def assignee_text(assigned_to: str | None, me: str) -> str:
@@ -81,6 +84,8 @@ class ConversationsList(QWidget):
         """The generation of the newest read started."""
         self.shown = 0
         """The generation of the read on screen (older answers are dropped)."""
+        self._started = 0
+        """The generation of the newest read started (it covers every ask before it)."""
 
         self.filter_box = QComboBox()
         self.filter_box.setAccessibleName("Show conversations")
@@ -148,7 +153,8 @@ class ConversationsList(QWidget):
         self.flow = flow
         self.listing = None
         self._timer.stop()
-        self.shown = self.asked  # whatever is still in flight is about the old store
+        self.tasks.cancel(LISTING_TASK, owner=self)  # a read of the store before
+        self.shown = self._started = self.asked
         self.tree.clear()
         self.unread_label.setText("")
         self._enable()
@@ -164,33 +170,39 @@ class ConversationsList(QWidget):
             self._timer.start()
 
     def refresh(self) -> int:
-        """Read the listing now, off the GUI thread; its generation (0: nothing to read).
-        Its answer is shown unless a newer read's was shown first."""
+        """Read the listing now, off the GUI thread; the generation whose answer will show
+        it (0: nothing to read). One read at a time: asked while one runs, one more
+        follows it (a burst of change notices costs two reads, not a thread each)."""
         self._timer.stop()
-        flow, showing = self.flow, self.showing
+        flow = self.flow
         if flow is None:
             return 0
         self.asked += 1
-        generation = self.asked
+        if not self.tasks.running(LISTING_TASK, owner=self):
+            self.tasks.run(
+                self._read_while_asked(flow),
+                key=LISTING_TASK,
+                owner=self,
+                context="reading the conversations",
+            )
+        return self.asked
 
-        async def read() -> None:
+    async def _read_while_asked(self, flow: ConversationsFlow) -> None:
+        while alive(self) and flow is self.flow and self.asked > self._started:
+            generation, showing = self.asked, self.showing
+            self._started = generation
             try:
-                listing = await off_thread(lambda: flow.listing(showing))
+                listing = await off_thread(partial(flow.listing, showing))
             except StoreError as exc:
                 log.warning("the conversations could not be read: %s", exc)
                 if self._current(generation, flow):
                     self._said(f"The conversations could not be read: {exc}", "error")
-                return
+                return  # read again when asked again (a change, a reply, the filter)
             if self._current(generation, flow) and showing is self.showing:
                 self.shown = generation
                 self._said("", "hint")
                 self._show(listing)
                 self.listed.emit(generation)
-
-        # Not keyed: a read superseded by a newer one is dropped by its generation, not
-        # cancelled (a stream of refreshes must still show one answer now and then).
-        self.tasks.run(read(), owner=self, context="reading the conversations")
-        return generation
 
     def _current(self, generation: int, flow: ConversationsFlow) -> bool:
         """Whether a read's answer may be shown: still this list's store, and no newer

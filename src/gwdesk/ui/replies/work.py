@@ -15,6 +15,7 @@ in flight (they may have read the conversation before it) and reads once more.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Final
@@ -72,6 +73,10 @@ class ConversationWork(QWidget):
         """The newest read or change started."""
         self._shown_ticket = 0
         """The read or change whose answer is on screen."""
+        self._reading: str | None = None
+        """The number whose state is being read (one read at a time)."""
+        self._again = False
+        """Asked to read while one was in flight: one more follows it."""
 
         self.state_label = PlainLabel("")
         self.state_label.setAccessibleName("Conversation state")
@@ -149,6 +154,10 @@ class ConversationWork(QWidget):
         if flow is None or number is None:
             self._show(None)
             return
+        if self._reading == number:
+            self._again = True  # one more read follows the one in flight
+            return
+        self._reading, self._again = number, False
         ticket = self._ticket()
 
         def read(kept: ConversationState) -> None:
@@ -156,7 +165,13 @@ class ConversationWork(QWidget):
                 self._shown_ticket = ticket
                 self._show(kept)
 
-        self._run(lambda: flow.state(number), read)
+        def ended(finished: bool) -> None:
+            again = self._again and finished
+            self._reading, self._again = None, False
+            if again:
+                self.refresh()
+
+        self._run(lambda: flow.state(number), read, ended=ended)
 
     def _ticket(self) -> int:
         self._tickets += 1
@@ -239,10 +254,23 @@ class ConversationWork(QWidget):
         then: Callable[..., None],
         *,
         what: str = "read",
+        ended: Callable[[bool], None] | None = None,
     ) -> None:
+        """`work()` off the GUI thread, `then(result)` on it if the conversation is still
+        the one shown; `ended(finished)` afterwards either way (False: cancelled)."""
         number = self.number
 
         async def run() -> None:
+            try:
+                await answered()
+            except asyncio.CancelledError:
+                if ended is not None and alive(self):
+                    ended(False)
+                raise
+            if ended is not None and alive(self):
+                ended(True)
+
+        async def answered() -> None:
             try:
                 result = await off_thread(work)
             except InputRefused as exc:
