@@ -3,6 +3,8 @@ unread figures, on a real profile file with replies posted to the real listener.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, time, timedelta
+
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -151,3 +153,87 @@ async def test_an_assignment_to_no_name_at_all_is_refused_plainly(
         "Not assigned: Name the operator to assign the conversation to."
     )
     assert work.state_label.text() == "Open · unassigned"
+
+
+async def test_ctrl_l_snoozes_the_conversation_shown_for_an_hour(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER)
+    await open_first(tab)
+    work = tab.conversation.work
+    before = datetime.now(UTC)
+
+    await keystroke(qtbot, tab, tab.table, Qt.Key.Key_L)
+
+    await wait_until(lambda: work.state_label.text().startswith("Snoozed until"))
+    store = ui.session.store
+    assert store is not None
+    kept = store.conversations.get(CUSTOMER)
+    assert kept.state == "snoozed"
+    assert kept.snoozed_until is not None
+    assert timedelta(minutes=59) < kept.snoozed_until - before < timedelta(minutes=61)
+
+
+async def test_snooze_until_tomorrow_is_nine_on_the_profiles_clock_and_shown_so(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER)
+    await open_first(tab)
+    work = tab.conversation.work
+    profile = ui.session.profile
+    assert profile is not None
+
+    work.morning_action.trigger()
+
+    await wait_until(lambda: work.state_label.text().startswith("Snoozed until"))
+    assert work.kept is not None
+    until = work.kept.snoozed_until
+    assert until is not None
+    assert until.astimezone(profile.zone).time() == time(9)
+    assert work.state_label.text().startswith(
+        f"Snoozed until {until.astimezone(profile.zone):%d %b} 09:00"
+    )
+    await fresh_listing(tab.conversations)
+    assert states(tab.conversations.tree)[0].startswith("Snoozed until")
+
+
+async def test_assign_to_lists_the_known_operators_as_plain_text_and_assigns_the_one_picked(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER, OTHER)
+    store = ui.session.store
+    assert store is not None
+    store.conversations.assign(OTHER, HOSTILE)  # a name the conversations already use
+    tab.conversation.open(CUSTOMER)
+    work = tab.conversation.work
+    await wait_until(lambda: work.kept is not None)
+
+    work.assign_button.click()
+    dialog = work.assign_dialog
+    assert dialog is not None
+    me = work.flow.me if work.flow is not None else ""
+    await wait_until(lambda: len(dialog.names()) == 2, 10, "the operators read")
+    assert sorted(dialog.names()) == sorted(["<b>Eve</b> <img src='/dev/zero'>", me])
+    shown = [dialog.list.item(row).text() for row in range(dialog.list.count())]
+    assert "<b>Eve</b> <img src='/dev/zero'>" in shown
+    dialog.list.setCurrentRow(1 + dialog.names().index("<b>Eve</b> <img src='/dev/zero'>"))
+    dialog.ok_button.click()
+
+    await wait_until(lambda: "Eve" in work.state_label.text())
+    assert store.conversations.get(CUSTOMER).assigned_to == "<b>Eve</b> <img src='/dev/zero'>"
+
+
+async def test_the_tab_title_and_the_tray_count_this_operators_unread_until_mark_all_read(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER, OTHER, OTHER)
+    await fresh_listing(tab.conversations)
+    assert tab.display_title == "Replies (3)"
+    assert tab.notifier.shown_unread == 3
+
+    tab.conversations.mark_all_button.click()
+
+    # The label, the title and the tray are set by one listing: once it says so, all do.
+    await wait_until(lambda: tab.conversations.unread_label.text() == "All read by you")
+    assert tab.display_title == "Replies"
+    assert tab.notifier.shown_unread == 0

@@ -203,7 +203,7 @@ class ConversationPane(QWidget):
         store, profile = self.session.store, self.session.profile
         self.picker.set_store(store.templates if store is not None else None)
         self.work.set_flow(
-            ConversationsFlow(store.conversations, profile.region)
+            ConversationsFlow(store.conversations, profile.region, profile.zone)
             if store is not None and profile is not None
             else None
         )

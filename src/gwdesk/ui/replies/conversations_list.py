@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 from gwdesk.app.conversations import ConversationsFlow, Listing, Showing
 from gwdesk.domain.errors import StoreError
 from gwdesk.domain.numbers import display
-from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.plain_text import PlainLabel, tooltip, visible
 from gwdesk.ui.replies.work import NAME_LIMIT, state_text
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
 from gwdesk.ui.timers import single_shot
@@ -62,7 +62,7 @@ def assignee_text(assigned_to: str | None, me: str) -> str:
     """The list's short "Assigned to": "you", the operator's name, or a dash for nobody."""
     if not assigned_to:
         return NOBODY
-    return "you" if assigned_to == me else assigned_to[:NAME_LIMIT]
+    return "you" if assigned_to == me else visible(assigned_to[:NAME_LIMIT])
 
 
 class ConversationsList(QWidget):
@@ -211,7 +211,8 @@ class ConversationsList(QWidget):
 
     def _show(self, listing: Listing) -> None:
         self.listing = listing
-        me = self.flow.me if self.flow is not None else ""
+        flow = self.flow
+        me, zone = (flow.me, flow.zone) if flow is not None else ("", None)
         current = self.current_number()
         self.tree.blockSignals(True)
         try:
@@ -222,13 +223,14 @@ class ConversationsList(QWidget):
                 item = QTreeWidgetItem(
                     [
                         display(kept.number),
-                        state_text(kept),
+                        state_text(kept, zone),
                         assignee_text(kept.assigned_to, me),
                         f"{row.unread:,}" if row.unread else "",
                     ]
                 )
                 item.setData(NUMBER, NUMBER_ROLE, kept.number)
-                item.setToolTip(STATE, state_text(kept))  # "Snoozed until …" may be elided
+                item.setToolTip(WHO, tooltip(kept.assigned_to))
+                item.setToolTip(STATE, state_text(kept, zone))  # "Snoozed until …" may be elided
                 item.setTextAlignment(UNREAD, Qt.AlignmentFlag.AlignRight)
                 if row.unread:
                     font = item.font(NUMBER)

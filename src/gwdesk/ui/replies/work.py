@@ -1,8 +1,11 @@
 """The conversation as work: its state and whose it is, and the keystrokes that change them.
 
-A strip above the transcript: "Open · Sam's" (or Waiting, Done, Snoozed until …, and
-unassigned), with Done (Ctrl+D), Reopen, Waiting, Mine (Ctrl+M) and Assign to… (a
-typed name; the core and, in a team, the server decide whether it names an operator).
+A strip above the transcript: "Open · assigned to Sam" (or Waiting, Done, Snoozed
+until …, and unassigned; shortened with "…" to the pane, whole in its tooltip), with
+Done (Ctrl+D), Waiting, Snooze (Ctrl+L: an hour; its menu: tomorrow 09:00 on the
+profile's clock, or a time picked), Reopen, Mine (Ctrl+M) and Assign to… (the known
+operators listed, or a name typed: `work_dialogs.py`; the core and, in a team, the
+server decide whether it names an operator).
 Every read and change is the conversations flow's, a blocking store call run off the
 GUI thread; a refusal is shown under the buttons as the flow words it. Opening a
 conversation marks it read for this operator. Names and states come from the record
@@ -18,16 +21,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from datetime import datetime, tzinfo
 from typing import Final
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QInputDialog, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QVBoxLayout, QWidget
 
-from gwdesk.app.conversations import ConversationsFlow, ConversationState
+from gwdesk.app.conversations import ConversationsFlow, ConversationState, Snooze
 from gwdesk.domain.errors import InputRefused, StoreError
-from gwdesk.ui.plain_text import PlainLabel
+from gwdesk.ui.plain_text import PlainLabel, tooltip
+from gwdesk.ui.replies.work_dialogs import AssignDialog, SnoozeDialog
 from gwdesk.ui.tasks import TaskRunner, alive, off_thread
+from gwdesk.ui.widgets.elided_label import ElidedLabel
 from gwdesk.ui.widgets.validity import set_role
 
 log = logging.getLogger("gwdesk.ui.replies")
@@ -35,12 +41,13 @@ STATE_NAMES: Final = {"open": "Open", "waiting": "Waiting", "done": "Done", "sno
 NAME_LIMIT: Final = 80
 
 
-def state_text(kept: ConversationState) -> str:
-    """ "Open", "Waiting", "Done" or "Snoozed until 28 Nov 14:00" (a state the console
-    does not know is shown as the record has it)."""
+def state_text(kept: ConversationState, zone: tzinfo | None = None) -> str:
+    """ "Open", "Waiting", "Done" or "Snoozed until 28 Nov 14:00" on `zone`'s clock (the
+    profile's; None: this computer's). A state the console does not know is shown as
+    the record has it."""
     name = STATE_NAMES.get(kept.state, kept.state[:40])
     if kept.snoozed_until is not None:
-        return f"{name} until {kept.snoozed_until.astimezone():%d %b %H:%M}"
+        return f"{name} until {kept.snoozed_until.astimezone(zone):%d %b %H:%M}"
     return name
 
 
@@ -51,8 +58,8 @@ def owner_text(kept: ConversationState, me: str) -> str:
     return "assigned to you" if who == me else f"assigned to {who[:NAME_LIMIT]}"
 
 
-def work_text(kept: ConversationState, me: str) -> str:
-    return f"{state_text(kept)} · {owner_text(kept, me)}"
+def work_text(kept: ConversationState, me: str, zone: tzinfo | None = None) -> str:
+    return f"{state_text(kept, zone)} · {owner_text(kept, me)}"
 
 
 class ConversationWork(QWidget):
@@ -78,11 +85,20 @@ class ConversationWork(QWidget):
         self._again = False
         """Asked to read while one was in flight: one more follows it."""
 
-        self.state_label = PlainLabel("")
+        self.state_label = ElidedLabel("")
         self.state_label.setAccessibleName("Conversation state")
         self.done_button = self._button("Done", "Dealt with (Ctrl+D); a new reply re-opens it")
         self.reopen_button = self._button("Reopen", "Open again")
         self.wait_button = self._button("Waiting", "Waiting on the customer's answer")
+        self.snooze_button = self._button(
+            "Snooze", "Out of the way until a time (Ctrl+L: an hour); a new reply re-opens it"
+        )
+        self.snooze_menu = QMenu(self.snooze_button)
+        self.snooze_menu.setAccessibleName("Snooze until")
+        self.hour_action = self.snooze_menu.addAction("For an hour\tCtrl+L")
+        self.morning_action = self.snooze_menu.addAction("Until tomorrow 09:00")
+        self.until_action = self.snooze_menu.addAction("Until a time…")
+        self.snooze_button.setMenu(self.snooze_menu)
         self.take_button = self._button("Mine", "Assign it to yourself (Ctrl+M)")
         self.assign_button = self._button("Assign to…", "Assign it to an operator, or to nobody")
         self.result_label = PlainLabel("")
@@ -93,19 +109,22 @@ class ConversationWork(QWidget):
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
         buttons.setSpacing(4)
-        for button in (
-            self.done_button,
-            self.reopen_button,
-            self.wait_button,
-            self.take_button,
-            self.assign_button,
-        ):
+        # Two rows: the state's buttons, then whose it is beside its buttons; one row of
+        # six does not fit the pane on a 1024-pixel screen.
+        for button in (self.done_button, self.wait_button, self.snooze_button):
             buttons.addWidget(button)
+        buttons.addWidget(self.reopen_button)
         buttons.addStretch(1)
+        owners = QHBoxLayout()
+        owners.setContentsMargins(0, 0, 0, 0)
+        owners.setSpacing(4)
+        owners.addWidget(self.state_label, 1)
+        owners.addWidget(self.take_button)
+        owners.addWidget(self.assign_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        layout.addWidget(self.state_label)
+        layout.addLayout(owners)
         layout.addLayout(buttons)
         layout.addWidget(self.result_label)
 
@@ -114,6 +133,11 @@ class ConversationWork(QWidget):
         self.wait_button.clicked.connect(self.wait)
         self.take_button.clicked.connect(self.take)
         self.assign_button.clicked.connect(self.ask_assignee)
+        self.hour_action.triggered.connect(lambda: self.snooze_for(Snooze.HOUR))
+        self.morning_action.triggered.connect(lambda: self.snooze_for(Snooze.TOMORROW))
+        self.until_action.triggered.connect(self.ask_until)
+        self.assign_dialog: AssignDialog | None = None
+        self.snooze_dialog: SnoozeDialog | None = None
         self._enable()
 
     def _button(self, text: str, tip: str) -> QPushButton:
@@ -123,8 +147,14 @@ class ConversationWork(QWidget):
         return button
 
     def install_shortcuts(self, scope: QWidget) -> None:
-        """Ctrl+D (done) and Ctrl+M (mine) anywhere inside `scope` (the Replies tab)."""
-        for keys, slot in (("Ctrl+D", self.done), ("Ctrl+M", self.take)):
+        """Ctrl+D (done), Ctrl+L (snooze for an hour) and Ctrl+M (mine) anywhere inside
+        `scope` (the Replies tab)."""
+        keys_slots: tuple[tuple[str, Callable[[], None]], ...] = (
+            ("Ctrl+D", self.done),
+            ("Ctrl+L", lambda: self.snooze_for(Snooze.HOUR)),
+            ("Ctrl+M", self.take),
+        )
+        for keys, slot in keys_slots:
             shortcut = QShortcut(QKeySequence(keys), scope)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(slot)
@@ -179,9 +209,11 @@ class ConversationWork(QWidget):
 
     def _show(self, kept: ConversationState | None) -> None:
         self.kept = kept
-        me = self.flow.me if self.flow is not None else ""
-        self.state_label.setText(work_text(kept, me) if kept is not None else "")
-        self.state_label.setVisible(kept is not None)
+        flow = self.flow
+        me, zone = (flow.me, flow.zone) if flow is not None else ("", None)
+        text = work_text(kept, me, zone) if kept is not None else ""
+        self.state_label.setText(text)
+        self.state_label.setToolTip(tooltip(text))
         self._enable()
 
     def _enable(self) -> None:
@@ -190,6 +222,7 @@ class ConversationWork(QWidget):
         self.done_button.setEnabled(usable and (kept is None or kept.state != "done"))
         self.reopen_button.setEnabled(usable and kept is not None and kept.state != "open")
         self.wait_button.setEnabled(usable and (kept is None or kept.state != "waiting"))
+        self.snooze_button.setEnabled(usable)
         mine = kept is not None and self.flow is not None and kept.assigned_to == self.flow.me
         self.take_button.setEnabled(usable and not mine)
         self.assign_button.setEnabled(usable)
@@ -213,17 +246,35 @@ class ConversationWork(QWidget):
         operator = name.strip() or None
         self._change(lambda flow, number: flow.assign(number, operator), "assigned")
 
+    def assign_to(self, operator: str | None) -> None:
+        """To `operator` as the record names them (None: to nobody)."""
+        self._change(lambda flow, number: flow.assign(number, operator), "assigned")
+
+    def snooze_for(self, choice: Snooze) -> None:
+        self._change(lambda flow, number: flow.snooze_for(number, choice), "snoozed")
+
+    def snooze_until(self, until: datetime) -> None:
+        self._change(lambda flow, number: flow.snooze(number, until), "snoozed")
+
     def ask_assignee(self) -> None:
+        """The known operators listed (read while the dialog opens), or a name typed."""
         if self.flow is None or self.number is None:
             return
-        dialog = QInputDialog(self)
-        dialog.setWindowTitle("Assign the conversation")
-        dialog.setLabelText("Operator's name (leave blank for nobody):")
-        dialog.setTextValue(self.kept.assigned_to or "" if self.kept is not None else "")
+        current = self.kept.assigned_to if self.kept is not None else None
+        dialog = AssignDialog(self.flow, self.tasks, current, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.textValueSelected.connect(self.assign)
+        dialog.chosen.connect(self.assign_to)
         dialog.open()
         self.assign_dialog = dialog
+
+    def ask_until(self) -> None:
+        if self.flow is None or self.number is None:
+            return
+        dialog = SnoozeDialog(self.flow, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.chosen.connect(self.snooze_until)
+        dialog.open()
+        self.snooze_dialog = dialog
 
     def _change(
         self, change: Callable[[ConversationsFlow, str], ConversationState], what: str
