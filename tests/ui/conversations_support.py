@@ -19,12 +19,13 @@ from tests.ui.conftest import wait_until
 async def fresh_listing(
     listing: ConversationsList, start: Callable[[], object] | None = None, within: float = 20
 ) -> None:
-    """Start a read (by `start`, which must start one, or now) and wait until it, or a
-    newer one, is on screen: what it shows was read after everything done before."""
+    """Do `start` (a filter chosen, say), then wait until a read started after it (its
+    own, or one asked now if it started none), or a newer one, is on screen: what it
+    shows was read after everything done before."""
     before = listing.asked
     if start is not None:
         start()
-    else:
+    if listing.asked == before:
         listing.refresh()
     generation = listing.asked
     assert generation > before, "no read of the conversations was started"

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Final
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QStyle,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -56,6 +58,10 @@ NUMBER, STATE, WHO, UNREAD = range(4)
 NUMBER_ROLE: Final = Qt.ItemDataRole.UserRole
 NOBODY: Final = "–"
 LISTING_TASK: Final = "listing"
+MIN_ROWS: Final = 4
+MIN_STATE: Final = 60
+WIDEST_NUMBER: Final = "+61 412 000 000"
+WIDEST_STATE: Final = "Snoozed 30 Sep 00:00"
 
 
 def assignee_text(assigned_to: str | None, me: str) -> str:
@@ -63,6 +69,21 @@ def assignee_text(assigned_to: str | None, me: str) -> str:
     if not assigned_to:
         return NOBODY
     return "you" if assigned_to == me else visible(assigned_to[:NAME_LIMIT])
+
+
+class ConversationsTree(QTreeWidget):
+    """The list's rows; the State column as wide as a snooze's time while there is room."""
+
+    state_width = 0
+
+    def fit_state(self) -> None:
+        header = self.header()
+        rest = self.viewport().width() - header.sectionSize(NUMBER) - header.sectionSize(UNREAD)
+        header.resizeSection(STATE, max(min(self.state_width, rest // 2), MIN_STATE))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_state()
 
 
 class ConversationsList(QWidget):
@@ -106,7 +127,7 @@ class ConversationsList(QWidget):
         top.addWidget(self.unread_label, 1)
         top.addWidget(self.mark_all_button)
 
-        self.tree = QTreeWidget()
+        self.tree = ConversationsTree()
         self.tree.setAccessibleName("Conversations")
         self.tree.setHeaderLabels(["Number", "State", "Assigned to", "Unread"])
         self.tree.setRootIsDecorated(False)
@@ -118,8 +139,20 @@ class ConversationsList(QWidget):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(WHO, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((NUMBER, 124), (STATE, 96), (UNREAD, 66)):
-            header.resizeSection(column, width)
+        # The number (bold while unread) and a snooze's time whole, measured in the
+        # tree's own font (any scale); on a narrow pane the state gives up to half of
+        # what is left to "Assigned to" (both whole in their tooltips).
+        bold = QFont(self.tree.font())
+        bold.setBold(True)
+        pad = 3 * self.tree.fontMetrics().averageCharWidth()
+        header.resizeSection(NUMBER, QFontMetrics(bold).horizontalAdvance(WIDEST_NUMBER) + pad)
+        header.resizeSection(UNREAD, header.fontMetrics().horizontalAdvance("Unread") + pad)
+        self.tree.state_width = self.tree.fontMetrics().horizontalAdvance(WIDEST_STATE) + pad
+        self.tree.fit_state()
+        # Room for a few rows even with a horizontal scroll bar (a narrow pane).
+        scroll_bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        rows = MIN_ROWS * (self.tree.fontMetrics().height() + 4)
+        self.tree.setMinimumHeight(header.sizeHint().height() + rows + scroll_bar + 4)
         self.status_label = PlainLabel("")
         self.status_label.setAccessibleName("Conversations problem")
         self.status_label.setWordWrap(True)
@@ -223,7 +256,7 @@ class ConversationsList(QWidget):
                 item = QTreeWidgetItem(
                     [
                         display(kept.number),
-                        state_text(kept, zone),
+                        state_text(kept, zone, short=True),
                         assignee_text(kept.assigned_to, me),
                         f"{row.unread:,}" if row.unread else "",
                     ]

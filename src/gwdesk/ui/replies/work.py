@@ -41,13 +41,14 @@ STATE_NAMES: Final = {"open": "Open", "waiting": "Waiting", "done": "Done", "sno
 NAME_LIMIT: Final = 80
 
 
-def state_text(kept: ConversationState, zone: tzinfo | None = None) -> str:
+def state_text(kept: ConversationState, zone: tzinfo | None = None, *, short: bool = False) -> str:
     """ "Open", "Waiting", "Done" or "Snoozed until 28 Nov 14:00" on `zone`'s clock (the
-    profile's; None: this computer's). A state the console does not know is shown as
-    the record has it."""
+    profile's; None: this computer's); `short` ("Snoozed 28 Nov 14:00") for a list's
+    column. A state the console does not know is shown as the record has it."""
     name = STATE_NAMES.get(kept.state, kept.state[:40])
     if kept.snoozed_until is not None:
-        return f"{name} until {kept.snoozed_until.astimezone(zone):%d %b %H:%M}"
+        until = "" if short else " until"
+        return f"{name}{until} {kept.snoozed_until.astimezone(zone):%d %b %H:%M}"
     return name
 
 
