@@ -239,3 +239,18 @@ async def test_the_tab_title_and_the_tray_count_this_operators_unread_until_mark
     await wait_until(lambda: tab.conversations.unread_label.text() == "All read by you")
     assert tab.display_title == "Replies"
     assert tab.notifier.shown_unread == 0
+
+
+async def test_the_conversations_list_taking_the_focus_opens_no_conversation(
+    ui: UiBundle, sandbox: SandboxThread, qtbot: QtBot
+) -> None:
+    tab, _template = await tab_with_replies(ui, qtbot, sandbox, CUSTOMER, OTHER)
+    tab.show()
+    tab.activateWindow()
+    await wait_until(tab.isActiveWindow)
+
+    tab.conversations.tree.setFocus()
+    await wait_until(tab.conversations.tree.hasFocus)
+    await fresh_listing(tab.conversations)
+
+    assert tab.conversation.number is None

@@ -288,7 +288,7 @@ class ConversationWork(QWidget):
 
         def shown(kept: ConversationState) -> None:
             self._said("", "hint")
-            in_flight = self._tickets > ticket
+            in_flight = self._reading is not None
             if ticket > self._shown_ticket:
                 # Reads started before this landed may have read the conversation before
                 # it changed: theirs are dropped, and one read follows if any were out.
