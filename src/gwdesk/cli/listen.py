@@ -13,7 +13,9 @@ every command takes) it stores into that profile's store, where the console and
 `gwdesk optouts` and `gwdesk send` find the replies, and a STOP or START changes that
 gateway account's opt-out list; it first backfills the replies the gateway received
 while nothing was listening, and it sends the profile's scheduled sends as they fall
-due (`receiver_sends.py`). Without one, replies are stored but change no list.
+due (`receiver_sends.py`). Without one, replies are stored but change no list. Either
+way it runs the profile's keyword rules on each reply it stores (`receiver_rules.py`;
+their automatic replies need the gateway).
 
 An office runs one on an always-on machine for its team's store (a profile that names
 a PostgreSQL server, or `--store postgresql://…`): every reply is on the server before
@@ -49,6 +51,7 @@ from gwdesk.cli import (
     resolve_profile,
     store_password,
 )
+from gwdesk.cli.receiver_rules import rules_in_background
 from gwdesk.cli.receiver_sends import serve_in_background
 from gwdesk.domain.models import Secret
 from gwdesk.domain.profile import DEFAULT_TIMEZONE, Profile
@@ -171,12 +174,10 @@ def _gateway(args: argparse.Namespace, out: Output) -> tuple[Profile | None, Sec
     if not (args.profile or args.base_url):
         return None, None
     profile = resolve_profile(args)
-    if args.no_backfill:
-        return profile, None
     try:
         return profile, resolve_password(profile, bool(args.profile), out)
     except UsageError as exc:
-        out.note(f"{exc} No backfill; listening only.")
+        out.note(f"{exc} No backfill, scheduled sends or automatic replies; listening only.")
         return profile, None
 
 
@@ -274,10 +275,14 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
     store = local.replies
     rules = _follow_rules(local)
     sender: threading.Thread | None = None
+    keyword_rules: threading.Thread | None = None
     try:
         with ReplyInbox(store) as inbox:
             if not args.quiet:
                 inbox.subscribe(printer.batches.put)
+            keyword_rules = rules_in_background(
+                local, inbox, RECEIVER, stop, out, profile=profile, password=password
+            )
             listener = ReplyListener(
                 inbox,
                 zone,
@@ -305,7 +310,8 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
                         raise UsageError(f"The ReplyPath: {exc}.") from None
                     local.settings.set(TEAM_REPLY_PATH, route.render())
                 if profile is not None and password is not None and not stop.is_set():
-                    _backfill_in_background(profile, password, inbox, out)
+                    if not args.no_backfill:
+                        _backfill_in_background(profile, password, inbox, out)
                     sender = serve_in_background(profile, password, local, RECEIVER, stop, out)
                 while not stop.is_set():
                     printer.print_waiting(POLL)
@@ -316,6 +322,9 @@ def _listen(args: argparse.Namespace, out: Output, stop: threading.Event) -> int
                 listener.stop()
         printer.print_waiting()
     finally:
+        stop.set()
+        if keyword_rules is not None:  # it uses the store too
+            keyword_rules.join(SENDER_STOP)
         if rules is not None:
             rules.close()
         local.close()

@@ -21,6 +21,7 @@ number as international digits without `+`, as a reply's sender is stored either
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -282,13 +283,16 @@ class ConversationStore:
         else:
             until_text = None
         with self.database.transaction() as session:
-            if session.audited_by_server:
-                session.execute(
-                    "SELECT gwdesk_conversation(?, ?, ?, NULL, false)", (number, state, until_text)
-                )
-            else:
-                self._change_on_file(session, number, state, until_text, None, assign=False)
+            self._state_in(session, number, state, until_text)
         return self.get(number)
+
+    def _state_in(self, session: Session, number: str, state: str, until: str | None) -> None:
+        if session.audited_by_server:
+            session.execute(
+                "SELECT gwdesk_conversation(?, ?, ?, NULL, false)", (number, state, until)
+            )
+        else:
+            self._change_on_file(session, number, state, until, None, assign=False)
 
     def assign(self, number: str, operator: str | None) -> ConversationState:
         """Assign `number` to `operator` (by the name the record gives them), or to nobody
@@ -298,13 +302,71 @@ class ConversationStore:
         if operator is not None and not name:
             raise ConversationError("Name the operator to assign the conversation to.")
         with self.database.transaction() as session:
-            if session.audited_by_server:
-                session.execute(
-                    "SELECT gwdesk_conversation(?, NULL, NULL, ?, true)", (number, name)
-                )
-            else:
-                self._change_on_file(session, number, None, None, name, assign=True)
+            self._assign_in(session, number, name)
         return self.get(number)
+
+    def _assign_in(self, session: Session, number: str, name: str | None) -> None:
+        if session.audited_by_server:
+            session.execute("SELECT gwdesk_conversation(?, NULL, NULL, ?, true)", (number, name))
+        else:
+            self._change_on_file(session, number, None, None, name, assign=True)
+
+    def tag(self, number: str, tag: str) -> list[str]:
+        """Tag `number`'s conversation (a word or two, kept once); audited. Its tags."""
+        number = check_number(number)
+        with self.database.transaction() as session:
+            self._tag_in(session, number, tag)
+        return self.tags([number]).get(number, [])
+
+    def _tag_in(self, session: Session, number: str, tag: str) -> None:
+        cleaned = " ".join(tag.split())[:40]
+        if not cleaned or any(ord(ch) < 32 or ord(ch) == 127 for ch in tag):
+            raise ConversationError("A tag is a word or two of plain text.")
+        if session.audited_by_server:
+            session.execute("SELECT gwdesk_conversation_tag(?, ?)", (number, cleaned))
+            return
+        added = session.execute(
+            "INSERT INTO conversation_tags(number, tag, added_by, added_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT(number, tag) DO NOTHING",
+            (number, cleaned, self.operator, now_iso()),
+        ).rowcount
+        if added:
+            write_audit(
+                session, self.operator, self.console, "conversation tagged", number, cleaned
+            )
+
+    def apply(self, changes: Sequence[tuple[str, str, str]]) -> None:
+        """Several changes in one transaction (keyword rules on a group of replies):
+        each `(number, what, value)`, `what` one of `assign`, `state` (open, waiting or
+        done) and `tag`; audited each. One refused refuses them all (the caller then
+        makes them one at a time)."""
+        with self.database.transaction() as session:
+            for number, what, value in changes:
+                key = check_number(number)
+                if what == "assign":
+                    self._assign_in(session, key, operator_name(value) or None)
+                elif what == "state" and value in (OPEN, WAITING, DONE):
+                    self._state_in(session, key, value, None)
+                elif what == "tag":
+                    self._tag_in(session, key, value)
+                else:
+                    raise ConversationError(f"{what[:20]!r} {value[:40]!r} is not a change.")
+
+    def tags(self, numbers: list[str]) -> dict[str, list[str]]:
+        """The tags of each of `numbers` that has any, in the order they were added."""
+        if not numbers:
+            return {}
+        marks = ", ".join("?" for _ in numbers)
+        with self.database.session() as session:
+            rows = session.execute(
+                f"SELECT number, tag FROM conversation_tags WHERE number IN ({marks}) "  # noqa: S608
+                "ORDER BY added_at, tag",
+                [check_number(number) for number in numbers],
+            ).fetchall()
+        found: dict[str, list[str]] = {}
+        for number, tag in rows:
+            found.setdefault(str(number), []).append(str(tag))
+        return found
 
     def _change_on_file(
         self,
