@@ -225,6 +225,25 @@ class ConversationStore:
         ).fetchone()
         return 0 if row is None else int(row[0])
 
+    def operators(self) -> list[str]:
+        """The operators a conversation can be assigned to, by the record's names, sorted:
+        on a team's server its current operators (not its receivers), else those the
+        conversations have named (assigned to, changed by) and this one."""
+        with self.database.session() as session:
+            if self.database.kind == "postgresql":
+                rows = session.execute(
+                    "SELECT display FROM operators WHERE kind <> 'receiver' AND removed_at IS NULL"
+                ).fetchall()
+                if rows:
+                    return sorted({str(row[0]) for row in rows}, key=str.casefold)
+            rows = session.execute(
+                "SELECT assigned_to FROM conversations WHERE assigned_to IS NOT NULL "
+                "UNION SELECT changed_by FROM conversations"
+            ).fetchall()
+        names = {str(row[0]) for row in rows} | {self.operator}
+        names -= {"", THE_CUSTOMER}
+        return sorted(names, key=str.casefold)
+
     # ---- read marks --------------------------------------------------------------------
 
     def mark_read(self, number: str, up_to: int | None = None) -> int:
