@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import cast
 from zoneinfo import ZoneInfo
 
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from gwdesk.app.conversations import ConversationsFlow
@@ -92,3 +93,16 @@ async def test_snooze_until_a_time_picked_is_read_on_the_profiles_clock(
     await wait_until(lambda: store.snoozed is not None)
     assert store.snoozed == picked.replace(tzinfo=PERTH)
     await wait_until(lambda: work.state_label.text().startswith("Snoozed until 01 May 09:30"))
+
+
+async def test_the_strip_names_a_conversations_tags_as_plain_text(
+    ui: UiBundle, qtbot: QtBot
+) -> None:
+    store = HeldStore()
+    store.release.set()
+    store.kept = replace(store.kept, tags=("refund", "<b>vip</b>"))
+    work = strip(ui, qtbot, store)
+    work.show_number(NUMBER)
+    await wait_until(lambda: "tagged" in work.state_label.text())
+    assert work.state_label.text() == "Open · unassigned · tagged refund, <b>vip</b>"
+    assert work.state_label.textFormat() == Qt.TextFormat.PlainText

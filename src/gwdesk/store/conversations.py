@@ -20,6 +20,7 @@ number as international digits without `+`, as a reply's sender is stored either
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,6 +83,8 @@ class ConversationState:
     assigned_to: str | None = None
     changed_at: datetime | None = None
     changed_by: str = ""
+    tags: tuple[str, ...] = ()
+    """Its tags, in the order they were added (`get` reads them; a listing does not)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,12 +181,20 @@ class ConversationStore:
 
     def get(self, number: str, *, now: datetime | None = None) -> ConversationState:
         number = check_number(number)
-        with self.database.session() as session:
+        with self.database.session() as session, session.snapshot():
             row = session.execute(
                 f"SELECT {_STATE_COLUMNS} FROM conversations WHERE number = ?",  # noqa: S608
                 (number,),
             ).fetchone()
-        return ConversationState(number) if row is None else _kept(row, now or datetime.now(UTC))
+            tags = tuple(
+                str(tag)
+                for (tag,) in session.execute(
+                    "SELECT tag FROM conversation_tags WHERE number = ? ORDER BY added_at, tag",
+                    (number,),
+                ).fetchall()
+            )
+        kept = ConversationState(number) if row is None else _kept(row, now or datetime.now(UTC))
+        return dataclasses.replace(kept, tags=tags) if tags else kept
 
     def listing(self, *, now: datetime | None = None, limit: int = LISTED) -> list[ConversationRow]:
         """Every number that replied (the latest reply first), with its state and this

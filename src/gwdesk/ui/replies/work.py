@@ -60,7 +60,8 @@ def owner_text(kept: ConversationState, me: str) -> str:
 
 
 def work_text(kept: ConversationState, me: str, zone: tzinfo | None = None) -> str:
-    return f"{state_text(kept, zone)} · {owner_text(kept, me)}"
+    tagged = f" · tagged {', '.join(kept.tags)}" if kept.tags else ""
+    return f"{state_text(kept, zone)} · {owner_text(kept, me)}{tagged}"
 
 
 class ConversationWork(QWidget):
