@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -41,6 +42,8 @@ log = logging.getLogger("gwdesk.app.reply_rules")
 SendReply = Callable[[str, str, str], Awaitable[str]]
 """`send(number, text, rule)`: send an automatic reply; '' when it went, else why not
 (an opted-out number is one such reason, never an exception)."""
+FRESH: Final = 1.0
+"""Seconds the rules read are used before they are read again."""
 KEPT: Final = 200
 """Outcomes a runner keeps for showing."""
 SHORTEST_PHONE: Final = 8
@@ -70,12 +73,24 @@ class RuleRunner:
     """Told when a forward was queued (the forwarder looks at once)."""
     done: list[RuleOutcome] = field(default_factory=list)
     """The latest outcomes (the newest last; at most `KEPT`), for whoever shows them."""
+    _kept: tuple[float, RuleSet, Keywords] | None = None
+    """The rules and keywords last read, and when (monotonic seconds)."""
+
+    async def current(self) -> tuple[RuleSet, Keywords]:
+        """The profile's rules and opt-out keywords, read again once `FRESH` has passed:
+        under a flood a group every few milliseconds would otherwise read (and check) the
+        whole rule set each time; a change saved at any desk applies within `FRESH`."""
+        now = time.monotonic()
+        if self._kept is None or now - self._kept[0] >= FRESH:
+            rules, keywords = await asyncio.to_thread(lambda: (self.rules(), self.keywords()))
+            self._kept = (now, rules, keywords)
+        return self._kept[1], self._kept[2]
 
     async def run(self, replies: Sequence[StoredReply]) -> list[RuleOutcome]:
         """Act on each of `replies` a rule matches and no other runner claimed. A group
         costs three transactions whatever its size (the claims, the conversations'
         changes, what each run did), plus each automatic reply's own send."""
-        ruleset, keywords = await asyncio.to_thread(lambda: (self.rules(), self.keywords()))
+        ruleset, keywords = await self.current()
         matched = [
             (reply, rule) for reply in replies if (rule := ruleset.first(reply.text, keywords))
         ]

@@ -90,7 +90,7 @@ async def rules_running(
     told: Callable[[RuleOutcome], object] = lambda _outcome: None,
 ) -> AsyncIterator[RulesAtWork]:
     """`store`'s profile's rules at work on this loop (the rules and the opt-out keywords
-    read again for each group, so a change any desk saves applies from the next reply)
+    read again every second, so a change any desk saves applies within a second)
     until the block ends. `send`: automatic replies (None: none can be sent here)."""
     flow = RulesFlow(store.settings)
     async with forwarding_client() as client:

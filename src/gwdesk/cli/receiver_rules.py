@@ -5,7 +5,7 @@ A thread of its own with its own event loop (like the scheduled sends'): the inb
 feed hands it each committed group, `RuleRunner` acts on the replies a rule matches
 (claimed in the store first: a console that also sees a reply does not act on it
 again), and `RuleForwarder` delivers the forwards. The rules and the opt-out keywords
-are read again for each group, so a change any desk saves applies from the next reply.
+are read again every second, so a change any desk saves applies within a second.
 With a gateway (a profile and its password) automatic replies are sent through it;
 without one a rule's reply is skipped, said so in its outcome. A forward's signing
 secret is this machine's keyring's, else `GWDESK_RULE_SECRET` (a service without a
