@@ -3,6 +3,7 @@ beside `gwdesk listen` on a profile's SQLite file.
 
     python -m benchmarks.team_flood                  # 30 s each
     python -m benchmarks.team_flood --seconds 5      # a quick run
+    python -m benchmarks.team_flood --compare        # also the team's flood with no rules
 
 A throwaway PostgreSQL server is started with its durable defaults (fsync on: a reply
 is acknowledged only once it is on the server's disk). Then, each in a process of its
@@ -17,6 +18,11 @@ own, as in an office:
 - the flood client of `benchmarks.reply_flood`: many keep-alive connections sending
   distinct reply webhooks as fast as they are acknowledged, stamping each `OK`.
 
+Both listeners run the profile's keyword rules (`--rules`, 20 by default: 19 that match
+none of the flood's replies and one that tags a tenth of them, each tagged reply a claim
+and a tag written as the receiver runs it); `--compare` runs the team's flood once more
+with none, side by side.
+
 Figures: replies stored per second, acknowledgement p50/p99, and for each console the
 time from a reply's acknowledgement to that console reading it (p50, p99, max), plus
 `missing`: acknowledged replies absent from the server, or never read by a console
@@ -29,6 +35,7 @@ The last line of the output is one JSON object with every figure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -144,6 +151,20 @@ def _stored_texts_pg(url: str) -> set[str]:
         return {row[0] for row in conn.execute("SELECT text FROM replies")}
 
 
+def _count_pg(url: str, sql: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return int(conn.execute(sql).fetchone()[0])  # type: ignore[index]
+
+
+def _count_sqlite(path: Path, sql: str) -> int:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return int(conn.execute(sql).fetchone()[0])
+
+
 def _stored_texts_sqlite(path: Path) -> set[str]:
     import sqlite3
 
@@ -154,7 +175,42 @@ def _stored_texts_sqlite(path: Path) -> set[str]:
         conn.close()
 
 
-def run_team(seconds: float, connections: int, consoles: int) -> dict[str, Any]:
+RULES_MATCHED = "flood *7"
+"""The one benchmark rule that matches: a tenth of the flood's replies (their numbers end in 7)."""
+
+
+def add_rules(count: int, folder: Path, url: str | None = None) -> None:
+    """`count` keyword rules on the profile's store (the team's server with `url`), as a desk
+    keeps them: `count - 1` that match none of the flood's replies (whole, first word and
+    pattern, each read for every reply) and one that tags a tenth of them (a claim and a
+    tag written for each, as the receiver runs it)."""
+    if count <= 0:
+        return
+    from gwdesk.app.profile_data import INLINE_NAME, store_path
+    from gwdesk.app.rule_editing import RulesFlow
+    from gwdesk.domain.reply_rules import Draft
+    from gwdesk.store.local import LocalStore
+    from gwdesk.store.postgres import PostgresDatabase
+    from gwdesk.store.shared import ServerData
+
+    shared = ServerData(PostgresDatabase(url)) if url else None
+    path = folder / "rules-desk.sqlite3" if url else store_path(INLINE_NAME)
+    store = LocalStore(path, "benchmark", shared=shared, operator="benchmark")
+    try:
+        flow = RulesFlow(store.settings)
+        kinds = ("whole", "first word", "pattern")
+        for n in range(count - 1):
+            kind = kinds[n % 3]
+            value = f"*keyword{n}*" if kind == "pattern" else f"keyword{n}"
+            flow.add(Draft(f"rule {n}", kind, value, tag=f"tag{n}"))
+        flow.add(Draft("sevens", "pattern", RULES_MATCHED, tag="seven"))
+    finally:
+        store.close()
+        if shared is not None:
+            shared.close()
+
+
+def run_team(seconds: float, connections: int, consoles: int, rules: int = 0) -> dict[str, Any]:
     from tests.postgres_server import postgres_server
 
     with postgres_server(durable=True) as server, tempfile.TemporaryDirectory() as temp:
@@ -164,6 +220,7 @@ def run_team(seconds: float, connections: int, consoles: int) -> dict[str, Any]:
         env["GWDESK_DATA_DIR"] = str(folder / "data")
         env["GWDESK_CONFIG_DIR"] = str(folder / "config")
         subprocess.run([GWDESK, "team", "init", url], check=True, env=env, capture_output=True)
+        add_rules(rules, folder, url)
         receiver, base_url = _listen(["--store", url], env)
         stop = folder / "stop"
         sessions = []
@@ -190,6 +247,8 @@ def run_team(seconds: float, connections: int, consoles: int) -> dict[str, Any]:
         sent = _acked_keys(acked, stamps)
         stored = _stored_texts_pg(url)
         figures: dict[str, Any] = {
+            "rules": rules,
+            "rule_runs": _count_pg(url, "SELECT COUNT(*) FROM rule_runs"),
             "flood": asdict(result),
             "stored": len(stored),
             "stored_per_second": round(len(stored) / result.seconds, 1),
@@ -214,12 +273,18 @@ def run_team(seconds: float, connections: int, consoles: int) -> dict[str, Any]:
     return figures
 
 
-def run_sqlite(seconds: float, connections: int) -> dict[str, Any]:
+def run_sqlite(seconds: float, connections: int, rules: int = 0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as temp:
         folder = Path(temp)
         env = {k: v for k, v in os.environ.items() if not k.startswith("GWDESK_")}
         env["GWDESK_DATA_DIR"] = str(folder / "data")
         env["GWDESK_CONFIG_DIR"] = str(folder / "config")
+        if rules:  # in the listener's own folders: a child with its environment
+            subprocess.run(
+                [sys.executable, "-m", "benchmarks.team_flood", "--add-rules", str(rules),
+                 "--out", str(folder)],
+                check=True, env=env,
+            )  # fmt: skip
         receiver, base_url = _listen([], env)
         result, acked = flood(base_url, seconds, connections)
         _stop(receiver)
@@ -227,6 +292,8 @@ def run_sqlite(seconds: float, connections: int) -> dict[str, Any]:
         stored = _stored_texts_sqlite(files[0]) if files else set()
         sent = {f"flood {i}-{seq}" for i, seqs in enumerate(acked) for seq in seqs}
         return {
+            "rules": rules,
+            "rule_runs": _count_sqlite(files[0], "SELECT COUNT(*) FROM rule_runs") if files else 0,
             "flood": asdict(result),
             "stored": len(stored),
             "stored_per_second": round(len(stored) / result.seconds, 1),
@@ -240,7 +307,7 @@ def _report(label: str, run: dict[str, Any]) -> None:
         f"{label}: {result.seconds:.1f} s: {run['stored_per_second']:,.0f} replies/s stored, "
         f"ack p50 {result.p50_ms:.1f} ms, p99 {result.p99_ms:.1f} ms, max {result.max_ms:.0f} ms; "
         f"{result.acknowledged:,} acknowledged, {run['missing']} missing, "
-        f"{result.failures} refused"
+        f"{result.failures} refused; {run.get('rule_runs', 0):,} rule runs"
     )
     for console in run.get("consoles", []):
         say(
@@ -257,6 +324,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=32, help="keep-alive connections")
     parser.add_argument("--consoles", type=int, default=3, help="console sessions subscribed")
     parser.add_argument("--no-sqlite", action="store_true", help="skip the SQLite listener")
+    parser.add_argument(
+        "--rules", type=int, default=20, help="keyword rules active (0: none; default 20)"
+    )
+    parser.add_argument(
+        "--compare", action="store_true", help="also run the team's flood with no rules"
+    )
+    parser.add_argument("--add-rules", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--console", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--name", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -264,6 +338,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.console:
         return console_main(args.console, args.name, args.out, args.stop)
+    if args.add_rules is not None:
+        add_rules(args.add_rules, args.out)
+        return 0
     if args.seconds <= 0 or args.connections < 1 or args.consoles < 0:
         parser.error("--seconds and --connections must be positive")
     figures: dict[str, Any] = {
@@ -272,12 +349,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": args.seconds,
         "connections": args.connections,
     }
-    team = run_team(args.seconds, args.connections, args.consoles)
-    _report(f"PostgreSQL, {args.consoles} consoles", team)
+    if args.compare and args.rules:
+        bare = run_team(args.seconds, args.connections, args.consoles)
+        _report(f"PostgreSQL, {args.consoles} consoles, no rules", bare)
+        figures["postgresql_no_rules"] = bare
+    team = run_team(args.seconds, args.connections, args.consoles, args.rules)
+    _report(f"PostgreSQL, {args.consoles} consoles, {args.rules} rules", team)
     figures["postgresql"] = team
     if not args.no_sqlite:
-        alone = run_sqlite(args.seconds, args.connections)
-        _report("SQLite file, one desk", alone)
+        alone = run_sqlite(args.seconds, args.connections, args.rules)
+        _report(f"SQLite file, one desk, {args.rules} rules", alone)
         figures["sqlite"] = alone
     flood_result = Flood(**team["flood"])
     visible = [c["visible_p99_ms"] for c in team["consoles"]]

@@ -22,6 +22,15 @@ SAMPLES: dict[str, Any] = {
     "sending.quiet_hours_on": False,
     "sending.quiet_hours": {"weekdays": {"start": "09:00", "end": "17:30"}, "weekends": None},
     "team.reply_path": "https://replies.example.com/gwdesk/abc?from=#FROM#",
+    "replies.rules": [
+        {
+            "name": "hours",
+            "match": "whole",
+            "value": "HOURS",
+            "actions": [{"do": "reply", "value": "Open 9 to 5.", "per_day": 2}],
+            "on": True,
+        }
+    ],
     "sending.own_number": "61499888777",
     "sending.repeat_window_hours": 6,
     "window.geometry": b"\x01\xd9\xd0\xcb\x00\x03",

@@ -214,6 +214,24 @@ class PasswordVault:
         """Forget the shared store's password (kept or not)."""
         self._remove(profile.store_keyring_key)
 
+    def get_rule_secret(self, profile: Profile, rule: str) -> Secret | None:
+        """The signing secret of a keyword rule's forwards (None: none kept here)."""
+        found = self._guard(
+            "read", lambda: self.backend.get_password(KEYRING_SERVICE, rule_key(profile, rule))
+        )
+        return Secret(found) if isinstance(found, str) and found else None
+
+    def set_rule_secret(self, profile: Profile, rule: str, secret: Secret) -> None:
+        self._guard(
+            "save",
+            lambda: self.backend.set_password(
+                KEYRING_SERVICE, rule_key(profile, rule), secret.reveal()
+            ),
+        )
+
+    def delete_rule_secret(self, profile: Profile, rule: str) -> None:
+        self._remove(rule_key(profile, rule))
+
     def _remove(self, key: str) -> None:
         def remove() -> None:
             try:
@@ -222,6 +240,11 @@ class PasswordVault:
                 return
 
         self._guard("remove", remove)
+
+
+def rule_key(profile: Profile, rule: str) -> str:
+    """Where a keyword rule's signing secret is kept (rule names are matched in any case)."""
+    return f"{profile.name}:rule:{rule.casefold()}"
 
 
 def password_of(

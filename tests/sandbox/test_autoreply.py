@@ -161,7 +161,7 @@ def test_a_batch_is_answered_in_part_and_at_a_capped_rate(
     assert 5 <= answered <= 45  # a fifth of the batch, give or take a seeded draw
     received = sorted(row[2] for row in rows)
     span = (received[-1] - received[0]) / 1e6
-    assert span >= (answered - 1) / 20 - 0.05
+    assert span >= (answered - 1) / 20 - 0.1  # timestamps taken at receipt: a little jitter
 
 
 def test_canned_replies_include_a_stop_and_texts_beyond_gsm_7() -> None:

@@ -152,3 +152,12 @@ def test_a_reply_whose_time_cannot_be_read_is_listed_not_an_error(
         )
     [row] = [r for r in desk.listing() if r.kept.number == "61412000777"]
     assert row.last_received is None
+
+
+def test_a_conversation_read_names_its_tags_in_the_order_they_were_added(
+    desk: ConversationStore,
+) -> None:
+    desk.tag(CUSTOMER, "refund")
+    desk.tag(CUSTOMER, "vip")
+    desk.tag(CUSTOMER, "refund")  # kept once
+    assert desk.get(CUSTOMER).tags == ("refund", "vip")

@@ -190,3 +190,9 @@ def test_the_cli_lists_mine_as_sams_operator_only_once_assigned_to_sam(
     mine = run("Sam", "list", "--mine")
     assert mine.returncode == 0, mine.stderr
     assert "+61 412 345 678  open  Sam  1 unread of 1" in mine.stdout
+
+
+def test_the_operators_to_assign_to_are_the_servers_current_operators_not_its_receiver(
+    desks: dict[str, ConversationStore],
+) -> None:
+    assert desks["Sam"].operators() == ["Alex", "Sam"]

@@ -172,7 +172,8 @@ def test_the_receiver_sends_a_due_scheduled_send_once_while_every_desk_is_closed
     office: Office, start: Starter
 ) -> None:
     zone = ["--timezone", midday_zone()]
-    at = (datetime.now(UTC) + timedelta(seconds=4)).isoformat()
+    # Far enough ahead for the command to start and check it on a loaded machine.
+    at = (datetime.now(UTC) + timedelta(seconds=12)).isoformat()
     code, held, stderr = office.run(
         "alex", "send", "--json", "--at", at, "--to", CUSTOMER, *zone, "Your table is ready"
     )

@@ -14,6 +14,7 @@ from gwdesk.ui.replies.table import FROM, MESSAGE, Applied
 from gwdesk.ui.reply_hub import DRAIN_MS
 from gwdesk.ui.reply_state import ReplyDelivery
 from tests.ui.conftest import UiBundle, wait_until
+from tests.ui.conversations_support import fresh_listing
 from tests.ui.replies_support import (
     CUSTOMER,
     Flood,
@@ -44,6 +45,7 @@ async def test_a_reply_posted_to_the_listener_appears_in_the_table_and_the_unrea
     assert model.index(0, MESSAGE).data() == "Yes, Friday 10:30 works"
     assert model.index(0, FROM).data() == "+61 412 345 678"
     await wait_until(lambda: ui.session.replies.unread == 1)
+    await fresh_listing(tab.conversations)  # the title counts this operator's unread
     assert tab.display_title == "Replies (1)"
     assert "1 unread" in tab.count_label.text()
 
@@ -66,6 +68,7 @@ async def test_a_flood_arrives_in_batches_and_every_reply_is_shown(
     # One signal per 100 ms drain at most, not one per reply, however fast the flood came.
     assert len(deliveries.batches) <= drains < 2000
     assert ui.session.replies.unread == 2000
+    await fresh_listing(tab.conversations)  # the title counts this operator's unread
     assert tab.display_title == "Replies (2,000)"
     shown = texts(tab)
     assert len(shown) == 2000
@@ -197,7 +200,8 @@ async def test_showing_the_tab_in_the_active_window_marks_the_replies_seen(
     tab.activateWindow()
     await wait_until(lambda: tab.watching())
     await wait_until(lambda: ui.session.replies.unread == 0)
-    assert tab.display_title == "Replies"
+    await fresh_listing(tab.conversations)
+    assert tab.display_title == "Replies (2)"  # seen is not read: the operator's own count
     store = ui.session.store
     assert store is not None
     await wait_until(lambda: store.replies.unseen_count() == 0)  # kept for the next start

@@ -4,13 +4,16 @@ operators of one workstation, each with their own read marks."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
+from typing import cast
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from gwdesk.app.conversations import ConversationsFlow, Showing
+from gwdesk.app.conversations import ConversationsFlow, Showing, Snooze, snooze_until
 from gwdesk.domain.errors import InputRefused
+from gwdesk.store.conversations import ConversationStore
 from gwdesk.store.local import LocalStore
 from gwdesk.store.replies import IncomingReply
 
@@ -128,3 +131,58 @@ def test_a_number_that_is_not_one_is_refused_at_its_field(
 def test_an_operator_name_of_markup_is_kept_as_text(desks: dict[str, ConversationsFlow]) -> None:
     name = "<b>Sam</b> & co"
     assert desks["Alex"].assign(CUSTOMER, name).assigned_to == name
+
+
+def test_state_reads_what_another_operator_changed(desks: dict[str, ConversationsFlow]) -> None:
+    assert desks["Sam"].state(CUSTOMER).state == "open"
+    desks["Alex"].done("0412 345 678")
+    kept = desks["Sam"].state("+61412345678")
+    assert (kept.state, kept.changed_by) == ("done", "Alex")
+
+
+def test_state_of_a_number_that_is_not_one_is_refused_at_its_field(
+    desks: dict[str, ConversationsFlow],
+) -> None:
+    with pytest.raises(InputRefused) as refused:
+        desks["Alex"].state("<b>not a number</b>")
+    assert refused.value.field == "number"
+
+
+def test_snooze_until_tomorrow_is_nine_on_the_profiles_clock_across_a_clock_change() -> None:
+    sydney = ZoneInfo("Australia/Sydney")
+    # 23:30 on Saturday 4 April 2026 in Sydney (UTC+11); daylight saving ends overnight.
+    now = datetime(2026, 4, 4, 12, 30, tzinfo=UTC)
+    until = snooze_until(Snooze.TOMORROW, now, sydney)
+    assert until.astimezone(sydney).replace(tzinfo=None) == datetime(2026, 4, 5, 9, 0)
+    assert until.astimezone(UTC) == datetime(2026, 4, 4, 23, 0, tzinfo=UTC)  # now UTC+10
+
+
+def test_snooze_for_an_hour_is_an_hour_from_now() -> None:
+    now = datetime(2026, 4, 4, 12, 30, tzinfo=UTC)
+    assert snooze_until(Snooze.HOUR, now, ZoneInfo("Australia/Perth")) == now + timedelta(hours=1)
+
+
+def test_snooze_for_keeps_the_time_and_the_conversation_reads_snoozed(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "profile.sqlite3", operator="Alex")
+    try:
+        flow = ConversationsFlow(store.conversations, zone=ZoneInfo("Australia/Brisbane"))
+        kept = flow.snooze_for(CUSTOMER, Snooze.TOMORROW)
+        assert kept.state == "snoozed"
+        assert kept.snoozed_until is not None
+        assert kept.snoozed_until.astimezone(flow.zone).time() == time(9)
+    finally:
+        store.close()
+
+
+def test_a_time_picked_on_the_profiles_clock_is_read_in_its_zone() -> None:
+    flow = ConversationsFlow(cast(ConversationStore, None), zone=ZoneInfo("Australia/Perth"))
+    picked = flow.on_my_clock(datetime(2026, 5, 1, 9, 0))
+    assert picked.astimezone(UTC) == datetime(2026, 5, 1, 1, 0, tzinfo=UTC)
+
+
+def test_the_operators_to_assign_to_are_those_the_conversations_named_and_me(
+    desks: dict[str, ConversationsFlow],
+) -> None:
+    desks["Sam"].done(CUSTOMER)
+    desks["Alex"].assign(OTHER, "<b>Lee</b>")
+    assert desks["Alex"].operators() == ["<b>Lee</b>", "Alex", "Sam"]

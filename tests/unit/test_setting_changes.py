@@ -20,7 +20,7 @@ from gwdesk.domain.settings import (
     kept_in,
 )
 from gwdesk.store.engine import Database
-from gwdesk.store.pg_rules import SETTING_NAMES
+from gwdesk.store.pg_reply_rules import SETTING_NAMES
 from gwdesk.store.shared import FileData
 from gwdesk.store.team import SETTING_CHANGED, Audit, write_audit
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time, timedelta, tzinfo
 from enum import StrEnum
+from typing import Final
 
 from gwdesk.domain.errors import InputRefused
 from gwdesk.domain.numbers import DEFAULT_REGION, NumberError, normalise
@@ -35,7 +36,28 @@ __all__ = [
     "ConversationsFlow",
     "Listing",
     "Showing",
+    "Snooze",
+    "snooze_until",
 ]
+
+MORNING: Final = time(9)
+""""Tomorrow" snoozes until this time on the profile's clock."""
+
+
+class Snooze(StrEnum):
+    """The snoozes offered at a keystroke (a chosen time is the third)."""
+
+    HOUR = "hour"
+    TOMORROW = "tomorrow"
+
+
+def snooze_until(choice: Snooze, now: datetime, zone: tzinfo) -> datetime:
+    """An hour from `now`, or 09:00 tomorrow on `zone`'s clock (its wall time, whatever
+    the offset that day: a change of daylight saving overnight is the zone's)."""
+    if choice is Snooze.HOUR:
+        return now + timedelta(hours=1)
+    tomorrow = now.astimezone(zone).date() + timedelta(days=1)
+    return datetime.combine(tomorrow, MORNING, tzinfo=zone)
 
 
 class Showing(StrEnum):
@@ -59,10 +81,11 @@ class Listing:
 @dataclass(frozen=True, slots=True)
 class ConversationsFlow:
     """One operator's conversations (`store`: the profile's; `region` reads a national
-    number)."""
+    number; `zone`: the profile's clock, where "tomorrow 09:00" is)."""
 
     store: ConversationStore
     region: str = DEFAULT_REGION
+    zone: tzinfo = UTC
 
     @property
     def me(self) -> str:
@@ -91,6 +114,10 @@ class ConversationsFlow:
             return kept.state == OPEN
         return True
 
+    def state(self, number: str) -> ConversationState:
+        """What is kept of one conversation now (a number never changed: open, nobody's)."""
+        return self._changed(lambda key: self.store.get(key), number, "number")
+
     # ---- changes -----------------------------------------------------------------------
 
     def assign(self, number: str, operator: str | None) -> ConversationState:
@@ -117,6 +144,20 @@ class ConversationsFlow:
         return self._changed(
             lambda key: self.store.set_state(key, SNOOZED, until=until), number, "until"
         )
+
+    def snooze_for(
+        self, number: str, choice: Snooze, *, now: datetime | None = None
+    ) -> ConversationState:
+        """For an hour, or until tomorrow 09:00 on the profile's clock."""
+        return self.snooze(number, snooze_until(choice, now or datetime.now(UTC), self.zone))
+
+    def on_my_clock(self, wall: datetime) -> datetime:
+        """A time picked on the profile's clock (no offset given) as the moment it is."""
+        return wall if wall.tzinfo is not None else wall.replace(tzinfo=self.zone)
+
+    def operators(self) -> list[str]:
+        """Whom a conversation can be assigned to, as the record names them (sorted)."""
+        return self.store.operators()
 
     def _state(self, number: str, state: str) -> ConversationState:
         return self._changed(lambda key: self.store.set_state(key, state), number, "state")

@@ -19,6 +19,11 @@ the listener should run are kept in the profile's store, beside the port and sec
 listener remembers there, so the `ReplyPath` configured at the gateway stays valid
 across restarts.
 
+The keyword rules (`rules`, `app/rule_host.py`) run on every group this console's inbox
+stores, from its start until `shutdown`: on a team with a receiver that serves the
+profile the replies go there, and so do the rules (claims make a reply acted on once
+whoever sees it).
+
 What differs between a one-desk profile and a team's (who listens, where two-way sends
 route replies, where new replies come from) is its `ReplyMode` (`reply_modes.py`),
 picked once when the flow is made. `shutdown` stops everything before the profile's
@@ -48,6 +53,7 @@ from gwdesk.app.reply_state import (
     read_settings,
     write_settings,
 )
+from gwdesk.app.rule_host import RulesAtWork, RulesStarter
 from gwdesk.domain.errors import GatewayError
 from gwdesk.domain.optout_words import Keywords
 from gwdesk.domain.settings import LISTENER_ENABLED
@@ -117,6 +123,7 @@ class ReplyInboxFlow:
         service: GatewayService | None,
         handoff: Handoff,
         events: InboxEvents,
+        rules: RulesStarter | None = None,
     ) -> None:
         self._store = store
         self._zone = zone
@@ -135,6 +142,10 @@ class ReplyInboxFlow:
         self._counting: list[int] | None = None
         """Ids handed over while the unread figures are read (None when they are not)."""
         self.backfilling = False
+        self._rules_starter = rules
+        self._rules: RulesAtWork | None = None
+        """The keyword rules at work on what this console's inbox stores, while it runs."""
+        self._rules_open = contextlib.AsyncExitStack()
 
     def open(self) -> None:
         """The profile is open: say the listener is stopped, count what is unread and
@@ -260,6 +271,8 @@ class ReplyInboxFlow:
 
     def _deliver(self, buffer: FeedBuffer) -> None:
         drained = buffer.drain()
+        if self._rules is not None:
+            self._rules.take(drained.new)
         self._hand_over(self._mode.from_feed(drained.new), drained.updated, drained.dropped)
 
     def _caught_up(self, new: list[StoredReply]) -> None:
@@ -336,6 +349,8 @@ class ReplyInboxFlow:
             await self._handoff.blocking(running.inbox.close)
             return self._running
         self._running = running
+        if self._rules_starter is not None and self._rules is None:
+            self._rules = await self._rules_open.enter_async_context(self._rules_starter())
         return running
 
     async def start(self, port: int | None = None) -> ListenerStatus:
@@ -448,6 +463,8 @@ class ReplyInboxFlow:
 
             await self._handoff.blocking(halt)
             self._deliver(running.buffer)
+            self._rules = None
+            await self._rules_open.aclose()  # after the last group was handed over
             self._set_status(NO_PROFILE)
 
     # ---- back-fill -----------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from gwdesk.domain.settings import (
     OPT_OUT_KEYWORDS,
     QUIET_HOURS,
     QUIET_HOURS_ON,
+    REPLY_RULES,
     SETTINGS,
     TEAM_REPLY_PATH,
 )
@@ -85,6 +86,11 @@ def _hours(who: str, hours: dict[str, Any]) -> str:
     return f"{who} changed the sending hours to {QuietHours.from_json(hours).describe()}"
 
 
+def _rules(who: str, rules: list[dict[str, Any]]) -> str:
+    count = len(rules)
+    return f"{who} changed the keyword rules: {count} rule{'s' if count != 1 else ''}"
+
+
 WORDS: Final[Mapping[str, Wording]] = MappingProxyType(
     {
         OPT_OUT_KEYWORDS.name: _keywords("the opt-out keywords"),
@@ -94,6 +100,7 @@ WORDS: Final[Mapping[str, Wording]] = MappingProxyType(
         TEAM_REPLY_PATH.name: Wording("the team's ReplyPath", _reply_path),
         QUIET_HOURS_ON.name: Wording("whether sending hours apply", _hours_on),
         QUIET_HOURS.name: Wording("the sending hours", _hours),
+        REPLY_RULES.name: Wording("the keyword rules", _rules),
     }
 )
 """Every team setting (`Place.SHARED_STORE`), by name: how its change is said."""

@@ -212,6 +212,7 @@ COMMAND_MODULES: Final = (
     "gwdesk.cli.templates",
     "gwdesk.cli.contacts",
     "gwdesk.cli.conversations",
+    "gwdesk.cli.rules",
     "gwdesk.cli.team",
 )
 
@@ -233,6 +234,7 @@ COMMAND_HOMES: Final = {
     "templates": "gwdesk.cli.templates",
     "contacts": "gwdesk.cli.contacts",
     "conversations": "gwdesk.cli.conversations",
+    "rules": "gwdesk.cli.rules",
     "team": "gwdesk.cli.team",
 }
 

@@ -13,7 +13,9 @@ every command takes) it stores into that profile's store, where the console and
 `gwdesk optouts` and `gwdesk send` find the replies, and a STOP or START changes that
 gateway account's opt-out list; it first backfills the replies the gateway received
 while nothing was listening, and it sends the profile's scheduled sends as they fall
-due (`receiver_sends.py`). Without one, replies are stored but change no list.
+due (`receiver_sends.py`). Without one, replies are stored but change no list. Either
+way it runs the profile's keyword rules on each reply it stores (`receiver_rules.py`;
+their automatic replies need the gateway).
 
 An office runs one on an always-on machine for its team's store (a profile that names
 a PostgreSQL server, or `--store postgresql://…`): every reply is on the server before
@@ -54,6 +56,7 @@ from gwdesk.cli import (
 from gwdesk.cli.receiver_backfill import Backfill
 from gwdesk.cli.receiver_health import ReceiverWatch
 from gwdesk.cli.receiver_log import LOG_FORMATS, EventOutput, event_output
+from gwdesk.cli.receiver_rules import rules_in_background
 from gwdesk.cli.receiver_sends import ScheduledSender
 from gwdesk.cli.stop_signal import StopDeadline, StopOnSignal
 from gwdesk.cli.systemd_notify import SystemdNotifier
@@ -161,12 +164,10 @@ def _gateway(args: argparse.Namespace, out: Output) -> tuple[Profile | None, Sec
     if not (args.profile or args.base_url):
         return None, None
     profile = resolve_profile(args)
-    if args.no_backfill:
-        return profile, None
     try:
         return profile, resolve_password(profile, bool(args.profile), out)
     except UsageError as exc:
-        out.note(f"{exc} No backfill; listening only.")
+        out.note(f"{exc} No backfill, scheduled sends or automatic replies; listening only.")
         return profile, None
 
 
@@ -241,11 +242,15 @@ def _listen(
     rules = _follow_rules(local, stop)
     sender: ScheduledSender | None = None
     backfilling: Backfill | None = None
+    keyword_rules: threading.Thread | None = None
     inbox = ReplyInbox(store)
     try:
         with inbox:
             if not args.quiet:
                 inbox.subscribe(printer.batches.put)
+            keyword_rules = rules_in_background(
+                local, inbox, RECEIVER, stop, out, profile=profile, password=password
+            )
             counts = ListenerCounts()
             metrics = ReceiverMetrics(inbox, counts) if args.metrics else None
             health = HealthCheck(inbox)
@@ -275,7 +280,8 @@ def _listen(
                 printer.start()  # the replies after the template line
                 notifier.ready(f"listening on {info.address}")
                 if profile is not None and password is not None and not stop.is_set():
-                    backfilling = Backfill(profile, password, inbox, out, metrics).start()
+                    if not args.no_backfill:
+                        backfilling = Backfill(profile, password, inbox, out, metrics).start()
                     told = metrics.scheduled_sent if metrics is not None else None
                     sender = ScheduledSender(profile, password, local, RECEIVER, out, told)
                     sender.start()
@@ -300,6 +306,9 @@ def _listen(
             inbox.close(min(deadline.left(), WRITER_WAIT))
         printer.close(deadline.left())  # every acknowledged reply was stored and published
     finally:
+        stop.set()
+        if keyword_rules is not None:  # it uses the store too
+            keyword_rules.join(deadline.left())
         if rules is not None:
             rules.close(deadline.left())
         local.close()  # a writer still waiting on a server's pool fails now, unheard

@@ -29,6 +29,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from gwdesk.domain.optout_words import DEFAULT_OPT_IN, DEFAULT_OPT_OUT, check_keywords
 from gwdesk.domain.quiet_hours import QuietHours
+from gwdesk.domain.reply_rules import rules_from_json
 
 T = TypeVar("T")
 #: What a marketing message ends with unless the profile says otherwise.
@@ -306,6 +307,20 @@ TEAM_REPLY_PATH: Final = optional_text(
     "The ReplyPath the office's receiver (gwdesk listen --store) publishes for two-way sends.",
     limit=2000,
 )
+
+
+def _reply_rules(value: object) -> list[dict[str, Any]]:
+    """Keyword rules as `domain.reply_rules` writes them (checked by reading them back)."""
+    return rules_from_json(value).to_json()
+
+
+REPLY_RULES: Final[Setting[list[dict[str, Any]]]] = Setting(
+    "replies.rules",
+    [],
+    Place.SHARED_STORE,
+    "The keyword rules run on each customer's reply, in order (auto-reply, assign, forward...).",
+    _reply_rules,
+)
 OWN_NUMBER: Final = text(
     "sending.own_number",
     "",
@@ -356,6 +371,7 @@ SETTINGS: Final[Mapping[str, Setting[Any]]] = {
         QUIET_HOURS_ON,
         QUIET_HOURS,
         TEAM_REPLY_PATH,
+        REPLY_RULES,
         OWN_NUMBER,
         REPEAT_WINDOW_HOURS,
         WINDOW_GEOMETRY,

@@ -20,7 +20,9 @@ number as international digits without `+`, as a reply's sender is stored either
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -81,6 +83,8 @@ class ConversationState:
     assigned_to: str | None = None
     changed_at: datetime | None = None
     changed_by: str = ""
+    tags: tuple[str, ...] = ()
+    """Its tags, in the order they were added (`get` reads them; a listing does not)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,12 +181,20 @@ class ConversationStore:
 
     def get(self, number: str, *, now: datetime | None = None) -> ConversationState:
         number = check_number(number)
-        with self.database.session() as session:
+        with self.database.session() as session, session.snapshot():
             row = session.execute(
                 f"SELECT {_STATE_COLUMNS} FROM conversations WHERE number = ?",  # noqa: S608
                 (number,),
             ).fetchone()
-        return ConversationState(number) if row is None else _kept(row, now or datetime.now(UTC))
+            tags = tuple(
+                str(tag)
+                for (tag,) in session.execute(
+                    "SELECT tag FROM conversation_tags WHERE number = ? ORDER BY added_at, tag",
+                    (number,),
+                ).fetchall()
+            )
+        kept = ConversationState(number) if row is None else _kept(row, now or datetime.now(UTC))
+        return dataclasses.replace(kept, tags=tags) if tags else kept
 
     def listing(self, *, now: datetime | None = None, limit: int = LISTED) -> list[ConversationRow]:
         """Every number that replied (the latest reply first), with its state and this
@@ -224,6 +236,25 @@ class ConversationStore:
         ).fetchone()
         return 0 if row is None else int(row[0])
 
+    def operators(self) -> list[str]:
+        """The operators a conversation can be assigned to, by the record's names, sorted:
+        on a team's server its current operators (not its receivers), else those the
+        conversations have named (assigned to, changed by) and this one."""
+        with self.database.session() as session:
+            if self.database.kind == "postgresql":
+                rows = session.execute(
+                    "SELECT display FROM operators WHERE kind <> 'receiver' AND removed_at IS NULL"
+                ).fetchall()
+                if rows:
+                    return sorted({str(row[0]) for row in rows}, key=str.casefold)
+            rows = session.execute(
+                "SELECT assigned_to FROM conversations WHERE assigned_to IS NOT NULL "
+                "UNION SELECT changed_by FROM conversations"
+            ).fetchall()
+        names = {str(row[0]) for row in rows} | {self.operator}
+        names -= {"", THE_CUSTOMER}
+        return sorted(names, key=str.casefold)
+
     # ---- read marks --------------------------------------------------------------------
 
     def mark_read(self, number: str, up_to: int | None = None) -> int:
@@ -263,13 +294,16 @@ class ConversationStore:
         else:
             until_text = None
         with self.database.transaction() as session:
-            if session.audited_by_server:
-                session.execute(
-                    "SELECT gwdesk_conversation(?, ?, ?, NULL, false)", (number, state, until_text)
-                )
-            else:
-                self._change_on_file(session, number, state, until_text, None, assign=False)
+            self._state_in(session, number, state, until_text)
         return self.get(number)
+
+    def _state_in(self, session: Session, number: str, state: str, until: str | None) -> None:
+        if session.audited_by_server:
+            session.execute(
+                "SELECT gwdesk_conversation(?, ?, ?, NULL, false)", (number, state, until)
+            )
+        else:
+            self._change_on_file(session, number, state, until, None, assign=False)
 
     def assign(self, number: str, operator: str | None) -> ConversationState:
         """Assign `number` to `operator` (by the name the record gives them), or to nobody
@@ -279,13 +313,71 @@ class ConversationStore:
         if operator is not None and not name:
             raise ConversationError("Name the operator to assign the conversation to.")
         with self.database.transaction() as session:
-            if session.audited_by_server:
-                session.execute(
-                    "SELECT gwdesk_conversation(?, NULL, NULL, ?, true)", (number, name)
-                )
-            else:
-                self._change_on_file(session, number, None, None, name, assign=True)
+            self._assign_in(session, number, name)
         return self.get(number)
+
+    def _assign_in(self, session: Session, number: str, name: str | None) -> None:
+        if session.audited_by_server:
+            session.execute("SELECT gwdesk_conversation(?, NULL, NULL, ?, true)", (number, name))
+        else:
+            self._change_on_file(session, number, None, None, name, assign=True)
+
+    def tag(self, number: str, tag: str) -> list[str]:
+        """Tag `number`'s conversation (a word or two, kept once); audited. Its tags."""
+        number = check_number(number)
+        with self.database.transaction() as session:
+            self._tag_in(session, number, tag)
+        return self.tags([number]).get(number, [])
+
+    def _tag_in(self, session: Session, number: str, tag: str) -> None:
+        cleaned = " ".join(tag.split())[:40]
+        if not cleaned or any(ord(ch) < 32 or ord(ch) == 127 for ch in tag):
+            raise ConversationError("A tag is a word or two of plain text.")
+        if session.audited_by_server:
+            session.execute("SELECT gwdesk_conversation_tag(?, ?)", (number, cleaned))
+            return
+        added = session.execute(
+            "INSERT INTO conversation_tags(number, tag, added_by, added_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT(number, tag) DO NOTHING",
+            (number, cleaned, self.operator, now_iso()),
+        ).rowcount
+        if added:
+            write_audit(
+                session, self.operator, self.console, "conversation tagged", number, cleaned
+            )
+
+    def apply(self, changes: Sequence[tuple[str, str, str]]) -> None:
+        """Several changes in one transaction (keyword rules on a group of replies):
+        each `(number, what, value)`, `what` one of `assign`, `state` (open, waiting or
+        done) and `tag`; audited each. One refused refuses them all (the caller then
+        makes them one at a time)."""
+        with self.database.transaction() as session:
+            for number, what, value in changes:
+                key = check_number(number)
+                if what == "assign":
+                    self._assign_in(session, key, operator_name(value) or None)
+                elif what == "state" and value in (OPEN, WAITING, DONE):
+                    self._state_in(session, key, value, None)
+                elif what == "tag":
+                    self._tag_in(session, key, value)
+                else:
+                    raise ConversationError(f"{what[:20]!r} {value[:40]!r} is not a change.")
+
+    def tags(self, numbers: list[str]) -> dict[str, list[str]]:
+        """The tags of each of `numbers` that has any, in the order they were added."""
+        if not numbers:
+            return {}
+        marks = ", ".join("?" for _ in numbers)
+        with self.database.session() as session:
+            rows = session.execute(
+                f"SELECT number, tag FROM conversation_tags WHERE number IN ({marks}) "  # noqa: S608
+                "ORDER BY added_at, tag",
+                [check_number(number) for number in numbers],
+            ).fetchall()
+        found: dict[str, list[str]] = {}
+        for number, tag in rows:
+            found.setdefault(str(number), []).append(str(tag))
+        return found
 
     def _change_on_file(
         self,

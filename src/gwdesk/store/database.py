@@ -351,6 +351,40 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         PRIMARY KEY (reader, number)
     ) WITHOUT ROWID;
     """,
+    # Keyword rules (gwdesk.store.rule_runs): each reply a rule acted on, once; the
+    # forwards waiting for their endpoint; a conversation's tags.
+    """
+    CREATE TABLE rule_runs (
+        reply_id INTEGER PRIMARY KEY,
+        number TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        runner TEXT NOT NULL,
+        at_us INTEGER NOT NULL,
+        replied INTEGER NOT NULL DEFAULT 0,
+        outcome TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX rule_runs_replied ON rule_runs(number, at_us) WHERE replied = 1;
+    CREATE TABLE rule_forwards (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        reply_id INTEGER NOT NULL UNIQUE,
+        rule TEXT NOT NULL,
+        url TEXT NOT NULL,
+        body TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('waiting', 'delivered', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_us INTEGER NOT NULL,
+        last_error TEXT NOT NULL DEFAULT '',
+        changed_us INTEGER NOT NULL
+    );
+    CREATE INDEX rule_forwards_waiting ON rule_forwards(next_us) WHERE state = 'waiting';
+    CREATE TABLE conversation_tags (
+        number TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        added_by TEXT NOT NULL,
+        added_at TEXT NOT NULL,
+        PRIMARY KEY (number, tag)
+    ) WITHOUT ROWID;
+    """,
 )
 
 

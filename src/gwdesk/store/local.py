@@ -22,6 +22,7 @@ from gwdesk.store.history import HistoryStore
 from gwdesk.store.optouts import OptOutStore
 from gwdesk.store.outbox import OutboxStore
 from gwdesk.store.replies import OptOutRules, ReplyStore
+from gwdesk.store.rule_runs import RuleRuns
 from gwdesk.store.shared import FileData, SharedData
 from gwdesk.store.stored_settings import LockedConnection, StoredSettings
 from gwdesk.store.templates import TemplateStore
@@ -76,6 +77,8 @@ class LocalStore:
         self.templates = TemplateStore(team, operator=operator, console=self.console)
         self.conversations = ConversationStore(team, operator=operator, console=self.console)
         """Conversations as work: states, assignment, this operator's read marks."""
+        self.rule_runs = RuleRuns(team, runner=operator)
+        """What the keyword rules did: runs claimed once, forwards waiting."""
         # Its own connections: the reply listener writes from its own thread (group commit).
         self.replies = ReplyStore(self.shared, local=path)
         self.optouts = OptOutStore(

@@ -20,30 +20,15 @@ from typing import Final
 
 _DEFINER: Final = "SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp"
 
-CONVERSATIONS: Final = f"""
-CREATE TABLE conversations (
-    number TEXT PRIMARY KEY CHECK (number ~ '^[0-9]{{1,32}}$'),
-    state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'waiting', 'done', 'snoozed')),
-    snoozed_until TEXT CHECK (snoozed_until IS NULL OR gwdesk_is_time(snoozed_until)),
-    assigned_to TEXT CHECK (assigned_to IS NULL OR (
-        char_length(assigned_to) BETWEEN 1 AND 200 AND assigned_to !~ '[[:cntrl:]]')),
-    changed_at TEXT NOT NULL CHECK (gwdesk_is_time(changed_at)),
-    changed_by TEXT NOT NULL DEFAULT '' CHECK (char_length(changed_by) <= 200),
-    role TEXT NOT NULL DEFAULT session_user,
-    CHECK ((state = 'snoozed') = (snoozed_until IS NOT NULL))
-);
-CREATE TABLE conversation_reads (
-    reader TEXT NOT NULL DEFAULT session_user,
-    number TEXT NOT NULL CHECK (number = '' OR number ~ '^[0-9]{{1,32}}$'),
-    up_to BIGINT NOT NULL CHECK (up_to >= 0),
-    PRIMARY KEY (reader, number)
-);
-ALTER TABLE conversation_reads ENABLE ROW LEVEL SECURITY;
-CREATE POLICY conversation_reads_own ON conversation_reads
-    USING (reader = session_user) WITH CHECK (reader = session_user);
 
--- The one way a group changes a conversation: checked, stamped, audited.
-CREATE FUNCTION gwdesk_conversation(
+def conversation_function(
+    allowed: str = "gwdesk_may('operators')",
+    refusal: str = "only an operator changes a conversation",
+    replace: str = "",
+) -> str:
+    """`gwdesk_conversation`, which `allowed` groups may call (step 4: the operators; a
+    later step adds the receiver, for its keyword rules, as `CREATE OR REPLACE`)."""
+    return f"""CREATE {replace}FUNCTION gwdesk_conversation(
     conv text, new_state text, until text, assignee text, reassign boolean
 ) RETURNS void LANGUAGE plpgsql VOLATILE {_DEFINER} AS $$
 DECLARE
@@ -51,8 +36,8 @@ DECLARE
     kept record;
     named text;
 BEGIN
-    IF NOT gwdesk_may('operators') THEN
-        RAISE EXCEPTION 'only an operator changes a conversation'
+    IF NOT {allowed} THEN
+        RAISE EXCEPTION '{refusal}'
             USING ERRCODE = 'insufficient_privilege';
     END IF;
     IF conv IS NULL OR conv !~ '^[0-9]{{1,32}}$' THEN
@@ -113,7 +98,33 @@ BEGIN
                  ELSE 'conversation ' || new_state END,
             conv, coalesce(until, 'was ' || kept.state));
     END IF;
-END $$;
+END $$;"""  # noqa: S608 - constant SQL
+
+
+CONVERSATIONS: Final = f"""
+CREATE TABLE conversations (
+    number TEXT PRIMARY KEY CHECK (number ~ '^[0-9]{{1,32}}$'),
+    state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'waiting', 'done', 'snoozed')),
+    snoozed_until TEXT CHECK (snoozed_until IS NULL OR gwdesk_is_time(snoozed_until)),
+    assigned_to TEXT CHECK (assigned_to IS NULL OR (
+        char_length(assigned_to) BETWEEN 1 AND 200 AND assigned_to !~ '[[:cntrl:]]')),
+    changed_at TEXT NOT NULL CHECK (gwdesk_is_time(changed_at)),
+    changed_by TEXT NOT NULL DEFAULT '' CHECK (char_length(changed_by) <= 200),
+    role TEXT NOT NULL DEFAULT session_user,
+    CHECK ((state = 'snoozed') = (snoozed_until IS NOT NULL))
+);
+CREATE TABLE conversation_reads (
+    reader TEXT NOT NULL DEFAULT session_user,
+    number TEXT NOT NULL CHECK (number = '' OR number ~ '^[0-9]{{1,32}}$'),
+    up_to BIGINT NOT NULL CHECK (up_to >= 0),
+    PRIMARY KEY (reader, number)
+);
+ALTER TABLE conversation_reads ENABLE ROW LEVEL SECURITY;
+CREATE POLICY conversation_reads_own ON conversation_reads
+    USING (reader = session_user) WITH CHECK (reader = session_user);
+
+-- The one way a group changes a conversation: checked, stamped, audited.
+{conversation_function()}
 
 -- A customer's new reply re-opens their conversation, in the reply's transaction.
 CREATE FUNCTION gwdesk_replies_reopen() RETURNS trigger LANGUAGE plpgsql {_DEFINER} AS $$

@@ -39,7 +39,7 @@ MAX_DISPLAY: Final = 200
 
 RECORD: Final = (
     "history", "replies", "optouts", "optout_changes", "settings", "audit", "operators",
-    "gwdesk_schema", "gwdesk_groups", "conversations",
+    "gwdesk_schema", "gwdesk_groups", "conversations", "conversation_tags",
 )  # fmt: skip
 """The office's record: the groups only read it, but for what `RIGHTS` lets them append."""
 WORK: Final = (
@@ -48,7 +48,11 @@ WORK: Final = (
 )  # fmt: skip
 """What the consoles work on (each login's read marks: its own rows only, by row-level
 security): read and written as they go."""
-TABLES: Final = RECORD + WORK
+RULE_RUNS: Final = ("rule_runs", "rule_forwards")
+"""What keyword rules did (`store/rule_runs.py`): runners add and tell their own, never
+delete (the server's rules keep the rest)."""
+TABLES: Final = RECORD + WORK + RULE_RUNS
+RUN: Final = ("SELECT", "INSERT", "UPDATE")
 ALL_RIGHTS: Final = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE")
 CHANGE: Final = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
@@ -60,12 +64,14 @@ RIGHTS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
         "history": ("SELECT", "INSERT"),
         "optout_changes": ("SELECT", "INSERT"),
         **{table: CHANGE for table in WORK},
+        **{table: RUN for table in RULE_RUNS},
     },
     RECEIVERS: {
         **{table: ("SELECT",) for table in TABLES},
         "optout_changes": ("SELECT", "INSERT"),
         "consoles": CHANGE,
         "claims": CHANGE,
+        **{table: RUN for table in RULE_RUNS},
     },
 }
 """Each group's rights on each table (the receivers' on `replies` are by column, below)."""
@@ -79,6 +85,7 @@ REPLY_COMPLETIONS: Final = ("sent_at", "message_id", "reply_id", "keyword")
 CALLABLE: Final = (
     "gwdesk_set(text, text)", "gwdesk_operator()", "gwdesk_may(text)",
     "gwdesk_conversation(text, text, text, text, boolean)",
+    "gwdesk_conversation_tag(text, text)",
 )  # fmt: skip
 """The server's functions the groups may call."""
 

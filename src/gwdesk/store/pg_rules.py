@@ -52,8 +52,8 @@ _STEP_2_SETTINGS: Final = (
     "sending.opt_out_instruction",
     "team.reply_path",
 )
-SETTING_NAMES: Final = (*_STEP_2_SETTINGS, "sending.quiet_hours", "sending.quiet_hours_on")
-"""The team's settings: the only rows the server's `settings` table holds."""
+STEP_3_SETTING_NAMES: Final = (*_STEP_2_SETTINGS, "sending.quiet_hours", "sending.quiet_hours_on")
+"""The team's settings up to step 3 (step 5 adds one: `pg_reply_rules.SETTING_NAMES`)."""
 
 SETTINGS_LOCK: Final = 0x6777_7365_7474  # "gwsett": the team's settings change one at a time
 _DEFINER: Final = "SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp"
@@ -101,7 +101,7 @@ def _optout_checks(table: str, state: str) -> str:
         AND char_length(coalesce(keyword, '')) <= 100) NOT VALID;"""
 
 
-_SETTING_CHECKS: Final = """\
+SETTING_CHECKS: Final = """\
         WHEN 'optouts.opt_out_keywords' THEN
             jsonb_typeof(parsed) = 'array' AND parsed ? 'STOP'
             AND jsonb_array_length(parsed) <= 50
@@ -122,14 +122,14 @@ _SETTING_CHECKS: Final = """\
                      OR parsed #>> '{}' ~ '^http://(127\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}|localhost|\\[::1\\])(:[0-9]{1,5})?/[^[:space:]]*$'))
 """
 """`gwdesk_set`'s check of each team setting's value (`WHEN name THEN condition`)."""
-_SETTING_HINTS: Final = """\
+SETTING_HINTS: Final = """\
                 WHEN 'optouts.opt_out_keywords' THEN ' (STOP stays an opt-out keyword)'
                 WHEN 'team.reply_path' THEN ' (an https address, or loopback for tests)'
 """
 """What a refusal of a setting adds to say what the setting takes."""
 
 
-def _names(names: tuple[str, ...]) -> str:
+def names_listed(names: tuple[str, ...]) -> str:
     return ", ".join(f"'{name}'" for name in names)
 
 
@@ -143,7 +143,7 @@ def _window_checked(kind: str) -> str:
                 AND {window} ->> 'start' < {window} ->> 'end'))"""  # noqa: S608 - constant SQL
 
 
-_HOURS_CHECKS: Final = f"""\
+HOURS_CHECKS: Final = f"""\
         WHEN 'sending.quiet_hours_on' THEN jsonb_typeof(parsed) = 'boolean'
         WHEN 'sending.quiet_hours' THEN
             jsonb_typeof(parsed) = 'object' AND (SELECT count(*) FROM jsonb_object_keys(parsed)) = 2
@@ -153,12 +153,12 @@ _HOURS_CHECKS: Final = f"""\
             AND {_window_checked("weekdays")}
             AND {_window_checked("weekends")}
 """  # noqa: S608 - constant SQL: the names interpolated are this module's own
-_HOURS_HINTS: Final = """\
+HOURS_HINTS: Final = """\
                 WHEN 'sending.quiet_hours' THEN ' (weekdays and weekends: null, or a start and an end as HH:MM, the start first; not both null)'
 """
 
 
-def _settings_function(checks: str, hints: str) -> str:
+def settings_function(checks: str, hints: str) -> str:
     """`gwdesk_set`, the only way a group changes a team setting, checking each value by
     `checks` (a later step replaces it with more settings' checks)."""
     return f"""CREATE OR REPLACE FUNCTION gwdesk_set(setting text, value text) RETURNS void
@@ -350,7 +350,7 @@ CREATE TRIGGER optout_changes_added BEFORE INSERT ON optout_changes
     FOR EACH ROW EXECUTE FUNCTION gwdesk_optout_change();
 
 -- The team's settings, each checked; the only way a group changes one.
-{_settings_function(_SETTING_CHECKS, _SETTING_HINTS)}
+{settings_function(SETTING_CHECKS, SETTING_HINTS)}
 
 -- A typing note or a console's presence: the server's clock and login, never the client's.
 CREATE FUNCTION gwdesk_console_seen() RETURNS trigger LANGUAGE plpgsql {_DEFINER} AS $$
@@ -438,7 +438,7 @@ ALTER TABLE replies
 {_optout_checks("optouts", "opted_out IN (0, 1)")}
 {_optout_checks("optout_changes", "opted_out IN (0, 1) AND applied IN (0, 1)")}
 ALTER TABLE settings
-    ADD CONSTRAINT settings_name_checked CHECK (name IN ({_names(_STEP_2_SETTINGS)})) NOT VALID;
+    ADD CONSTRAINT settings_name_checked CHECK (name IN ({names_listed(_STEP_2_SETTINGS)})) NOT VALID;
 ALTER TABLE audit
     ADD CONSTRAINT audit_at_checked CHECK (gwdesk_is_time(at)) NOT VALID,
     ADD CONSTRAINT audit_lengths_checked CHECK (
@@ -509,8 +509,8 @@ CREATE TRIGGER outbox_batches_held AFTER UPDATE ON outbox_batches
 REVOKE EXECUTE ON FUNCTION gwdesk_held_changed() FROM PUBLIC;
 
 -- The office's sending hours (quiet hours), team settings like the others.
-{_settings_function(_SETTING_CHECKS + _HOURS_CHECKS, _SETTING_HINTS + _HOURS_HINTS)}
+{settings_function(SETTING_CHECKS + HOURS_CHECKS, SETTING_HINTS + HOURS_HINTS)}
 ALTER TABLE settings DROP CONSTRAINT settings_name_checked;
 ALTER TABLE settings
-    ADD CONSTRAINT settings_name_checked CHECK (name IN ({_names(SETTING_NAMES)})) NOT VALID;
+    ADD CONSTRAINT settings_name_checked CHECK (name IN ({names_listed(STEP_3_SETTING_NAMES)})) NOT VALID;
 """

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Final
 
 from gwdesk.store.pg_conversations import CONVERSATIONS
+from gwdesk.store.pg_reply_rules import REPLY_RULES_STEP
 from gwdesk.store.pg_rules import HELD_SENDS, SERVER_RULES
 
 _EVERY_WRITE: Final = "INSERT OR UPDATE OR DELETE"
@@ -234,4 +235,5 @@ PG_MIGRATIONS: Final[tuple[str, ...]] = (
     SERVER_RULES,
     HELD_SENDS,
     CONVERSATIONS,
+    REPLY_RULES_STEP,
 )

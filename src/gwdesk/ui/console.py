@@ -25,6 +25,7 @@ from gwdesk.ui.errors import ErrorReporter
 from gwdesk.ui.gc_guard import GuiThreadCollector
 from gwdesk.ui.main_window import MainWindow
 from gwdesk.ui.outbox.monitor import OutboxMonitor
+from gwdesk.ui.rules.opener import RulesOpener
 from gwdesk.ui.scheduled.serving import ScheduledServing
 from gwdesk.ui.session import Session
 from gwdesk.ui.tasks import TaskRunner, to_gui_thread
@@ -93,14 +94,15 @@ def run_console(
     session = Session(paths, default_service_factory)
     window.attach(session, tasks, theme, default_tabs(), in_idle_time=True)
     reporter.dialog_parent = lambda: window
-    controller = AppController(
-        window, session, tasks, ProfileStore(), PasswordVault(), paths, reporter
-    )
+    vault = PasswordVault()
+    controller = AppController(window, session, tasks, ProfileStore(), vault, paths, reporter)
     # Interrupted sends are settled on each profile activation, and offered for resuming
     # (by itself when something needs the operator, and always from File ▸ Outbox…).
     OutboxMonitor(window, session, tasks, opened_by=window.outbox_requested)
     # Scheduled sends go while the console is open (those missed while it was closed: asked).
     ScheduledServing(window, session, tasks, review=lambda: show_scheduled(window))
+    # File ▸ Keyword rules…: the profile's rules, their signing secrets in this keyring.
+    RulesOpener(window, session, tasks, vault, opened_by=window.rules_requested)
     quit_on_signals(window, loop)
     with loop:
         code: int = loop.run_until_complete(

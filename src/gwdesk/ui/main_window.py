@@ -49,6 +49,8 @@ class MainWindow(QMainWindow):
     profiles_requested = Signal()
     outbox_requested = Signal()
     """File ▸ Outbox…: the sends left unfinished, to resume or discard."""
+    rules_requested = Signal()
+    """File ▸ Keyword rules…: the profile's rules on replies, and what they did."""
 
     def __init__(self, settings: QSettings) -> None:
         """The frame alone: what can be shown before any service exists."""
@@ -171,6 +173,11 @@ class MainWindow(QMainWindow):
         self.outbox_action.triggered.connect(self.outbox_requested.emit)
         self.outbox_action.setEnabled(False)  # until there is a session's outbox
         self.file_menu.addAction(self.outbox_action)
+        self.rules_action = QAction("&Keyword rules…", self)
+        self.rules_action.setToolTip("Rules that answer, assign, tag or forward replies")
+        self.rules_action.triggered.connect(self.rules_requested.emit)
+        self.rules_action.setEnabled(False)  # until there is a session's store
+        self.file_menu.addAction(self.rules_action)
         self.file_menu.addSeparator()
         self.quit_action = QAction("&Quit", self)
         self.quit_action.triggered.connect(self.close)
@@ -196,6 +203,7 @@ class MainWindow(QMainWindow):
         self.profiles_action.setIcon(theme.icon("settings"))
         self.profiles_action.setEnabled(True)
         self.outbox_action.setEnabled(True)
+        self.rules_action.setEnabled(True)
         self.about_action.setIcon(theme.icon("about"))
         self.about_action.setEnabled(True)
         for index, tab in enumerate(tabs):

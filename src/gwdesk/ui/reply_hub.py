@@ -25,7 +25,9 @@ from gwdesk.app.reply_state import (
     ListenerStatus,
     ReplyDelivery,
 )
+from gwdesk.app.rule_host import console_rules
 from gwdesk.domain.optout_words import Keywords
+from gwdesk.profiles import PasswordVault
 from gwdesk.ui.tasks import BackgroundTasks, FlowHandoff
 from gwdesk.ui.timers import repeating
 
@@ -134,7 +136,10 @@ class ReplyHub(QObject):
             return
         handoff = FlowHandoff(self, store.path, "replies-hub", shared=store.shared)
         told = _Signals(self)
-        flow = ReplyInboxFlow(store, session.profile.zone, session.service, handoff, told)
+        rules = console_rules(store, session.sending, session.profile, PasswordVault())
+        flow = ReplyInboxFlow(
+            store, session.profile.zone, session.service, handoff, told, rules=rules
+        )
         self._flow = flow
         self._timer.start()
         flow.open()

@@ -102,6 +102,9 @@ class Desks:
         await self.ui.tasks.drain()
         for console in self.opened:
             await console.session.close()
+        # A change notice that landed while the sessions closed may have started a read
+        # (the Conversations list's): ended here, on the loop, not stepped after it.
+        await self.ui.tasks.drain()
 
 
 @pytest.fixture

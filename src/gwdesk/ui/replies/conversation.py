@@ -21,6 +21,9 @@ a typing note renewed every few seconds while typing, released on send, on clear
 the text, on switching conversation and on close); the notes of the others are shown
 above the reply box, read again when they change and when one lapses. Two-way replies
 go to the team's receiver, whose ReplyPath the reply hub knows.
+
+Above the transcript, the conversation as work (`work.py`): its state, whose it is,
+and the actions on it; opening a conversation marks it read for this operator.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gwdesk.app.conversations import ConversationsFlow
 from gwdesk.app.handoff import Reading
 from gwdesk.app.optouts import OptedOutError, OptOut, OptOutGuard, list_number
 from gwdesk.app.profile_data import SharedData
@@ -56,6 +60,7 @@ from gwdesk.ui.formatting import optout_sentence, refusal_sentence
 from gwdesk.ui.log_sync import session_sync
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.transcript import transcript_html, typing_text
+from gwdesk.ui.replies.work import ConversationWork
 from gwdesk.ui.reply_state import ReplyDelivery
 from gwdesk.ui.session import NOT_CONNECTED, Session
 from gwdesk.ui.tab_base import drop_connections
@@ -109,6 +114,7 @@ class ConversationPane(QWidget):
         self.title.setProperty("role", "hint")
         self.title.setAccessibleName("Conversation")
         self.title.setWordWrap(True)
+        self.work = ConversationWork(tasks)
         self.optout_label = PlainLabel("")
         self.optout_label.setAccessibleName("Opt-out of this number")
         self.optout_label.setWordWrap(True)
@@ -153,6 +159,7 @@ class ConversationPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
+        layout.addWidget(self.work)
         layout.addWidget(self.optout_label)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.typing_label)
@@ -193,8 +200,13 @@ class ConversationPane(QWidget):
         self.stop_typing()
         self._path = path
         self._shared = shared
-        store = self.session.store
+        store, profile = self.session.store, self.session.profile
         self.picker.set_store(store.templates if store is not None else None)
+        self.work.set_flow(
+            ConversationsFlow(store.conversations, profile.region, profile.zone)
+            if store is not None and profile is not None
+            else None
+        )
         self.number = None
         self._show_typists([])
         self.name = ""
@@ -221,6 +233,7 @@ class ConversationPane(QWidget):
         self._show_title()
         self.transcript.setPlaceholderText("No messages with this number yet.")
         self._enable()
+        self.work.show_number(number, opened=True)
         self.reload()
         self.refresh_typists()
         self.show_name()
@@ -275,6 +288,8 @@ class ConversationPane(QWidget):
         if number is None or path is None:
             return
         self.look_up_optout()
+        if self.work.kept is not None:  # read once opened: here, again (a reply re-opens it)
+            self.work.refresh()
         if self._reads is None:
             self._reads = StoreReads(path, "conversation", self, shared=self._shared)
 

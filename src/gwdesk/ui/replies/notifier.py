@@ -4,7 +4,8 @@ One notification per reply while they trickle in; under a flood they are gathere
 (at most one notification every few seconds: "27 new replies") so the desktop is
 not buried. Replies arriving while the operator is looking at the Replies tab in
 the active window notify nobody. The tray icon (where the desktop has a tray)
-carries the unread count in its tooltip and as a badge on the icon.
+carries this operator's unread replies (their own read marks, `show_unread`) in its
+tooltip and as a badge on the icon.
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ class ReplyNotifier(QObject):
         super().__init__(parent)
         self._watching = watching
         self._count = 0
+        self.shown_unread = 0
+        """What the tray says this operator has not read."""
         self._latest: StoredReply | None = None
         self._base_icon = app_icon()
         self.tray: QSystemTrayIcon | None = None
@@ -132,11 +135,17 @@ class ReplyNotifier(QObject):
         self._gather.start()
 
     def on_unread(self, unread: int) -> None:
+        """The console's new-since-seen count: 0 once the operator looked."""
+        if unread == 0:
+            self._count, self._latest = 0, None  # seen meanwhile: nothing left to tell
+
+    def show_unread(self, unread: int) -> None:
+        """This operator's own unread replies (their read marks) in the tray's tooltip
+        and badge."""
+        self.shown_unread = unread
         if self.tray is not None:
             self.tray.setToolTip(tray_tooltip(unread))
             self.tray.setIcon(badge_icon(self._base_icon, unread))
-        if unread == 0:
-            self._count, self._latest = 0, None  # seen meanwhile: nothing left to tell
 
     def close(self) -> None:
         self._gather.stop()

@@ -3,12 +3,19 @@
 The table is the reply store read a window at a time (`RepliesTableModel`); the
 hub's drains (one every 100 ms at most, however many replies) are appended in
 place, and the view follows them only when the operator is already at the newest
-reply. Unread replies are counted in the tab's title ("Replies (3)") and the tray;
-the operator has seen them once this tab is showing in the active window. Picking
+reply. This operator's unread replies (their own read marks, as the Conversations
+list reads them) are counted in the tab's title ("Replies (3)") and the tray; the
+count beside the search is the console's new ones, seen once this tab is showing in
+the active window (seen is not read: opening a conversation reads it). Picking
 a reply opens the conversation with its number beside the table, with a box to
 answer it. Replies that opted out or back in (or mention a keyword) are badged, and
 numbers on the opt-out list are marked, from one set of opted-out numbers read off
-the GUI thread when the tab attaches, shows, and replies arrive.
+the GUI thread when the tab attaches, shows, and replies arrive. Above the table,
+the conversations as work (`conversations_list.py`): All / Open / Mine / Unassigned,
+with this operator's own unread figures and "Mark all read"; Ctrl+D marks the
+conversation shown done, Ctrl+L snoozes it for an hour, Ctrl+M takes it. They are
+read again when this desk changes one, when replies arrive, and when the team's
+server announces a change; not once the session is closing.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from gwdesk.app.team import OPTOUT_TABLES
 from gwdesk.domain.numbers import DEFAULT_REGION
 from gwdesk.ui.plain_text import PlainLabel
 from gwdesk.ui.replies.conversation import ConversationPane
+from gwdesk.ui.replies.conversations_list import ConversationsList
 from gwdesk.ui.replies.notifier import ReplyNotifier
 from gwdesk.ui.replies.pacing import DeliveryPacer
 from gwdesk.ui.replies.shown import ShownRows
@@ -95,6 +103,7 @@ NO_MATCH: Final = "No replies match the search."
 WIDTHS: Final = {RECEIVED: 104, FROM: 196, TO: 122, OPT_OUT: 84, IN_REPLY_TO: 124}
 OPTED_DELAY_MS: Final = 300
 OPTED_TASK: Final = "replies-opted-out"
+CONVERSATION_TABLES: Final = frozenset({"conversations", "conversation_reads"})
 
 
 class RepliesTab(BaseTab):
@@ -108,6 +117,8 @@ class RepliesTab(BaseTab):
         self.hub = session.replies
         self.model: RepliesTableModel | None = None
         self.display_title = self.title
+        self.unread_by_me: int | None = None
+        """This operator's unread replies by their own read marks (None: not read yet)."""
         self._selected: int | None = None
 
         self.search_edit = text_field(
@@ -172,9 +183,17 @@ class RepliesTab(BaseTab):
         self.table_stack.addWidget(self.empty_label)
 
         self.conversation = ConversationPane(session, tasks, theme)
+        self.conversations = ConversationsList(tasks)
+        self.left = panes(
+            Qt.Orientation.Vertical,
+            titled("Conversations", self.conversations),
+            self.table_stack,
+            stretch=(2, 5),
+            sizes=(230, 450),
+        )
         splitter = panes(
             Qt.Orientation.Horizontal,
-            self.table_stack,
+            self.left,
             titled("Conversation", self.conversation),
             stretch=(3, 2),
             sizes=(780, 480),
@@ -197,6 +216,14 @@ class RepliesTab(BaseTab):
         self.settings_button.clicked.connect(self.edit_listener_settings)
         self.offer_button.clicked.connect(self.use_offered_port)
         self.conversation.sent.connect(lambda _number: self._update_counts())
+        work = self.conversation.work
+        work.install_shortcuts(self)
+        work.changed.connect(lambda _kept: self.conversations.refresh())
+        work.read.connect(lambda _number: self.conversations.refresh())
+        self.conversations.opened.connect(self.conversation.open)
+        self.conversations.unread_changed.connect(self._unread_by_me)
+        TableWatch(session.team, CONVERSATION_TABLES, self._record_changed, self)
+        self.connect_tracked(session.closing, self._session_closing)
         find = QShortcut(QKeySequence.StandardKey.Find, self)
         find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         find.activated.connect(
@@ -240,6 +267,9 @@ class RepliesTab(BaseTab):
             self.conversation.set_store(None)
         else:
             self.conversation.set_store(store.path, store.shared)
+        self.unread_by_me = None
+        self.notifier.show_unread(0)
+        self.conversations.set_flow(self.conversation.work.flow)
         self._show_result("", "hint")
         self.backfill_button.setEnabled(store is not None)
         self.settings_button.setEnabled(store is not None)
@@ -303,6 +333,18 @@ class RepliesTab(BaseTab):
             self.model.forget_names()
         self.conversation.show_name()
 
+    def _session_closing(self) -> None:
+        """No read of a store that is closing: the list's timer and reads stop now."""
+        self.conversation.work.set_flow(None)
+        self.conversations.set_flow(None)
+        self.unread_by_me = None
+        self._update_title()
+
+    def _record_changed(self) -> None:
+        """Another desk changed a conversation or read marks: shown within a second."""
+        self.conversations.refresh_soon()
+        self.conversation.work.refresh()
+
     def _rules_changed(self) -> None:
         if self.model is not None and self.session.store is not None:
             self.model.set_keywords(self.hub.keywords)
@@ -328,6 +370,8 @@ class RepliesTab(BaseTab):
         if self.model is None:
             return
         self.conversation.on_delivery(delivery)
+        if delivery.new:
+            self.conversations.refresh_soon()  # counts, and done ones re-opened
         if delivery.new or delivery.dropped:
             self._opted_timer.start()  # a STOP among them changed the list
         self.pacer.add(delivery)
@@ -426,8 +470,15 @@ class RepliesTab(BaseTab):
         self._update_title()
         self._update_counts()
 
+    def _unread_by_me(self, _conversations: int, replies: int) -> None:
+        """This operator's own unread replies (their read marks), as the list last read
+        them: the tab's title and the tray say these."""
+        self.unread_by_me = replies
+        self._update_title()
+        self.notifier.show_unread(replies)
+
     def _update_title(self) -> None:
-        unread = self.hub.unread
+        unread = self.unread_by_me or 0
         self.display_title = f"{self.title} ({unread:,})" if unread else self.title
         tabs = self._tab_widget()
         if tabs is not None:
