@@ -120,9 +120,13 @@ def _listen(args: Sequence[str], env: dict[str, str]) -> tuple[subprocess.Popen[
         env=env,
     )
     assert process.stdout is not None
+    assert process.stderr is not None
     first = process.stdout.readline()
     if not first:
-        raise SystemExit(f"gwdesk listen did not start:\n{process.stderr.read()[-3000:]}")  # type: ignore[union-attr]
+        raise SystemExit(f"gwdesk listen did not start:\n{process.stderr.read()[-3000:]}")
+    # Its notes (one a rule's run) are read as a journal reads them: a full pipe would
+    # hold up whichever of its threads writes the next one.
+    threading.Thread(target=process.stderr.read, daemon=True).start()
     return process, first.strip().split("?", 1)[0]  # the ReplyPath's address
 
 
@@ -149,6 +153,11 @@ def _stored_texts_pg(url: str) -> set[str]:
 
     with psycopg.connect(url) as conn:
         return {row[0] for row in conn.execute("SELECT text FROM replies")}
+
+
+def _matched(rules: int, stored: set[str]) -> int:
+    """Stored replies the one matching rule should have acted on (each once)."""
+    return sum(1 for text in stored if text.endswith("7")) if rules else 0
 
 
 def _count_pg(url: str, sql: str) -> int:
@@ -249,6 +258,7 @@ def run_team(seconds: float, connections: int, consoles: int, rules: int = 0) ->
         figures: dict[str, Any] = {
             "rules": rules,
             "rule_runs": _count_pg(url, "SELECT COUNT(*) FROM rule_runs"),
+            "rule_matches": _matched(rules, stored),
             "flood": asdict(result),
             "stored": len(stored),
             "stored_per_second": round(len(stored) / result.seconds, 1),
@@ -294,6 +304,7 @@ def run_sqlite(seconds: float, connections: int, rules: int = 0) -> dict[str, An
         return {
             "rules": rules,
             "rule_runs": _count_sqlite(files[0], "SELECT COUNT(*) FROM rule_runs") if files else 0,
+            "rule_matches": _matched(rules, stored),
             "flood": asdict(result),
             "stored": len(stored),
             "stored_per_second": round(len(stored) / result.seconds, 1),
@@ -307,7 +318,8 @@ def _report(label: str, run: dict[str, Any]) -> None:
         f"{label}: {result.seconds:.1f} s: {run['stored_per_second']:,.0f} replies/s stored, "
         f"ack p50 {result.p50_ms:.1f} ms, p99 {result.p99_ms:.1f} ms, max {result.max_ms:.0f} ms; "
         f"{result.acknowledged:,} acknowledged, {run['missing']} missing, "
-        f"{result.failures} refused; {run.get('rule_runs', 0):,} rule runs"
+        f"{result.failures} refused; {run.get('rule_runs', 0):,} rule runs of "
+        f"{run.get('rule_matches', 0):,} replies matched"
     )
     for console in run.get("consoles", []):
         say(

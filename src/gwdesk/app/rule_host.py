@@ -29,6 +29,8 @@ log = logging.getLogger("gwdesk.app.rule_host")
 
 FINISH: Final = 10.0
 """Seconds `close` waits for the groups already handed over."""
+BATCH_GROUPS: Final = 200
+"""Groups run together at most (a batch's transactions stay short)."""
 RulesStarter: TypeAlias = Callable[[], "AbstractAsyncContextManager[RulesAtWork]"]
 """Puts a profile's rules to work for as long as its block lasts (`rules_running`)."""
 
@@ -61,15 +63,22 @@ class RulesAtWork:
             self._groups.put_nowait(tuple(replies))
 
     async def _work(self) -> None:
+        """Run the groups in order; those that queued up meanwhile run as one (under a
+        flood the batches grow by themselves, as the inbox's commits do, so the rules'
+        transactions do not grow with the rate of commits)."""
         while True:
-            group = await self._groups.get()
+            groups = [await self._groups.get()]
+            while not self._groups.empty() and len(groups) < BATCH_GROUPS:
+                groups.append(self._groups.get_nowait())
+            replies = [reply for group in groups for reply in group]
             try:
-                for outcome in await self.runner.run(group):
+                for outcome in await self.runner.run(replies):
                     self.told(outcome)
-            except Exception:  # one group's failure must not stop the rules
-                log.exception("keyword rules on %d replies", len(group))
+            except Exception:  # one batch's failure must not stop the rules
+                log.exception("keyword rules on %d replies", len(replies))
             finally:
-                self._groups.task_done()
+                for _group in groups:
+                    self._groups.task_done()
 
     async def close(self) -> None:
         """Finish the groups handed over (at most `FINISH` s), then stop."""
