@@ -251,3 +251,23 @@ def test_the_json_log_is_one_object_a_line_and_holds_no_secret(start: Starter) -
     assert records[-1]["event"] == "stopped"
     assert all({"time", "level", "event", "message"} <= r.keys() for r in records)
     assert template.secret not in errors
+
+
+def test_metrics_count_the_keyword_rules_runs(start: Starter) -> None:
+    import subprocess
+    import sys
+
+    added = subprocess.run(
+        [sys.executable, "-m", "gwdesk.cli", "rules", "add", "hours", "--whole", "HOURS",
+         "--tag", "hours", "--base-url", "http://127.0.0.1:9/", "--username", "demo"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    listening = start("--port", "0", "--metrics", "0")
+    template = ReplyTemplate.parse(listening.line())
+    port = metrics_port(listening)
+    assert httpx.get(template.fill(webhook_values(MSG="Hours?"))).text == "OK"
+    listening.note("rule hours on reply")
+    assert scrape(port)['gwdesk_rule_runs_total{answered="no"}'] == 1
+    code, _ = listening.stop(signal.SIGTERM)
+    assert code == 0

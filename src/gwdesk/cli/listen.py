@@ -248,11 +248,12 @@ def _listen(
         with inbox:
             if not args.quiet:
                 inbox.subscribe(printer.batches.put)
-            keyword_rules = rules_in_background(
-                local, inbox, RECEIVER, stop, out, profile=profile, password=password
-            )
             counts = ListenerCounts()
             metrics = ReceiverMetrics(inbox, counts) if args.metrics else None
+            keyword_rules = rules_in_background(
+                local, inbox, RECEIVER, stop, out, profile=profile, password=password,
+                counted=metrics.rule_ran if metrics is not None else None,
+            )  # fmt: skip
             health = HealthCheck(inbox)
             listener = ReplyListener(
                 inbox,

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Final
 
@@ -62,8 +62,10 @@ def secret_finder(profile: Profile | None) -> SecretOf:
 def rules_in_background(
     local: LocalStore, inbox: ReplyInbox, operator: str, stop: threading.Event, out: Output,
     *, profile: Profile | None = None, password: Secret | None = None,
+    counted: Callable[[bool], object] | None = None,
 ) -> threading.Thread:  # fmt: skip
-    """Run `local`'s keyword rules on what `inbox` stores until `stop` is set."""
+    """Run `local`'s keyword rules on what `inbox` stores until `stop` is set (`counted`:
+    told of each run, whether it answered: the receiver's metrics)."""
     from gwdesk.gateway.service import GatewayService
 
     subscribed = threading.Event()
@@ -77,6 +79,8 @@ def rules_in_background(
             yield service
 
     def told(outcome: RuleOutcome) -> None:
+        if counted is not None:
+            counted(outcome.replied)
         out.note(f"rule {outcome.rule} on reply {outcome.reply_id}: {outcome.outcome}")
 
     async def run() -> None:

@@ -87,6 +87,12 @@ class ReceiverMetrics:
             "gwdesk_scheduled_sends", "Scheduled sends the receiver sent, by outcome.", ["outcome"],
             registry=self.registry,
         )  # fmt: skip
+        self.rule_runs = Counter(
+            "gwdesk_rule_runs", "Replies the keyword rules acted on, by whether they answered.",
+            ["answered"], registry=self.registry,
+        )  # fmt: skip
+        for answered in ("yes", "no"):
+            self.rule_runs.labels(answered)
         for outcome in ("ok", "failed"):  # every series there from the start, at 0
             self.backfills.labels(outcome)
             self.scheduled_sends.labels(outcome)
@@ -102,6 +108,9 @@ class ReceiverMetrics:
 
     def scheduled_sent(self, ok: bool) -> None:
         self.scheduled_sends.labels("ok" if ok else "failed").inc()
+
+    def rule_ran(self, answered: bool) -> None:
+        self.rule_runs.labels("yes" if answered else "no").inc()
 
     def page(self) -> bytes:
         return generate_latest(self.registry)
