@@ -14,6 +14,7 @@ SAMPLES: dict[str, Any] = {
     "listener.port": 8642,
     "listener.secret": "a-secret-path-segment",
     "replies.seen_up_to": 1234,
+    "replies.rules_done_up_to": 1200,
     "logs.header": "AAAA/wAAAAA=",
     "optouts.opt_out_keywords": ("STOP", "HALT", "NO MORE"),
     "optouts.opt_in_keywords": ("START", "RESUME"),

@@ -18,7 +18,14 @@ from gwdesk.app.rule_host import rules_running
 from gwdesk.domain.reply_rules import Draft
 from gwdesk.store.local import LocalStore
 from gwdesk.store.rule_runs import RuleRun
-from tests.unit.test_reply_inbox_flow import CUSTOMER, SYDNEY, FailingReads, Told, post_reply
+from tests.unit.test_reply_inbox_flow import (
+    CUSTOMER,
+    SYDNEY,
+    FailingReads,
+    Told,
+    incoming,
+    post_reply,
+)
 
 
 @pytest.fixture
@@ -76,3 +83,19 @@ async def test_a_console_without_a_gateway_says_its_rule_could_not_reply(
     run = await run_of_first_reply(store, flow)
     assert "no gateway" in run.outcome
     assert not run.replied
+
+
+async def test_rules_started_again_run_on_the_replies_stored_while_they_were_not_running(
+    store: LocalStore,
+) -> None:
+    RulesFlow(store.settings).add(Draft("late", "first word", "late", tag="late"))
+    store.replies.add([incoming("late, before the rules ever ran", 0)])
+    async with rules_running(store, None, lambda _rule: None):
+        pass  # the first start: the rules are for replies from now on
+    store.replies.add([incoming("late while they were stopped", 5)])
+    async with rules_running(store, None, lambda _rule: None):
+        pass  # closing lets the replies handed over finish
+    assert store.rule_runs.run_of(1) is None
+    run = store.rule_runs.run_of(2)
+    assert run is not None
+    assert run.outcome == "tag late"

@@ -248,6 +248,13 @@ REPLIES_SEEN_UP_TO: Final = integer(
     "The newest reply the operator has seen: replies stored after it count as unread.",
     low=0,
 )
+RULES_DONE_UP_TO: Final = integer(
+    "replies.rules_done_up_to",
+    0,
+    Place.PROFILE_STORE,
+    "The newest reply this desk's keyword rules looked at: after a stop, they run from there.",
+    low=0,
+)
 LOGS_HEADER: Final = text(
     "logs.header",
     "",
@@ -363,6 +370,7 @@ SETTINGS: Final[Mapping[str, Setting[Any]]] = {
         LISTENER_PORT,
         LISTENER_SECRET,
         REPLIES_SEEN_UP_TO,
+        RULES_DONE_UP_TO,
         LOGS_HEADER,
         OPT_OUT_KEYWORDS,
         OPT_IN_KEYWORDS,

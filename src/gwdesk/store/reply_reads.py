@@ -61,6 +61,10 @@ class ReplyReads:
         found = self._select("WHERE id = ?", (reply_id,))
         return found[0] if found else None
 
+    def newest_id(self) -> int:
+        """The id of the reply stored last (0: none)."""
+        return int(self._one("SELECT COALESCE(MAX(id), 0) FROM replies"))
+
     def latest(self, limit: int = 500) -> list[StoredReply]:
         """The newest replies by received time, newest first."""
         return self._select("ORDER BY received_at DESC, id DESC LIMIT ?", (limit,))
