@@ -101,13 +101,7 @@ class Rule:
     def matches(self, text: str) -> bool:
         """Whether this rule takes a reply of `text` (on or not: `RuleSet.first` skips
         the ones turned off)."""
-        if self.match is Match.PATTERN:
-            return glob_match(_folded(self.value), _folded(text[:MATCHED_TEXT]))
-        wanted = words(self.value)
-        said = words(text[:MATCHED_TEXT])
-        if self.match is Match.WHOLE:
-            return said == wanted
-        return said[: len(wanted)] == wanted
+        return _takes(self, _wanted(self), _Said(text))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -136,30 +130,15 @@ class RuleSet:
     its pattern folded): a reply's words and folded text are then worked out once too."""
 
     def __post_init__(self) -> None:
-        plan = tuple(
-            (rule, _folded(rule.value) if rule.match is Match.PATTERN else words(rule.value))
-            for rule in self.rules
-            if rule.on
-        )
+        plan = tuple((rule, _wanted(rule)) for rule in self.rules if rule.on)
         object.__setattr__(self, "_plan", plan)
 
     def first(self, text: str, keywords: Keywords | None = None) -> Rule | None:
         """The rule that acts on a reply of `text`: none for an opt-out or opt-in reply."""
         if keywords is not None and _consent(text, keywords):
             return None
-        cut = text[:MATCHED_TEXT]
-        said: tuple[str, ...] | None = None
-        folded: str | None = None
-        for rule, wanted in self._plan:
-            if isinstance(wanted, str):
-                folded = _folded(cut) if folded is None else folded
-                if glob_match(wanted, folded):
-                    return rule
-                continue
-            said = words(cut) if said is None else said
-            if said == wanted or (rule.match is Match.FIRST_WORD and said[: len(wanted)] == wanted):
-                return rule
-        return None
+        said = _Said(text)
+        return next((rule for rule, wanted in self._plan if _takes(rule, wanted, said)), None)
 
     def named(self, name: str) -> Rule | None:
         key = name.casefold()
@@ -309,6 +288,41 @@ def _consent(text: str, keywords: Keywords) -> bool:
 
 def _folded(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
+
+
+class _Said:
+    """A reply's text as rules look at it (its start: `MATCHED_TEXT`), its words and its
+    folded form each worked out once, when a rule first asks."""
+
+    __slots__ = ("_cut", "_folded", "_words")
+
+    def __init__(self, text: str) -> None:
+        self._cut = text[:MATCHED_TEXT]
+        self._words: tuple[str, ...] | None = None
+        self._folded: str | None = None
+
+    def words(self) -> tuple[str, ...]:
+        if self._words is None:
+            self._words = words(self._cut)
+        return self._words
+
+    def folded(self) -> str:
+        if self._folded is None:
+            self._folded = _folded(self._cut)
+        return self._folded
+
+
+def _wanted(rule: Rule) -> tuple[str, ...] | str:
+    """What `rule` looks for: its pattern folded, or its words."""
+    return _folded(rule.value) if rule.match is Match.PATTERN else words(rule.value)
+
+
+def _takes(rule: Rule, wanted: tuple[str, ...] | str, said: _Said) -> bool:
+    """Whether `rule`, looking for `wanted` (`_wanted`), takes the reply `said`."""
+    if isinstance(wanted, str):
+        return glob_match(wanted, said.folded())
+    got = said.words()
+    return got == wanted or (rule.match is Match.FIRST_WORD and got[: len(wanted)] == wanted)
 
 
 def glob_match(pattern: str, text: str) -> bool:
