@@ -106,28 +106,23 @@ class RulesFlow:
 
     def remove(self, name: str) -> Rule:
         rules = self.rules()
-        found = rules.named(name)
+        found = rules.one(name)
         self._save(rules.without(name))
-        if found is not None and self.secrets is not None:
+        if self.secrets is not None:
             self.secrets.delete(found.name)
-        assert found is not None  # without() refused an unknown name
         return found
 
     def move(self, name: str, to: int) -> RuleSet:
         """Put rule `name` at position `to` (1 first)."""
         rules = self.rules()
-        found = rules.named(name)
-        if found is None:
-            raise InputRefused("name", f"No rule is called {name[:60]!r}.")
+        found = rules.one(name)
         moved = rules.without(name).with_rule(found, None, to - 1)
         self._save(moved)
         return moved
 
     def turn(self, name: str, on: bool) -> Rule:
         rules = self.rules()
-        found = rules.named(name)
-        if found is None:
-            raise InputRefused("name", f"No rule is called {name[:60]!r}.")
+        found = rules.one(name)
         changed = Rule(found.name, found.match, found.value, found.actions, on)
         position = rules.rules.index(found)
         self._save(rules.without(name).with_rule(changed, None, position))
@@ -135,8 +130,7 @@ class RulesFlow:
 
     def set_secret(self, name: str, secret: Secret) -> None:
         """Keep rule `name`'s signing secret on this machine (the receiver's, say)."""
-        if self.rules().named(name) is None:
-            raise InputRefused("name", f"No rule is called {name[:60]!r}.")
+        self.rules().one(name)
         if len(secret.reveal()) < 16:
             raise InputRefused("secret", "A signing secret has at least 16 characters.")
         self._keep(name, secret)

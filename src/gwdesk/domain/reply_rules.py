@@ -161,9 +161,15 @@ class RuleSet:
         rules.insert(len(rules) if at is None else max(0, min(at, len(rules))), rule)
         return RuleSet(tuple(rules))
 
-    def without(self, name: str) -> RuleSet:
-        if self.named(name) is None:
+    def one(self, name: str) -> Rule:
+        """Rule `name` (any case); `InputRefused` when there is none."""
+        found = self.named(name)
+        if found is None:
             raise InputRefused("name", f"No rule is called {name[:MAX_NAME]!r}.")
+        return found
+
+    def without(self, name: str) -> RuleSet:
+        self.one(name)
         key = name.casefold()
         return RuleSet(tuple(rule for rule in self.rules if rule.name.casefold() != key))
 

@@ -166,16 +166,11 @@ class RuleRuns:
         """`finish` for several runs, in one transaction."""
         with self.database.transaction() as session:
             for reply_id, outcome, replied in told:
-                if replied is False:
-                    session.execute(
-                        "UPDATE rule_runs SET outcome = ?, replied = 0 WHERE reply_id = ?",
-                        (outcome[:500], reply_id),
-                    )
-                else:
-                    session.execute(
-                        "UPDATE rule_runs SET outcome = ? WHERE reply_id = ?",
-                        (outcome[:500], reply_id),
-                    )
+                session.execute(
+                    "UPDATE rule_runs SET outcome = ?, "
+                    "replied = CASE WHEN ? = 1 THEN 0 ELSE replied END WHERE reply_id = ?",
+                    (outcome[:500], 1 if replied is False else 0, reply_id),
+                )
 
     def run_of(self, reply_id: int) -> RuleRun | None:
         with self.database.session() as session:
