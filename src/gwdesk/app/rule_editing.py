@@ -47,8 +47,12 @@ class RuleSecrets:
         self.delete = delete
 
     def key_of(self, rule: str) -> bytes | None:
-        """The rule's secret as a signing key (None: none kept here)."""
-        found = self.get(rule)
+        """The rule's secret as a signing key (None: none kept here, or no keyring here:
+        the forward then fails saying so)."""
+        try:
+            found = self.get(rule)
+        except KeyringUnavailable:
+            return None
         return None if found is None else found.reveal().encode()
 
 

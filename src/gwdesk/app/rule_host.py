@@ -25,7 +25,7 @@ from gwdesk.app.rule_forwards import RuleForwarder, SecretOf, forwarding_client
 from gwdesk.app.sending import Sending
 from gwdesk.domain.profile import Profile
 from gwdesk.domain.settings import RULES_DONE_UP_TO
-from gwdesk.profiles import KeyringUnavailable, PasswordVault
+from gwdesk.profiles import PasswordVault
 from gwdesk.store.local import LocalStore
 from gwdesk.store.replies import StoredReply
 
@@ -166,13 +166,6 @@ def console_rules(
 ) -> RulesStarter:
     """A console's rules, for the replies its own listener stores: automatic replies
     through its sends, forwards signed with this machine's keyring's secrets."""
-    secrets = rule_secrets(vault, profile)
-
-    def secret_of(rule: str) -> bytes | None:
-        try:
-            return secrets.key_of(rule)
-        except KeyringUnavailable:
-            return None
-
+    secret_of = rule_secrets(vault, profile).key_of
     send = replying_with(sending) if sending is not None else None
     return lambda: rules_running(store, send, secret_of)

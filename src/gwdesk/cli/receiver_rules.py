@@ -43,16 +43,14 @@ WATCH: Final = 0.2
 
 def secret_finder(profile: Profile | None) -> SecretOf:
     """A rule's signing key: the keyring's for this profile, else the environment's."""
-    from gwdesk.profiles import KeyringUnavailable, PasswordVault
+    from gwdesk.profiles import PasswordVault
 
     kept = rule_secrets(PasswordVault(), profile) if profile is not None else None
 
     def find(rule: str) -> bytes | None:
-        if kept is not None:
-            with contextlib.suppress(KeyringUnavailable):
-                found = kept.key_of(rule)
-                if found:
-                    return found
+        found = kept.key_of(rule) if kept is not None else None
+        if found:
+            return found
         value = os.environ.get(SECRET_ENV)
         return value.encode() if value else None
 
