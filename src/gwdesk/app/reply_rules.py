@@ -23,7 +23,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from gwdesk.app.sending import Sending
@@ -44,8 +44,6 @@ SendReply = Callable[[str, str, str], Awaitable[str]]
 (an opted-out number is one such reason, never an exception)."""
 FRESH: Final = 1.0
 """Seconds the rules read are used before they are read again."""
-KEPT: Final = 200
-"""Outcomes a runner keeps for showing."""
 SHORTEST_PHONE: Final = 8
 """Digits below which a sender is a short code or a service, not a phone to reply to."""
 
@@ -71,8 +69,6 @@ class RuleRunner:
     region: str = "AU"
     forwarded: Callable[[], object] = lambda: None
     """Told when a forward was queued (the forwarder looks at once)."""
-    done: list[RuleOutcome] = field(default_factory=list)
-    """The latest outcomes (the newest last; at most `KEPT`), for whoever shows them."""
     _kept: tuple[float, RuleSet, Keywords] | None = None
     """The rules and keywords last read, and when (monotonic seconds)."""
 
@@ -123,8 +119,6 @@ class RuleRunner:
             )
         except StoreError as exc:  # the runs stay claimed; only their words are missing
             log.warning("keyword rules: what %d runs did was not kept: %s", len(outcomes), exc)
-        self.done.extend(outcomes)
-        del self.done[:-KEPT]
         return outcomes
 
     def _plan(self, reply: StoredReply, rule: Rule) -> _Plan:
