@@ -104,5 +104,5 @@ async def test_the_strip_names_a_conversations_tags_as_plain_text(
     work = strip(ui, qtbot, store)
     work.show_number(NUMBER)
     await wait_until(lambda: "tagged" in work.state_label.text())
-    assert work.state_label.text() == "Open · unassigned · tagged refund, <b>vip</b>"
+    assert work.state_label.text() == "Open · tagged refund, <b>vip</b> · unassigned"
     assert work.state_label.textFormat() == Qt.TextFormat.PlainText

@@ -81,6 +81,8 @@ async def test_the_replies_tab_with_conversations_as_work_fits_each_screen(
             flow.snooze(number, datetime.now(UTC) + timedelta(hours=20))
         if who is not None:
             flow.take(number) if who == "me" else flow.assign(number, who)
+    for tag in ("refund", "<b>vip</b> \u202eRTL"):  # a rule's tags: markup kept as text
+        store.conversations.tag(LONG_NUMBER, tag)
     conversations = tab.conversations
     await fresh_listing(conversations)
     assert conversations.tree.topLevelItemCount() == len(CUSTOMERS)

@@ -60,8 +60,9 @@ def owner_text(kept: ConversationState, me: str) -> str:
 
 
 def work_text(kept: ConversationState, me: str, zone: tzinfo | None = None) -> str:
+    # The tags before the owner: a long name is what the strip elides, not the tags.
     tagged = f" · tagged {', '.join(kept.tags)}" if kept.tags else ""
-    return f"{state_text(kept, zone)} · {owner_text(kept, me)}{tagged}"
+    return f"{state_text(kept, zone)}{tagged} · {owner_text(kept, me)}"
 
 
 class ConversationWork(QWidget):
